@@ -1,0 +1,22 @@
+"""Where the GPU lies: an interactive explainer of LLM inference serving.
+
+The entrypoint: page config, the global setup (GPU, model, assumptions) in the sidebar, and the
+navigation over the article's sections. Pages live in app_pages/ (not pages/: see the README).
+"""
+
+import streamlit as st
+
+from ui.nav import HOME, SECTIONS
+from ui.setup import render_setup_controls
+
+st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
+
+pages = [
+    st.Page(s.path, title=s.label, icon=s.icon, url_path=None if s is HOME else s.url_path,
+            default=s is HOME)
+    for s in (HOME, *SECTIONS)
+]
+page = st.navigation(pages, position="top")
+with st.sidebar:
+    render_setup_controls()
+page.run()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set up everything the tests need on a fresh machine, then run every test (lint, unit and property
+# tests, AppTest page tests, browser tests in headless Chromium). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+
+# Debian's Chromium for the browser tests (Playwright's own browser download does not work here).
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,97 @@
+"""Section 00: one prefill pass and one decode step side by side on the roofline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost import (
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    StepCost,
+    compute_bound_batch,
+    decode_step_cost,
+    kernel_busy_fraction,
+    prefill_cost,
+)
+from sim.hardware import GPU
+from sim.models import Model
+
+PROMPT_TOKENS_RANGE = (1, 131072)
+BATCH_RANGE = (1, 4096)
+CONTEXT_TOKENS_RANGE = (0, 131072)
+
+
+@dataclass(frozen=True)
+class TwoPhases:
+    """Prefill of one prompt vs one decode step of a batch, on one GPU and model.
+
+    ``prefill`` and ``decode`` hold 1-element arrays (see ``StepCost``).
+    """
+
+    prefill: StepCost
+    decode: StepCost
+    prompt_tokens: int
+    batch: int
+    context_tokens: int
+    ridge_point: float  # FLOP/byte at the spec peaks
+    compute_bound_batch: float  # decode batch size where math catches up with memory (inf: never)
+
+    @property
+    def prefill_time_s(self) -> float:
+        return float(self.prefill.time_s[0])
+
+    @property
+    def decode_step_s(self) -> float:
+        return float(self.decode.time_s[0])
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        """Tokens per second the whole batch produces in decode (one per sequence per step)."""
+        return self.batch / self.decode_step_s
+
+    @property
+    def decode_utilization_gpu(self) -> float:
+        """What ``nvidia-smi`` reads while decode runs back-to-back."""
+        return kernel_busy_fraction(self.decode)
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def two_phases(
+    gpu: GPU,
+    model: Model,
+    prompt_tokens: int,
+    batch: int,
+    context_tokens: int,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+) -> TwoPhases:
+    """Prefill of a ``prompt_tokens`` prompt, and a decode step of ``batch`` sequences each holding
+    ``context_tokens`` cached tokens."""
+    prompt_tokens = _check_int("prompt_tokens", prompt_tokens, *PROMPT_TOKENS_RANGE)
+    batch = _check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
+    return TwoPhases(
+        prefill=prefill_cost(gpu, model, np.array([prompt_tokens]), 1, assumptions),
+        decode=decode_step_cost(gpu, model, np.array([batch]), context_tokens, assumptions),
+        prompt_tokens=prompt_tokens,
+        batch=batch,
+        context_tokens=context_tokens,
+        ridge_point=gpu.ridge_point(model.compute_precision),
+        compute_bound_batch=compute_bound_batch(gpu, model, context_tokens, assumptions),
+    )
+
+
+def roofline(gpu: GPU, model: Model, intensity, assumptions: Assumptions = DEFAULT_ASSUMPTIONS):
+    """Attainable FLOP/s at each arithmetic intensity (FLOP/byte): the spec roofline
+    min(peak, I * bandwidth), and the effective one with the efficiencies applied."""
+    i = np.asarray(intensity, dtype=float)
+    peak = gpu.peak_flops(model.compute_precision)
+    spec = np.minimum(peak, i * gpu.hbm_bandwidth)
+    effective = np.minimum(peak * assumptions.compute_eff, i * gpu.hbm_bandwidth * assumptions.memory_eff)
+    return spec, effective

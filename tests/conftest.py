@@ -1,0 +1,45 @@
+"""Shared test configuration: hypothesis profiles and AppTest helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# CI: derandomised so a red run is reproducible; locally: random, to keep finding new cases.
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def open_app(page: str | None = None, params: dict[str, str | list[str]] | None = None) -> AppTest:
+    """Run the app from its entrypoint, optionally with URL query parameters, and switch to ``page``
+    (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    """The displayed value of the metric with this label."""
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise KeyError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+def number(text: str) -> float:
+    """Parse a displayed metric value such as '6.32 ms', '1,234 tok/s', '0.26%' into a float
+    in the unit shown (ms stays ms)."""
+    head = text.replace(",", "").split()[0].rstrip("%x×")
+    return float(head)

@@ -1,0 +1,108 @@
+"""Figures and tables for section 00 (two phases on the roofline)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sim.cost import Assumptions
+from sim.hardware import GPU
+from sim.models import Model
+from sim.phases import TwoPhases, roofline
+from ui.theme import COLORS, style
+
+# Fixed axes so the chart holds still while sliders move (FLOP/byte and TFLOP/s, log10).
+INTENSITY_RANGE = (0.25, 40000.0)
+
+
+def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions) -> go.Figure:
+    """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point."""
+    x = np.geomspace(*INTENSITY_RANGE, 200)
+    spec, effective = roofline(gpu, model, x, assumptions)
+    peak = gpu.peak_flops(model.compute_precision)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
+                             line=dict(color=COLORS["roofline"], width=2),
+                             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"))
+    fig.add_trace(go.Scatter(x=x, y=effective / 1e12, name="Achievable (with the assumptions)",
+                             mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
+                             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"))
+    ridge = result.ridge_point
+    fig.add_vline(x=ridge, line=dict(color=COLORS["muted"], width=1, dash="dot"))
+    fig.add_annotation(x=np.log10(ridge), y=np.log10(peak / 1e12), text=f"ridge {ridge:.0f} FLOP/B",
+                       showarrow=False, yshift=14, font=dict(color=COLORS["muted"]))
+    fig.add_annotation(x=np.log10(INTENSITY_RANGE[0]) + 0.1, y=np.log10(peak / 1e12) + 0.35,
+                       text="← memory-bound", showarrow=False, xanchor="left",
+                       font=dict(color=COLORS["decode"]))
+    fig.add_annotation(x=np.log10(INTENSITY_RANGE[1]) - 0.1, y=np.log10(peak / 1e12) + 0.35,
+                       text="compute-bound →", showarrow=False, xanchor="right",
+                       font=dict(color=COLORS["prefill"]))
+    for name, cost, color, symbol, label in (
+        ("Prefill", result.prefill, COLORS["prefill"], "diamond",
+         f"prefill, {result.prompt_tokens:,}-token prompt"),
+        ("Decode", result.decode, COLORS["decode"], "circle",
+         f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
+    ):
+        achieved = float(cost.flops[0] / cost.time_s[0])
+        fig.add_trace(go.Scatter(
+            x=[float(cost.intensity[0])], y=[achieved / 1e12], name=label, mode="markers+text",
+            marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
+            text=[name], textposition="bottom right" if name == "Decode" else "top left",
+            textfont=dict(color=color, size=14),
+            hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
+                           f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
+        ))
+    fig.update_xaxes(type="log", range=np.log10(INTENSITY_RANGE).tolist(),
+                     title="Arithmetic intensity (FLOP per byte of HBM traffic)")
+    fig.update_yaxes(type="log", range=[np.log10(peak / 1e12) - 3.3, np.log10(peak / 1e12) + 0.6],
+                     title="Achieved TFLOP/s")
+    return style(fig, height=430, title=f"Roofline of the {gpu.name}")
+
+
+def busy_figure(result: TwoPhases) -> go.Figure:
+    """For each phase, the share of the step the tensor cores and the HBM are busy."""
+    rows = []
+    for phase, cost in (("Prefill", result.prefill), ("Decode", result.decode)):
+        step = float(cost.time_s[0])
+        rows.append((phase, "HBM: weights", float(cost.weight_time_s[0]), step, COLORS["weights"]))
+        rows.append((phase, "HBM: KV cache", float(cost.kv_time_s[0]), step, COLORS["kv"]))
+        rows.append((phase, "Tensor math", float(cost.compute_time_s[0]), step, COLORS["compute"]))
+    fig = go.Figure()
+    for part in ("HBM: weights", "HBM: KV cache", "Tensor math"):
+        sel = [r for r in rows if r[1] == part]
+        unit = "Tensor cores" if part == "Tensor math" else "HBM"
+        fig.add_trace(go.Bar(
+            y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
+            orientation="h", name=part, marker_color=sel[0][4],
+            customdata=[[r[2] * 1e3, r[3] * 1e3] for r in sel],
+            hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
+                           "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),
+        ))
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(range=[0, 100], title="Share of the step's time the unit is busy (%)",
+                     ticksuffix="%")
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, height=300, title="Which unit works: tensor cores vs memory, per step")
+
+
+def phases_table(result: TwoPhases) -> pd.DataFrame:
+    """One row per phase: the step's inputs and every cost quantity, in base units."""
+    rows = []
+    for phase, cost, tokens in (("prefill", result.prefill, result.prompt_tokens),
+                                ("decode", result.decode, result.batch)):
+        rows.append({
+            "phase": phase,
+            "new_tokens": tokens,
+            "flops": float(cost.flops[0]),
+            "bytes": float(cost.bytes[0]),
+            "kv_bytes": float(cost.kv_bytes[0]),
+            "intensity_flop_per_byte": float(cost.intensity[0]),
+            "compute_time_s": float(cost.compute_time_s[0]),
+            "memory_time_s": float(cost.memory_time_s[0]),
+            "step_time_s": float(cost.time_s[0]),
+            "bound": "memory" if bool(cost.memory_bound[0]) else "compute",
+            "mfu": float(cost.mfu[0]),
+            "mbu": float(cost.mbu[0]),
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,54 @@
+"""Human-readable numbers with units, for metrics and hover text."""
+
+from __future__ import annotations
+
+import math
+
+
+def seconds(value_s: float) -> str:
+    """Seconds as us / ms / s with 3 significant digits."""
+    if not math.isfinite(value_s):
+        return "n/a"
+    if value_s < 1e-3:
+        return f"{value_s * 1e6:.3g} µs"
+    if value_s < 1:
+        return f"{value_s * 1e3:.3g} ms"
+    return f"{value_s:.3g} s"
+
+
+def rate(value: float, unit: str = "tok/s") -> str:
+    """A rate with thousands separators, 3 significant digits below 1000."""
+    if not math.isfinite(value):
+        return "n/a"
+    if value >= 1000:
+        return f"{value:,.0f} {unit}"
+    return f"{value:.3g} {unit}"
+
+
+def percent(fraction: float, digits: int = 1) -> str:
+    """0.0026 -> '0.26%'; keeps small values readable rather than rounding them to 0."""
+    if not math.isfinite(fraction):
+        return "n/a"
+    pct = fraction * 100
+    if 0 < abs(pct) < 1:
+        return f"{pct:.2f}%"
+    return f"{pct:.{digits}f}%"
+
+
+def bytes_(value_b: float) -> str:
+    """Bytes in GB (10^9) / MB / KB, matching datasheets."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if value_b >= scale:
+            return f"{value_b / scale:.3g} {unit}"
+    return f"{value_b:.0f} B"
+
+
+def flops_rate(value: float) -> str:
+    """FLOP/s in TFLOP/s."""
+    return f"{value / 1e12:.3g} TFLOP/s"
+
+
+def count(value: float) -> str:
+    if not math.isfinite(value):
+        return "never"
+    return f"{value:,.0f}"

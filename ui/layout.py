@@ -1,0 +1,49 @@
+"""Page furniture shared by every section: header and lede, the two expanders, the next link."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui.nav import next_section
+from ui.setup import current_setup
+
+
+def header(number: str, title: str, lede: str) -> None:
+    """Section number and title, the reader's current setup, and the lede paragraph."""
+    st.title(f"{number} · {title}" if number else title)
+    st.caption(f"Computed for **{current_setup().label}** · change it in the sidebar.")
+    st.markdown(lede)
+
+
+def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> None:
+    """The "How this is computed" expander: equations, the simplifications, and the sources."""
+    with st.expander("How this is computed", icon=":material/functions:"):
+        st.markdown(body_md)
+        st.markdown("**Assumptions and simplifications**")
+        st.markdown("\n".join(f"- {a}" for a in assumptions))
+        st.markdown("**Sources**")
+        st.markdown("\n".join(f"- {s}" for s in sources))
+
+
+def data_expander(frames: dict[str, pd.DataFrame], key: str) -> None:
+    """The "Data" expander: each table behind the charts, with a CSV download."""
+    with st.expander("Data", icon=":material/table:"):
+        for i, (name, frame) in enumerate(frames.items()):
+            st.markdown(f"**{name}**")
+            st.dataframe(frame, hide_index=True, width="stretch")
+            st.download_button(
+                f"Download {name} (CSV)", frame.to_csv(index=False).encode(),
+                file_name=f"{key}_{i}.csv", mime="text/csv", key=f"{key}_csv_{i}",
+                icon=":material/download:",
+            )
+
+
+def next_link(current_path: str) -> None:
+    """A link to the next section, at the end of every page."""
+    following = next_section(current_path)
+    st.divider()
+    if following is None:
+        st.caption("That is the whole story.")
+        return
+    st.page_link(following.path, label=f"Next: {following.label} →", icon=following.icon)

@@ -1,0 +1,41 @@
+"""The article's sections in reading order: one registry for the navigation, the landing page's
+links and each page's "next" link, so adding a page is one line here."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Section:
+    number: str  # "00".."04", or "" for the landing page
+    title: str
+    path: str  # script path relative to the repo root, as st.navigation and AppTest see it
+    url_path: str
+    icon: str  # a Material icon
+    blurb: str  # one line for the landing page
+
+    @property
+    def label(self) -> str:
+        return f"{self.number} {self.title}" if self.number else self.title
+
+
+HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material/home:",
+               "The thesis in a few lines.")
+
+SECTIONS: tuple[Section, ...] = (
+    Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
+            "Prefill saturates the tensor cores; decode streams every weight for a single token."),
+)
+
+
+def next_section(path: str) -> Section | None:
+    """The section after the one whose script is ``path`` (the landing page leads to 00)."""
+    name = Path(path).name
+    order = (HOME, *SECTIONS)
+    for current, following in itertools.pairwise(order):
+        if Path(current.path).name == name:
+            return following
+    return None

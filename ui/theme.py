@@ -1,0 +1,72 @@
+"""One place for colours and chart styling.
+
+The palette is Okabe & Ito's (2008) eight colours, chosen to stay distinct under the common forms of
+colour-vision deficiency; each role below maps to one of them, and charts never rely on colour alone
+(labels and hover text carry the same information).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+
+#: Colour by role, shared by every page.
+COLORS = {
+    "prefill": OKABE_ITO["vermillion"],
+    "decode": OKABE_ITO["blue"],
+    "weights": OKABE_ITO["blue"],
+    "kv": OKABE_ITO["sky_blue"],
+    "compute": OKABE_ITO["orange"],
+    "overhead": "#9AA3AD",
+    "useful": OKABE_ITO["bluish_green"],
+    "waste": OKABE_ITO["vermillion"],
+    "reserved": OKABE_ITO["orange"],
+    "slack": OKABE_ITO["yellow"],
+    "padding": OKABE_ITO["reddish_purple"],
+    "idle": "#D9DEE4",
+    "free": "#F3F5F8",
+    "utilization": "#6B7682",
+    "roofline": "#1B1F24",
+    "grid": "#E3E7EC",
+    "text": "#1B1F24",
+    "muted": "#5B6570",
+}
+
+#: A qualitative cycle for "one colour per request" (timelines, page pools).
+REQUEST_CYCLE = [
+    OKABE_ITO[name]
+    for name in ("blue", "orange", "bluish_green", "reddish_purple", "sky_blue", "vermillion", "yellow")
+]
+
+FONT = dict(family="Inter, 'Source Sans Pro', Arial, sans-serif", size=13, color=COLORS["text"])
+
+
+def style(fig: go.Figure, *, height: int = 380, title: str | None = None) -> go.Figure:
+    """Apply the house layout: white background, light grid, compact margins, legend on top."""
+    fig.update_layout(
+        template="plotly_white",
+        height=height,
+        font=FONT,
+        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        hoverlabel=dict(font_size=12),
+    )
+    if title:
+        fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=15)))
+    fig.update_xaxes(gridcolor=COLORS["grid"], zeroline=False)
+    fig.update_yaxes(gridcolor=COLORS["grid"], zeroline=False)
+    return fig
+
+
+#: Plotly config for every chart: no logo, a lean mode bar.
+PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
