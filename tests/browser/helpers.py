@@ -1,0 +1,30 @@
+"""Small helpers for driving the Streamlit UI in Playwright."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+TIMEOUT_MS = 20_000
+
+
+def open_page(page: Page, base_url: str, path: str = "", query: str = "") -> None:
+    """Open ``base_url/path?query`` and wait until the app has rendered and stopped running."""
+    url = f"{base_url}/{path}" + (f"?{query}" if query else "")
+    page.goto(url)
+    wait_idle(page)
+
+
+def wait_idle(page: Page) -> None:
+    """Wait for the app to render a title and for no script run to be in progress."""
+    expect(page.locator("h1").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def expect_no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def metric_value(page: Page, label: str):
+    """Locator of the value of the st.metric with this label."""
+    metric = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True))
+    return metric.get_by_test_id("stMetricValue")

@@ -1,0 +1,46 @@
+"""Page 00 in a real browser: renders, a slider change updates the URL and the numbers, and a copied
+URL restores the same view on a freshly started server."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
+
+
+def test_pages_render_without_exception(page: Page, streamlit_server):
+    from ui.nav import SECTIONS
+
+    open_page(page, streamlit_server.url)
+    expect(page.get_by_role("heading", name="Where the GPU lies")).to_be_visible()
+    expect_no_exception(page)
+    for section in SECTIONS:
+        open_page(page, streamlit_server.url, section.url_path)
+        expect_no_exception(page)
+        expect(page.locator("h1").first).to_contain_text(section.number)
+
+
+def test_slider_change_updates_metric_and_url(page: Page, streamlit_server):
+    open_page(page, streamlit_server.url, "two-phases")
+    before = metric_value(page, "Decode throughput").inner_text()
+    slider = page.locator(".st-key-phases_batch").get_by_role("slider")
+    slider.focus()
+    for _ in range(3):  # 1 -> 8 sequences
+        slider.press("ArrowRight")
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"phases_batch=8"), timeout=TIMEOUT_MS)
+    expect(metric_value(page, "Decode throughput")).not_to_have_text(before, timeout=TIMEOUT_MS)
+    expect_no_exception(page)
+
+
+def test_copied_url_restores_view_on_fresh_server(page: Page, fresh_server):
+    query = "gpu=A100+80GB+SXM&model=Qwen2.5-7B&phases_batch=64&phases_prompt=8192"
+    open_page(page, fresh_server.url, "two-phases", query)
+    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("A100 80GB SXM")
+    expect(page.locator(".st-key-model").get_by_role("combobox")).to_have_value("Qwen2.5-7B")
+    expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
+    expect(page.get_by_text("Computed for Qwen2.5-7B", exact=False)).to_be_visible()
+    expect(page).to_have_url(re.compile("phases_batch=64"))
+    expect_no_exception(page)
