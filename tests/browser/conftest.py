@@ -58,8 +58,9 @@ class Server:
                         return
             except OSError:
                 time.sleep(0.2)
+        log = self.output()
         self.stop()
-        raise RuntimeError(f"streamlit did not answer /_stcore/health in 60 s:\n{self.output()}")
+        raise RuntimeError(f"streamlit did not answer /_stcore/health in 60 s:\n{log}")
 
     def output(self) -> str:
         self.log.seek(0)
