@@ -43,3 +43,9 @@ def number(text: str) -> float:
     in the unit shown (ms stays ms)."""
     head = text.replace(",", "").split()[0].rstrip("%x×")
     return float(head)
+
+
+def ms(text: str) -> float:
+    """A displayed duration ('948 µs', '6.32 ms', '1.2 s') in milliseconds."""
+    value, unit = text.replace(",", "").split()[:2]
+    return float(value) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]

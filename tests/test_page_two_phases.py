@@ -1,0 +1,109 @@
+"""AppTest: the app shell, the landing page and page 00 (two phases)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import metric, ms, number, open_app
+from ui.nav import HOME, SECTIONS
+
+PAGE = "app_pages/two_phases.py"
+
+
+def test_every_registered_page_renders():
+    at = open_app()
+    assert not at.exception
+    assert at.title[0].value == "Where the GPU lies"
+    for section in (HOME, *SECTIONS):
+        at.switch_page(section.path).run()
+        assert not at.exception, section.path
+
+
+def test_page00_defaults_tell_the_thesis():
+    at = open_app(PAGE)
+    assert not at.exception
+    assert ms(metric(at, "Decode step")) == pytest.approx(6.32, rel=0.05)  # ms, V10
+    assert number(metric(at, "nvidia-smi utilization, decode")) > 90
+    assert number(metric(at, "MFU, decode")) < 1
+    assert number(metric(at, "MFU, prefill")) > 40
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    roofline = json.loads(charts[0].proto.spec)
+    names = [trace.get("name", "") for trace in roofline["data"]]
+    assert any(n.startswith("prefill") for n in names) and any(n.startswith("decode") for n in names)
+
+
+def test_batch_slider_raises_throughput_and_mfu_not_utilization():
+    at = open_app(PAGE)
+    tps, mfu, util = (number(metric(at, k)) for k in
+                      ("Decode throughput", "MFU, decode", "nvidia-smi utilization, decode"))
+    at.select_slider(key="phases_batch").set_value(64).run()
+    assert not at.exception
+    assert number(metric(at, "Decode throughput")) > 30 * tps
+    assert number(metric(at, "MFU, decode")) > 30 * mfu
+    assert abs(number(metric(at, "nvidia-smi utilization, decode")) - util) < 5
+
+
+def test_longer_prompt_takes_longer_and_context_slows_decode():
+    at = open_app(PAGE)
+    prefill, step = ms(metric(at, "Prefill time")), ms(metric(at, "Decode step"))
+    at.select_slider(key="phases_prompt").set_value(8192).run()
+    assert ms(metric(at, "Prefill time")) > 3.5 * prefill
+    at.select_slider(key="phases_batch").set_value(64)
+    at.select_slider(key="phases_context").set_value(32768).run()
+    assert ms(metric(at, "Decode step")) > 3 * step  # 64 x 32k tokens of KV outweigh the weights
+    assert metric(at, "Decode turns compute-bound at batch") == "never"
+
+
+def test_global_setup_changes_page_numbers():
+    at = open_app(PAGE)
+    h100 = ms(metric(at, "Decode step"))
+    at.selectbox(key="gpu").set_value("H200 SXM").run()
+    assert ms(metric(at, "Decode step")) < h100  # 4.8 vs 3.35 TB/s
+    at.selectbox(key="model").set_value("Llama-3.2-1B").run()
+    assert ms(metric(at, "Decode step")) < 2
+    at.segmented_control(key="weights").set_value("fp8").run()
+    at.slider(key="overhead_us").set_value(0).run()
+    assert not at.exception
+
+
+def test_custom_gpu_numbers_drive_the_model():
+    at = open_app(PAGE, {"gpu": "Custom", "custom_tbps": "1.0"})
+    assert not at.exception
+    slow = ms(metric(at, "Decode step"))
+    at.number_input(key="custom_tbps").set_value(4.0).run()
+    assert ms(metric(at, "Decode step")) == pytest.approx(slow / 4, rel=0.1)
+
+
+def test_url_parameters_set_widgets():
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "Qwen2.5-7B", "phases_batch": "32",
+                         "phases_prompt": "8192", "compute_eff": "0.5", "kv": "fp8"})
+    assert not at.exception
+    assert at.selectbox(key="gpu").value == "A100 80GB SXM"
+    assert at.selectbox(key="model").value == "Qwen2.5-7B"
+    assert at.select_slider(key="phases_batch").value == 32
+    assert at.select_slider(key="phases_prompt").value == 8192
+    assert at.slider(key="compute_eff").value == 0.5
+    assert at.segmented_control(key="kv").value == "fp8"
+
+
+@pytest.mark.parametrize("params", [
+    {"phases_batch": "99999"}, {"phases_batch": "-3"}, {"phases_prompt": "abc"},
+    {"gpu": "TPU v9"}, {"model": ""}, {"compute_eff": "NaN"}, {"memory_eff": "7"},
+    {"overhead_us": "1e309"}, {"weights": "fp4"}, {"gpu": "Custom", "custom_tflops": "-1"},
+    {"gpu": "Custom", "custom_tbps": "inf"}, {"unknown": "1"}, {"phases_context": ["64", "128"]},
+])
+def test_malformed_or_out_of_range_url_renders_defaults(params):
+    at = open_app(PAGE, params)
+    assert not at.exception
+    assert at.select_slider(key="phases_batch").value == 1
+    assert at.select_slider(key="phases_prompt").value == 2048
+    assert at.selectbox(key="gpu").value in ("H100 SXM", "Custom")
+    assert at.selectbox(key="model").value == "Llama-3.1-8B"
+    assert at.slider(key="compute_eff").value == 0.6
+    assert at.slider(key="memory_eff").value == 0.8
+    if at.selectbox(key="gpu").value == "Custom":
+        assert at.number_input(key="custom_tflops").value == pytest.approx(989.4)
+        assert at.number_input(key="custom_tbps").value == pytest.approx(3.35)

@@ -1,0 +1,257 @@
+"""The shared cost model against REFERENCE.md: hardware, model configs, roofline and calibration."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sim import cost
+from sim.cost import Assumptions, compute_bound_batch, decode_step_cost, prefill_cost, step_cost
+from sim.hardware import GPU, GPUS, custom_gpu
+from sim.models import MODELS, Model
+from sim.phases import roofline, two_phases
+
+H100, A100 = GPUS["H100 SXM"], GPUS["A100 80GB SXM"]
+LLAMA8 = MODELS["Llama-3.1-8B"]
+GIB = 2**30
+
+
+# --- V07: KV bytes per token, and parameter totals from config ------------------------------------
+
+@pytest.mark.parametrize(("name", "kv_bytes"), [
+    ("Llama-3.1-8B", 131_072), ("Llama-3.1-70B", 327_680), ("Qwen2.5-7B", 57_344),
+    ("Llama-3.2-1B", 32_768), ("Qwen2.5-72B", 327_680), ("Mistral-7B", 131_072),
+])
+def test_v07_kv_bytes_per_token(name, kv_bytes):
+    assert MODELS[name].kv_bytes_per_token == kv_bytes
+
+
+def test_v07_llama_405b_kv_bytes_per_token():
+    llama405 = Model("Llama-3.1-405B", 126, 16384, 128, 8, 128, 53248, 128256, False, source="sku_list")
+    assert llama405.kv_bytes_per_token == 516_096
+    assert llama405.n_params == 405_853_388_800
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("Llama-3.1-8B", 8_030_261_248), ("Llama-3.1-70B", 70_553_706_496), ("Mistral-7B", 7_241_732_096),
+    ("Qwen2.5-7B", 7_615_616_512), ("Qwen2.5-72B", 72_706_203_648), ("Llama-3.2-1B", 1_235_814_400),
+])
+def test_parameter_totals_match_reference(name, params):
+    assert MODELS[name].n_params == params
+
+
+def test_precision_changes_bytes_not_shapes():
+    fp8 = LLAMA8.with_precision("fp8", "fp8")
+    int4 = LLAMA8.with_precision("int4", "bf16")
+    assert fp8.weight_bytes == pytest.approx(LLAMA8.weight_bytes / 2)
+    assert int4.weight_bytes == pytest.approx(LLAMA8.weight_bytes / 4)
+    assert fp8.kv_bytes_per_token == LLAMA8.kv_bytes_per_token / 2
+    assert fp8.n_params == LLAMA8.n_params
+    assert fp8.compute_precision == "fp8" and int4.compute_precision == "bf16"
+
+
+# --- V08: published KV sizes ----------------------------------------------------------------------
+
+def test_v08_opt13b_kv_cache():
+    opt13b = Model("OPT-13B", 40, 5120, 40, 40, 128, 20480, 50272, False, source="vLLM paper")
+    assert opt13b.kv_bytes_per_token == 819_200
+    assert opt13b.kv_bytes_per_token * 2048 / 1e9 == pytest.approx(1.68, abs=0.005)
+
+
+def test_v08_llama2_70b_kv_cache():
+    llama2 = Model("Llama-2-70B", 80, 8192, 64, 8, 128, 28672, 32000, False, source="Databricks")
+    assert llama2.kv_bytes_per_token * 1024 / GIB == pytest.approx(0.3125, abs=1e-12)
+    assert 16 * llama2.kv_bytes_per_token * 1024 / GIB == pytest.approx(5.0, abs=1e-12)
+
+
+# --- V09: ridge points ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "ridge"), [
+    ("H100 SXM", 295), ("A100 80GB SXM", 153), ("H200 SXM", 206), ("MI300X", 247),
+    ("B200", 281), ("L4", 403), ("L40S", 419),
+])
+def test_v09_ridge_points(name, ridge):
+    assert GPUS[name].ridge_point() == pytest.approx(ridge, rel=0.01)
+
+
+def test_fp8_ridge_and_fallback():
+    assert H100.ridge_point("fp8") == pytest.approx(591, rel=0.01)
+    assert A100.peak_flops("fp8") == A100.peak_flops("bf16")  # no FP8 units: BF16 math
+
+
+# --- V10 and V21: calibration on the one measured decode point -----------------------------------
+
+def test_v10_floor_is_weight_bytes_over_bandwidth():
+    floor_s = LLAMA8.weight_bytes / H100.hbm_bandwidth
+    assert floor_s * 1e3 == pytest.approx(4.79, abs=0.01)
+    ideal = Assumptions(compute_eff=1.0, memory_eff=1.0, host_overhead_s=0.0)
+    step = decode_step_cost(H100, LLAMA8, 1, 0, ideal)
+    assert step.time_s.item() == pytest.approx(floor_s, rel=1e-3)
+
+
+def test_v10_default_assumptions_within_10_percent_of_measured():
+    step = decode_step_cost(H100, LLAMA8, 1, 128)
+    assert step.time_s.item() * 1e3 == pytest.approx(6.32, rel=0.10)
+    assert bool(step.memory_bound.item())
+
+
+def test_v10_mbu_075_predicts_639_ms():
+    step = decode_step_cost(H100, LLAMA8, 1, 0, Assumptions(memory_eff=0.75, host_overhead_s=0.0))
+    assert step.time_s.item() * 1e3 == pytest.approx(6.39, abs=0.01)
+
+
+@pytest.mark.parametrize("mbu", [0.7, 0.75, 0.8, 0.85])
+def test_v10_model_within_15_percent_for_mbu_range(mbu):
+    """V10 quotes MBU 0.65-0.85 with +-15 %; at 0.65 the pure floor/MBU is 7.37 ms (+16.6 %), so the
+    band that V10's own arithmetic supports is 0.7-0.85."""
+    step = decode_step_cost(H100, LLAMA8, 1, 128, Assumptions(memory_eff=mbu, host_overhead_s=0.0))
+    assert step.time_s.item() * 1e3 == pytest.approx(6.32, rel=0.15)
+
+
+def test_v21_mfu_at_measured_rate_and_utilization_near_one():
+    achieved = 2 * LLAMA8.n_params * 158.34
+    assert achieved / 1e12 == pytest.approx(2.54, abs=0.01)
+    assert achieved / H100.bf16_flops * 100 == pytest.approx(0.26, abs=0.05)
+    step = decode_step_cost(H100, LLAMA8, 1, 128)
+    assert step.mfu.item() * 100 == pytest.approx(0.26, abs=0.05)
+    assert cost.kernel_busy_fraction(step) > 0.9
+
+
+# --- the model's structure ------------------------------------------------------------------------
+
+def test_prefill_compute_bound_decode_memory_bound_on_every_gpu():
+    for gpu in GPUS.values():
+        r = two_phases(gpu, LLAMA8, prompt_tokens=4096, batch=1, context_tokens=512)
+        assert not bool(r.prefill.memory_bound.item()), gpu.name
+        assert bool(r.decode.memory_bound.item()), gpu.name
+        assert r.prefill.mfu.item() > 100 * r.decode.mfu.item()
+
+
+def test_compute_bound_batch_is_where_times_cross():
+    b = compute_bound_batch(H100, LLAMA8, 128)
+    assert math.isfinite(b)
+    below_step = decode_step_cost(H100, LLAMA8, 0.9 * b, 128)
+    above_step = decode_step_cost(H100, LLAMA8, 1.1 * b, 128)
+    assert bool(below_step.memory_bound.item()) and not bool(above_step.memory_bound.item())
+    # Sec. 5 of REFERENCE: decode linear layers cross near B ~ ridge point (295 on H100)
+    assert 150 < b < 600
+
+
+def test_long_context_gqa_decode_never_turns_compute_bound():
+    assert compute_bound_batch(H100, LLAMA8, 4096) == math.inf
+    assert bool(decode_step_cost(H100, LLAMA8, 4096, 4096).memory_bound.item())
+
+
+def test_zero_token_steps_cost_nothing():
+    c = step_cost(H100, LLAMA8, [0, 1], [0, 1], [0, 1])
+    assert c.time_s[0] == 0 and c.flops[0] == 0 and c.bytes[0] == 0 and c.mfu[0] == 0  # 1-D input
+    assert c.time_s[1] > 0
+
+
+def test_kernel_busy_fraction_counts_idle_gaps_exactly():
+    c = decode_step_cost(H100, LLAMA8, np.ones(10), 128)
+    busy = float(np.sum(c.gpu_time_s))
+    wall = float(np.sum(c.time_s))
+    assert cost.kernel_busy_fraction(c, idle_s=wall) == pytest.approx(busy / (2 * wall))
+
+
+def test_roofline_shape():
+    x = np.array([1.0, H100.ridge_point(), 1e5])
+    spec, eff = roofline(H100, LLAMA8, x)
+    assert spec[0] == pytest.approx(H100.hbm_bandwidth)
+    assert spec[1] == pytest.approx(H100.bf16_flops) and spec[2] == pytest.approx(H100.bf16_flops)
+    assert np.all(eff <= spec)
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    dict(compute_eff=0.0), dict(compute_eff=1.5), dict(memory_eff=-1), dict(host_overhead_s=-1e-6),
+    dict(host_overhead_s=float("nan")),
+])
+def test_assumptions_reject_out_of_range(kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        Assumptions(**kwargs)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+def test_custom_gpu_rejects_bad_numbers(bad):
+    with pytest.raises(ValueError, match="bf16_flops"):
+        custom_gpu(bad, 3.35, 80)
+    with pytest.raises(ValueError, match="hbm_bandwidth"):
+        custom_gpu(989, bad, 80)
+
+
+def test_model_rejects_unknown_precision():
+    with pytest.raises(ValueError, match="weight_dtype"):
+        LLAMA8.with_precision("fp4", "bf16")
+    with pytest.raises(ValueError, match="kv_dtype"):
+        LLAMA8.with_precision("bf16", "int4")
+
+
+@pytest.mark.parametrize(("arg", "value"), [
+    ("prompt_tokens", 0), ("batch", 0), ("batch", 10**6), ("context_tokens", -1), ("batch", 2.5),
+])
+def test_two_phases_rejects_out_of_range(arg, value):
+    kwargs = dict(prompt_tokens=2048, batch=1, context_tokens=512) | {arg: value}
+    with pytest.raises(ValueError, match=arg):
+        two_phases(H100, LLAMA8, **kwargs)
+
+
+def test_negative_token_counts_rejected():
+    with pytest.raises(ValueError, match="new_tokens"):
+        step_cost(H100, LLAMA8, [-1], [0], [0])
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+gpus = st.sampled_from(list(GPUS.values()))
+models = st.sampled_from(list(MODELS.values()))
+assumptions = st.builds(Assumptions, st.floats(0.1, 1.0), st.floats(0.3, 1.0), st.floats(0, 2e-3))
+
+
+@given(gpus, models, assumptions, st.integers(1, 4096), st.integers(0, 131072))
+def test_step_time_at_least_both_floors(gpu, model, a, batch, context):
+    c = decode_step_cost(gpu, model, batch, context, a)
+    t = c.time_s.item()
+    assert t >= c.flops.item() / (gpu.peak_flops(model.compute_precision) * a.compute_eff) * (1 - 1e-12)
+    assert t >= c.bytes.item() / (gpu.hbm_bandwidth * a.memory_eff) * (1 - 1e-12)
+    assert 0 < c.mfu.item() <= 1 and 0 < c.mbu.item() <= 1
+    assert 0 < cost.kernel_busy_fraction(c) <= 1
+
+
+@given(gpus, models, st.integers(1, 2048), st.integers(0, 32768))
+def test_decode_step_time_monotone_in_batch_and_context(gpu, model, batch, context):
+    base = decode_step_cost(gpu, model, batch, context).time_s.item()
+    assert decode_step_cost(gpu, model, batch + 1, context).time_s.item() >= base
+    assert decode_step_cost(gpu, model, batch, context + 1).time_s.item() >= base
+
+
+@given(gpus, models, st.integers(1, 64), st.integers(1, 32768))
+def test_batching_decodes_amortises_weights(gpu, model, batch, context):
+    """b sequences in one step never cost more than b separate steps (weights are read once)."""
+    together = decode_step_cost(gpu, model, batch, context).time_s.item()
+    alone = decode_step_cost(gpu, model, 1, context).time_s.item()
+    assert together <= batch * alone * (1 + 1e-12)
+
+
+@given(gpus, models, st.integers(1, 8192), st.integers(1, 8192))
+def test_splitting_a_prefill_does_not_lose_flops(gpu, model, first, second):
+    """Chunking a prompt in two (the second chunk attending to the first) does the same matmul
+    work and the same attention pairs as one pass."""
+    whole = prefill_cost(gpu, model, first + second)
+    split = step_cost(gpu, model, [first, second],
+                      cost.attention_pairs([first, second], [0, first]), [first, first + second])
+    assert float(split.flops.sum()) == pytest.approx(whole.flops.item(), rel=1e-9)
+
+
+@given(st.floats(1, 1e4), st.floats(0.05, 50), st.floats(1, 2000))
+def test_custom_gpu_roundtrip(tflops, tbps, gb):
+    g = custom_gpu(tflops, tbps, gb)
+    assert isinstance(g, GPU) and g.ridge_point() == pytest.approx(tflops / tbps)
+    assert dataclasses.replace(g) == g
