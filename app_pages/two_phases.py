@@ -38,11 +38,11 @@ m[0].metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
 m[1].metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
             help="One token for each of the batch's sequences.")
 m[2].metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True)
-m[3].metric("Decode turns compute-bound at batch", fmt.count(crossover) if crossover < 1e6 else "never",
+m[3].metric("Compute-bound from batch", fmt.count(crossover) if crossover < 1e6 else "never",
             border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra sequence "
                               "brings more KV-cache bytes than math, so memory stays the limit.")
 m = st.columns(4)
-m[0].metric("nvidia-smi utilization, decode", fmt.percent(r.decode_utilization_gpu), border=True,
+m[0].metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
             help="Share of wall time with a kernel running: what the dashboard shows.")
 m[1].metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
             help="Achieved FLOP/s over the tensor-core peak: the work actually done.")

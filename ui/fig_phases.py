@@ -30,8 +30,9 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
                              hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"))
     ridge = result.ridge_point
     fig.add_vline(x=ridge, line=dict(color=COLORS["muted"], width=1, dash="dot"))
-    fig.add_annotation(x=np.log10(ridge), y=np.log10(peak / 1e12), text=f"ridge {ridge:.0f} FLOP/B",
-                       showarrow=False, yshift=14, font=dict(color=COLORS["muted"]))
+    fig.add_annotation(x=np.log10(ridge), y=np.log10(peak / 1e12) - 3.2, text=f"ridge {ridge:.0f} FLOP/B",
+                       showarrow=False, xanchor="left", xshift=4, yanchor="bottom",
+                       font=dict(color=COLORS["muted"]))
     fig.add_annotation(x=np.log10(INTENSITY_RANGE[0]) + 0.1, y=np.log10(peak / 1e12) + 0.35,
                        text="← memory-bound", showarrow=False, xanchor="left",
                        font=dict(color=COLORS["decode"]))
@@ -48,16 +49,16 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         fig.add_trace(go.Scatter(
             x=[float(cost.intensity[0])], y=[achieved / 1e12], name=label, mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
-            text=[name], textposition="bottom right" if name == "Decode" else "top left",
+            text=[name], textposition="bottom right",
             textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
         ))
-    fig.update_xaxes(type="log", range=np.log10(INTENSITY_RANGE).tolist(),
+    fig.update_xaxes(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
                      title="Arithmetic intensity (FLOP per byte of HBM traffic)")
-    fig.update_yaxes(type="log", range=[np.log10(peak / 1e12) - 3.3, np.log10(peak / 1e12) + 0.6],
+    fig.update_yaxes(type="log", range=[np.log10(peak / 1e12) - 3.3, np.log10(peak / 1e12) + 0.6], dtick=1,
                      title="Achieved TFLOP/s")
-    return style(fig, height=430, title=f"Roofline of the {gpu.name}")
+    return style(fig, height=480, title=f"Roofline of the {gpu.name}")
 
 
 def busy_figure(result: TwoPhases) -> go.Figure:
@@ -83,7 +84,7 @@ def busy_figure(result: TwoPhases) -> go.Figure:
     fig.update_xaxes(range=[0, 100], title="Share of the step's time the unit is busy (%)",
                      ticksuffix="%")
     fig.update_yaxes(autorange="reversed")
-    return style(fig, height=300, title="Which unit works: tensor cores vs memory, per step")
+    return style(fig, height=330, title="Which unit works: tensor cores vs memory, per step")
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

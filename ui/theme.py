@@ -57,12 +57,13 @@ def style(fig: go.Figure, *, height: int = 380, title: str | None = None) -> go.
         template="plotly_white",
         height=height,
         font=FONT,
-        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        margin=dict(l=10, r=10, t=95 if title else 50, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
         hoverlabel=dict(font_size=12),
     )
     if title:
-        fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=15)))
+        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", y=0.985, yref="container",
+                                     yanchor="top", font=dict(size=15)))
     fig.update_xaxes(gridcolor=COLORS["grid"], zeroline=False)
     fig.update_yaxes(gridcolor=COLORS["grid"], zeroline=False)
     return fig
