@@ -20,45 +20,50 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point."""
     x = np.geomspace(*INTENSITY_RANGE, 200)
     spec, effective = roofline(gpu, model, x, assumptions)
-    peak = gpu.peak_flops(model.compute_precision)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
-                             line=dict(color=COLORS["roofline"], width=2),
-                             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"))
-    fig.add_trace(go.Scatter(x=x, y=effective / 1e12, name="Achievable (with the assumptions)",
-                             mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
-                             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"))
-    ridge = result.ridge_point
-    fig.add_vline(x=ridge, line=dict(color=COLORS["muted"], width=1, dash="dot"))
-    fig.add_annotation(x=np.log10(ridge), y=np.log10(peak / 1e12) - 3.2, text=f"ridge {ridge:.0f} FLOP/B",
-                       showarrow=False, xanchor="left", xshift=4, yanchor="bottom",
-                       font=dict(color=COLORS["muted"]))
-    fig.add_annotation(x=np.log10(INTENSITY_RANGE[0]) + 0.1, y=np.log10(peak / 1e12) + 0.35,
-                       text="← memory-bound", showarrow=False, xanchor="left",
-                       font=dict(color=COLORS["decode"]))
-    fig.add_annotation(x=np.log10(INTENSITY_RANGE[1]) - 0.1, y=np.log10(peak / 1e12) + 0.35,
-                       text="compute-bound →", showarrow=False, xanchor="right",
-                       font=dict(color=COLORS["prefill"]))
+    peak_t = gpu.peak_flops(model.compute_precision) / 1e12
+    top, ridge = np.log10(peak_t), result.ridge_point
+    traces = [
+        go.Scatter(x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
+                   line=dict(color=COLORS["roofline"], width=2),
+                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
+        go.Scatter(x=x, y=effective / 1e12, name="Achievable (with the assumptions)", mode="lines",
+                   line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
+                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"),
+    ]
     for name, cost, color, symbol, label in (
         ("Prefill", result.prefill, COLORS["prefill"], "diamond",
          f"prefill, {result.prompt_tokens:,}-token prompt"),
         ("Decode", result.decode, COLORS["decode"], "circle",
          f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
     ):
-        achieved = float(cost.flops[0] / cost.time_s[0])
-        fig.add_trace(go.Scatter(
-            x=[float(cost.intensity[0])], y=[achieved / 1e12], name=label, mode="markers+text",
+        achieved_t = float(cost.flops[0] / cost.time_s[0]) / 1e12
+        traces.append(go.Scatter(
+            x=[float(cost.intensity[0])], y=[achieved_t], name=label, mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
-            text=[name], textposition="bottom right",
-            textfont=dict(color=color, size=14),
+            text=[name], textposition="bottom right", textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
         ))
-    fig.update_xaxes(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
-                     title="Arithmetic intensity (FLOP per byte of HBM traffic)")
-    fig.update_yaxes(type="log", range=[np.log10(peak / 1e12) - 3.3, np.log10(peak / 1e12) + 0.6], dtick=1,
-                     title="Achieved TFLOP/s")
-    return style(fig, height=480, title=f"Roofline of the {gpu.name}")
+    note = dict(showarrow=False, font=dict(color=COLORS["muted"]))
+    layout = dict(
+        shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
+                     line=dict(color=COLORS["muted"], width=1, dash="dot"))],
+        annotations=[
+            {**note, "x": np.log10(ridge), "y": top - 3.2, "text": f"ridge {ridge:.0f} FLOP/B",
+             "xanchor": "left", "xshift": 4, "yanchor": "bottom"},
+            {**note, "x": np.log10(INTENSITY_RANGE[0]) + 0.1, "y": top + 0.35, "text": "← memory-bound",
+             "xanchor": "left", "font": dict(color=COLORS["decode"])},
+            {**note, "x": np.log10(INTENSITY_RANGE[1]) - 0.1, "y": top + 0.35, "text": "compute-bound →",
+             "xanchor": "right", "font": dict(color=COLORS["prefill"])},
+        ],
+    )
+    fig = style(go.Figure(traces, layout), height=480, title=f"Roofline of the {gpu.name}")
+    fig.update_layout(
+        xaxis=dict(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
+                   title="Arithmetic intensity (FLOP per byte of HBM traffic)"),
+        yaxis=dict(type="log", range=[top - 3.3, top + 0.6], dtick=1, title="Achieved TFLOP/s"),
+    )
+    return fig
 
 
 def busy_figure(result: TwoPhases) -> go.Figure:
@@ -80,10 +85,11 @@ def busy_figure(result: TwoPhases) -> go.Figure:
             hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
                            "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),
         ))
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, 100], title="Share of the step's time the unit is busy (%)",
-                     ticksuffix="%")
-    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(
+        barmode="stack",
+        xaxis=dict(range=[0, 100], title="Share of the step's time the unit is busy (%)", ticksuffix="%"),
+        yaxis=dict(autorange="reversed"),
+    )
     return style(fig, height=330, title="Which unit works: tensor cores vs memory, per step")
 
 
