@@ -6,7 +6,7 @@ navigation over the article's sections. Pages live in app_pages/ (not pages/: se
 
 import streamlit as st
 
-from ui.nav import HOME, SECTIONS
+from ui.nav import HOME, SECTIONS, SOURCES
 from ui.setup import render_setup_controls
 
 st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
@@ -14,7 +14,7 @@ st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:
 pages = [
     st.Page(s.path, title=s.label, icon=s.icon, url_path=None if s is HOME else s.url_path,
             default=s is HOME)
-    for s in (HOME, *SECTIONS)
+    for s in (HOME, *SECTIONS, SOURCES)
 ]
 page = st.navigation(pages, position="top")
 with st.sidebar:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import metric, ms, number, open_app
-from ui.nav import HOME, SECTIONS
+from ui.nav import HOME, SECTIONS, SOURCES
 
 PAGE = "app_pages/two_phases.py"
 
@@ -16,7 +16,7 @@ def test_every_registered_page_renders():
     at = open_app()
     assert not at.exception
     assert at.title[0].value == "Where the GPU lies"
-    for section in (HOME, *SECTIONS):
+    for section in (HOME, *SECTIONS, SOURCES):
         at.switch_page(section.path).run()
         assert not at.exception, section.path
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui.nav import next_section
+from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
 
 
@@ -24,6 +24,7 @@ def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> No
         st.markdown("\n".join(f"- {a}" for a in assumptions))
         st.markdown("**Sources**")
         st.markdown("\n".join(f"- {s}" for s in sources))
+        st.page_link(SOURCES_PATH, label="All sources, in one place", icon=":material/menu_book:")
 
 
 def data_expander(frames: dict[str, pd.DataFrame], key: str) -> None:

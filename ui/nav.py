@@ -22,6 +22,8 @@ class Section:
         return f"{self.number} {self.title}" if self.number else self.title
 
 
+SOURCES_PATH = "app_pages/sources.py"
+
 HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material/home:",
                "The thesis in a few lines.")
 
@@ -31,10 +33,14 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+SOURCES = Section("", "Sources", SOURCES_PATH, "sources", ":material/menu_book:",
+                  "Where every figure comes from.")
+
+
 def next_section(path: str) -> Section | None:
     """The section after the one whose script is ``path`` (the landing page leads to 00)."""
     name = Path(path).name
-    order = (HOME, *SECTIONS)
+    order = (HOME, *SECTIONS, SOURCES)
     for current, following in itertools.pairwise(order):
         if Path(current.path).name == name:
             return following

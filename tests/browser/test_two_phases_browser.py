@@ -11,7 +11,7 @@ from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value,
 
 
 def test_pages_render_without_exception(page: Page, streamlit_server):
-    from ui.nav import SECTIONS
+    from ui.nav import SECTIONS, SOURCES
 
     open_page(page, streamlit_server.url)
     expect(page.get_by_role("heading", name="Where the GPU lies")).to_be_visible()
@@ -20,6 +20,9 @@ def test_pages_render_without_exception(page: Page, streamlit_server):
         open_page(page, streamlit_server.url, section.url_path)
         expect_no_exception(page)
         expect(page.locator("h1").first).to_contain_text(section.number)
+    open_page(page, streamlit_server.url, SOURCES.url_path)
+    expect_no_exception(page)
+    expect(page.get_by_role("heading", name="Sources").first).to_be_visible()
 
 
 def test_slider_change_updates_metric_and_url(page: Page, streamlit_server):

@@ -1,0 +1,35 @@
+"""Sources: every figure the app uses and where it comes from."""
+
+import streamlit as st
+
+from sim.hardware import GPUS
+from sim.models import MODELS
+from ui.sources import PAPERS
+
+st.title("Sources")
+st.markdown("Every number the app starts from, and where it comes from. Everything else on screen is "
+            "computed from these by the models in `sim/`.")
+
+st.subheader("GPUs")
+st.dataframe(
+    [{"GPU": g.name, "BF16 dense TFLOP/s": g.bf16_flops / 1e12,
+      "FP8 dense TFLOP/s": g.fp8_flops / 1e12 if g.fp8_flops else None,
+      "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GB": g.hbm_bytes / 1e9,
+      "Ridge (BF16) FLOP/B": round(g.ridge_point()), "Source": g.source} for g in GPUS.values()],
+    hide_index=True, width="stretch",
+)
+st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those).")
+
+st.subheader("Models")
+st.dataframe(
+    [{"Model": m.name, "Layers": m.n_layers, "Hidden": m.hidden, "Heads": m.n_heads,
+      "KV heads": m.n_kv_heads, "Head dim": m.head_dim, "Params (B)": round(m.n_params / 1e9, 3),
+      "KV KiB/token (bf16)": m.kv_bytes_per_token / 1024, "Source": m.source} for m in MODELS.values()],
+    hide_index=True, width="stretch",
+)
+st.caption("Parameter counts are computed from each config and match the official totals.")
+
+st.subheader("Papers, measurements and definitions")
+for s in PAPERS:
+    citation = f"[{s.citation}]({s.url})" if s.url else s.citation
+    st.markdown(f"**{s.topic}** ({s.used_for}): {s.figures}.  \n{citation}")

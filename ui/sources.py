@@ -1,0 +1,82 @@
+"""Every external figure the app uses, with where it comes from (REFERENCE.md, sections 1-5).
+
+GPU and model sources are read from the presets themselves (``sim.hardware.GPUS``,
+``sim.models.MODELS``), so a new preset shows up here without editing this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Source:
+    topic: str
+    used_for: str
+    figures: str
+    citation: str
+    url: str = ""
+
+
+PAPERS: tuple[Source, ...] = (
+    Source("Measured decode latency", "calibration of the cost model (00, all pages)",
+           "Llama-3.1-8B on H100, SGLang: 158.34 tok/s = 6.32 ms/token; EAGLE-2/3 244.10 / 373.25 tok/s",
+           "Li et al., EAGLE-3 (NeurIPS 2025), Table 4", "https://arxiv.org/abs/2503.01840"),
+    Source("Achievable bandwidth and FLOP/s", "default efficiencies (Assumptions)",
+           "STREAM-like HBM 87-95 % of peak on H100; best BF16 GEMM 80 % of peak (MAMF)",
+           "samuel-bohman/AI-benchmarking-guide (Azure results); stas00/ml-engineering, accelerator README"),
+    Source("nvidia-smi utilization.gpu", "the utilization gauges (01, 04)",
+           "\"Percent of time over the past sample period during which one or more kernels was executing\"",
+           "NVIDIA NVML API reference, nvmlUtilization_t",
+           "https://docs.nvidia.com/deploy/nvml-api/structnvmlUtilization__t.html"),
+    Source("DCGM profiling metrics", "what to watch instead (04)",
+           "SM_ACTIVE, SM_OCCUPANCY, PIPE_TENSOR_ACTIVE, DRAM_ACTIVE (~0.8 practical peak)",
+           "NVIDIA DCGM User Guide, profiling metrics; NVIDIA/dcgm-exporter dcp-metrics-included.csv",
+           "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html"),
+    Source("MBU", "memory bandwidth utilisation (00, 04)",
+           "MBU = (model size + KV cache) / TPOT / peak bandwidth; 60 % on 2xH100 at batch 1",
+           "Databricks, LLM Inference Performance Engineering: Best Practices (2023)",
+           "https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices"),
+    Source("Orca", "continuous batching (01)",
+           "iteration-level scheduling; 36.9x throughput at the same latency (GPT-3 175B)",
+           "Yu et al., Orca (OSDI 2022)",
+           "https://www.usenix.org/conference/osdi22/presentation/yu"),
+    Source("Anyscale continuous batching benchmark", "workload preset (01)",
+           "OPT-13B, A100 40GB; 512-token prompts, exponential outputs (mean 128) capped at "
+           "32/128/512/1536; up to 23x throughput",
+           "Daniel et al., How continuous batching enables 23x throughput in LLM inference (Anyscale, 2023)",
+           "https://www.anyscale.com/blog/continuous-batching-llm-inference"),
+    Source("PagedAttention / vLLM", "paged KV cache (02)",
+           "token states 20.4-38.2 % of KV memory in prior systems vs 96.3 % in vLLM; block size 16; "
+           "waste under 4 %",
+           "Kwon et al., Efficient Memory Management for LLM Serving with PagedAttention (SOSP 2023)",
+           "https://arxiv.org/abs/2309.06180"),
+    Source("Sarathi-Serve", "chunked prefill (02)",
+           "1 decode token costs about as much as 128 prefill tokens; token budgets 512 / 2048; "
+           "2.6x capacity on Mistral-7B",
+           "Agrawal et al., Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve "
+           "(OSDI 2024)", "https://arxiv.org/abs/2403.02310"),
+    Source("Speculative decoding", "expected tokens per pass and speedup (03)",
+           "E = (1 - a^(k+1)) / (1 - a); Table 1 speedups (a = 0.8, k = 5: 3.69x); measured a 0.5-0.9",
+           "Leviathan, Kalman, Matias, Fast Inference from Transformers via Speculative Decoding "
+           "(ICML 2023)", "https://arxiv.org/abs/2211.17192"),
+    Source("Medusa", "drafting preset (03)", "Medusa-1 over 2.2x; Medusa-2 2.3-3.6x",
+           "Cai et al., Medusa (2024)", "https://arxiv.org/abs/2401.10774"),
+    Source("EAGLE, EAGLE-2, EAGLE-3", "drafting presets; speedup vs batch (03)",
+           "acceptance lengths and speedups (Table 1); gain vs batch size on H100 (Table 3): "
+           "EAGLE 1.40x at batch 2 to 0.93x at 24",
+           "Li et al., EAGLE (arXiv 2401.15077), EAGLE-2 (2406.16858), EAGLE-3 (2503.01840)",
+           "https://arxiv.org/abs/2503.01840"),
+    Source("Prompt lookup decoding", "n-gram drafting preset (03)",
+           "2x-4x on input-grounded tasks (Mistral-7B, A100)",
+           "apoorvumang/prompt-lookup-decoding README",
+           "https://github.com/apoorvumang/prompt-lookup-decoding"),
+    Source("Speculative decoding under load", "why gains fade with batch size (03)",
+           "up to 1.5x (draft model) and 2.8x (n-gram) at QPS 1; 1.4x-1.8x slowdowns at high QPS",
+           "vLLM blog, How Speculative Decoding Boosts vLLM Performance by up to 2.8x (2024-10-17)",
+           "https://blog.vllm.ai/2024/10/17/spec-decode.html"),
+    Source("DistServe", "goodput definition (04)",
+           "per-GPU goodput = max request rate meeting the TTFT/TPOT SLOs; 2 prefill + 1 decode GPUs: "
+           "3.3 rps/GPU vs 1.6 colocated",
+           "Zhong et al., DistServe (OSDI 2024)", "https://arxiv.org/abs/2401.09670"),
+)
