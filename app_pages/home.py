@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from sim.phases import two_phases
+from ui import format as fmt
 from ui.nav import SECTIONS
 from ui.setup import current_setup
 
@@ -18,7 +20,15 @@ whether *a* kernel is running. The useful work done, **goodput**, can differ sev
 between two servers that look identical on that dashboard. Each section below takes one serving
 technique, lets you flip it on and off, and shows both numbers.
 """)
-st.caption(f"Every number is computed live for **{current_setup().label}**. Pick another GPU or model "
+setup = current_setup()
+batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=2048, batch=1, context_tokens=512,
+                    assumptions=setup.assumptions)
+left, right = st.columns(2)
+left.metric("What the dashboard shows: nvidia-smi utilization", fmt.percent(batch1.decode_utilization_gpu),
+            border=True, help="Batch-1 decode, 512 tokens of context: a kernel is almost always running.")
+right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
+             help="Achieved FLOP/s over peak during the same decode.")
+st.caption(f"Every number is computed live for **{setup.label}**. Pick another GPU or model "
            "in the sidebar and every page follows. Copy the URL to share exactly what you see.")
 
 for section in SECTIONS:

@@ -107,3 +107,12 @@ def test_malformed_or_out_of_range_url_renders_defaults(params):
     if at.selectbox(key="gpu").value == "Custom":
         assert at.number_input(key="custom_tflops").value == pytest.approx(989.4)
         assert at.number_input(key="custom_tbps").value == pytest.approx(3.35)
+
+
+def test_landing_page_shows_the_thesis_live():
+    at = open_app()
+    util = number(metric(at, "What the dashboard shows: nvidia-smi utilization"))
+    mfu = number(metric(at, "What the tensor cores deliver: MFU"))
+    assert util > 90 and mfu < 1
+    at.selectbox(key="model").set_value("Llama-3.1-70B").run()
+    assert number(metric(at, "What the tensor cores deliver: MFU")) != mfu
