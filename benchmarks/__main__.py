@@ -7,15 +7,20 @@ import importlib
 import os
 import pkgutil
 import platform
+from datetime import date
 
 import benchmarks
-from benchmarks.core import Result, time_page, time_sim
+from benchmarks.core import ROOT, Result, time_page, time_sim
+
+START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sim-only", action="store_true", help="skip the page reruns")
     parser.add_argument("--reruns", type=int, default=30, help="reruns per page case")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="also put the table between the benchmark markers in README.md")
     args = parser.parse_args()
 
     results: list[tuple[str, Result]] = []
@@ -29,13 +34,23 @@ def main() -> None:
             for case in getattr(module, "PAGE_CASES", []):
                 results.append(("page rerun", time_page(case, args.reruns)))
 
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}\n")
-    print("| kind | what | median ms | p95 ms | target ms | runs | |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    lines = [
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{date.today().isoformat()}.",
+        "",
+        "| kind | what | median ms | p95 ms | target ms | runs | |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     for kind, r in results:
-        print(f"| {kind} | {r.name} | {r.median_ms:.2f} | {r.p95_ms:.2f} | {r.target_ms:g} | {r.runs} | "
-              f"{'ok' if r.ok else '**over**'} |")
+        lines.append(f"| {kind} | {r.name} | {r.median_ms:.2f} | {r.p95_ms:.2f} | {r.target_ms:g} | "
+                     f"{r.runs} | {'ok' if r.ok else '**over**'} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write_readme:
+        readme = ROOT / "README.md"
+        text = readme.read_text()
+        start, end = text.index(START) + len(START), text.index(END)
+        readme.write_text(text[:start] + "\n" + table + "\n" + text[end:])
 
 
 if __name__ == "__main__":
