@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.nav import HOME, SECTIONS, SOURCES
 from ui.setup import render_setup_controls
+from ui.url_check import raw_params_on_first_run, show_rejected
 
 st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
 
@@ -17,6 +18,9 @@ pages = [
     for s in (HOME, *SECTIONS, SOURCES)
 ]
 page = st.navigation(pages, position="top")
+raw_params = raw_params_on_first_run()  # before any widget consumes them
 with st.sidebar:
     render_setup_controls()
+url_notice = st.container()
 page.run()
+show_rejected(raw_params, url_notice)

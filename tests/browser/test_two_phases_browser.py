@@ -47,3 +47,14 @@ def test_copied_url_restores_view_on_fresh_server(page: Page, fresh_server):
     expect(page.get_by_text("Computed for Qwen2.5-7B", exact=False)).to_be_visible()
     expect(page).to_have_url(re.compile("phases_batch=64"))
     expect_no_exception(page)
+
+
+def test_bad_link_settings_are_named_and_defaults_shown(page: Page, streamlit_server):
+    open_page(page, streamlit_server.url, "two-phases", "phases_batch=99999&gpu=TPU&phases_prompt=8192")
+    notice = page.get_by_test_id("stAlert").filter(has_text="could not be used")
+    expect(notice).to_contain_text("phases_batch=99999", timeout=TIMEOUT_MS)
+    expect(notice).to_contain_text("gpu=TPU")
+    expect(notice).not_to_contain_text("phases_prompt")  # valid: used, not reported
+    expect(page.locator(".st-key-phases_batch")).to_contain_text("1")
+    expect(page.locator(".st-key-phases_prompt")).to_contain_text("8192")
+    expect_no_exception(page)
