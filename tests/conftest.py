@@ -19,13 +19,20 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def open_app(page: str | None = None, params: dict[str, str | list[str]] | None = None) -> AppTest:
-    """Run the app from its entrypoint, optionally with URL query parameters, and switch to ``page``
-    (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered."""
+    """Run the app from its entrypoint with URL query parameters ``params``, and switch to ``page``
+    (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered.
+
+    AppTest's first run always lands on the default page (it cannot deep-link to a page registered
+    under a custom url_path), so the parameters are given to that first run, where the sidebar's
+    global widgets read them, and again to the page's run, where its own widgets read them.
+    """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     for key, value in (params or {}).items():
         at.query_params[key] = value
     at.run()
     if page is not None:
+        for key, value in (params or {}).items():
+            at.query_params[key] = value
         at.switch_page(page).run()
     return at
 

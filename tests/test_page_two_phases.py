@@ -64,7 +64,7 @@ def test_global_setup_changes_page_numbers():
     assert ms(metric(at, "Decode step")) < h100  # 4.8 vs 3.35 TB/s
     at.selectbox(key="model").set_value("Llama-3.2-1B").run()
     assert ms(metric(at, "Decode step")) < 2
-    at.segmented_control(key="weights").set_value("fp8").run()
+    at.radio(key="weights").set_value("fp8").run()
     at.slider(key="overhead_us").set_value(0).run()
     assert not at.exception
 
@@ -86,7 +86,7 @@ def test_url_parameters_set_widgets():
     assert at.select_slider(key="phases_batch").value == 32
     assert at.select_slider(key="phases_prompt").value == 8192
     assert at.slider(key="compute_eff").value == 0.5
-    assert at.segmented_control(key="kv").value == "fp8"
+    assert at.radio(key="kv").value == "fp8"
 
 
 @pytest.mark.parametrize("params", [

@@ -60,11 +60,11 @@ def render_setup_controls() -> Setup:
 
     model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
-    weights = st.segmented_control("Weights", WEIGHT_DTYPES, default="bf16", required=True,
-                                   key="weights", bind="query-params")
-    kv = st.segmented_control("KV cache", KV_DTYPES, default="bf16", required=True, key="kv",
-                              bind="query-params")
-    model = MODELS[model_name].with_precision(weights or "bf16", kv or "bf16")
+    # Radios, not segmented controls: a bound segmented control reads an empty URL value ("?kv=")
+    # as "nothing selected" even when a selection is required; a radio falls back to its default.
+    weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
+    kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
+    model = MODELS[model_name].with_precision(weights, kv)
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 1e9:.1f} GB weights · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token")
 
