@@ -5,9 +5,8 @@ import streamlit as st
 from sim.phases import two_phases
 from ui import format as fmt
 from ui.fig_phases import busy_figure, phases_table, roofline_figure
-from ui.layout import data_expander, header, how_computed, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
-from ui.theme import PLOTLY_CONFIG
 
 POW2 = [2**i for i in range(0, 16)]
 
@@ -31,34 +30,34 @@ context = c3.select_slider("Decode context, tokens already cached", [p for p in 
 r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
 crossover = r.compute_bound_batch
 
-m = st.columns(4)
-m[0].metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
-            help=f"One pass over the {prompt:,}-token prompt; bound by "
-                 f"{'memory' if r.prefill.memory_bound[0] else 'compute'}.")
-m[1].metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
-            help="One token for each of the batch's sequences.")
-m[2].metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True)
-m[3].metric("Compute-bound from batch", fmt.count(crossover) if crossover < 1e6 else "never",
-            border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra sequence "
-                              "brings more KV-cache bytes than math, so memory stays the limit.")
-m = st.columns(4)
-m[0].metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
-            help="Share of wall time with a kernel running: what the dashboard shows.")
-m[1].metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
-            help="Achieved FLOP/s over the tensor-core peak: the work actually done.")
-m[2].metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True,
-            help="Achieved bytes/s over peak HBM bandwidth.")
-m[3].metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
+with metric_row():
+    st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
+              help=f"One pass over the {prompt:,}-token prompt; bound by "
+                   f"{'memory' if r.prefill.memory_bound[0] else 'compute'}.")
+    st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
+              help="One token for each of the batch's sequences.")
+    st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True)
+    st.metric("Compute-bound from batch", fmt.count(crossover) if crossover < 1e6 else "never",
+              border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
+                                "sequence brings more KV-cache bytes than math, so memory stays the limit.")
+with metric_row():
+    st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
+              help="Share of wall time with a kernel running: what the dashboard shows.")
+    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
+              help="Achieved FLOP/s over the tensor-core peak: the work actually done.")
+    st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True,
+              help="Achieved bytes/s over peak HBM bandwidth.")
+    st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
 
-st.plotly_chart(
+chart(
     roofline_figure(r, setup.gpu, setup.model, setup.assumptions), key="phases_roofline",
-    config=PLOTLY_CONFIG,
+    title=f"Roofline of the {setup.gpu.name}: where each phase lands",
     alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
         f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
         f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B.",
 )
-st.plotly_chart(
-    busy_figure(r), key="phases_busy", config=PLOTLY_CONFIG,
+chart(
+    busy_figure(r), key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
     alt=f"Prefill keeps the tensor cores busy {float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} "
         f"of its step; decode keeps them busy "
         f"{float(r.decode.compute_time_s[0] / r.decode.time_s[0]):.1%} and the memory "

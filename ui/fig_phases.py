@@ -57,10 +57,10 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
              "xanchor": "right", "font": dict(color=COLORS["prefill"])},
         ],
     )
-    fig = style(go.Figure(traces, layout), height=480, title=f"Roofline of the {gpu.name}")
+    fig = style(go.Figure(traces, layout), height=440)
     fig.update_layout(
         xaxis=dict(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
-                   title="Arithmetic intensity (FLOP per byte of HBM traffic)"),
+                   title="Arithmetic intensity (FLOP/byte)"),
         yaxis=dict(type="log", range=[top - 3.3, top + 0.6], dtick=1, title="Achieved TFLOP/s"),
     )
     return fig
@@ -87,10 +87,10 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         ))
     fig.update_layout(
         barmode="stack",
-        xaxis=dict(range=[0, 100], title="Share of the step's time the unit is busy (%)", ticksuffix="%"),
+        xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%"),
         yaxis=dict(autorange="reversed"),
     )
-    return style(fig, height=330, title="Which unit works: tensor cores vs memory, per step")
+    return style(fig, height=300)
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
+from ui.theme import PLOTLY_CONFIG
 
 
 def header(number: str, title: str, lede: str) -> None:
@@ -14,6 +15,20 @@ def header(number: str, title: str, lede: str) -> None:
     st.title(f"{number} · {title}" if number else title)
     st.caption(f"Computed for **{current_setup().label}** · change it in the sidebar.")
     st.markdown(lede)
+
+
+def metric_row():
+    """A row for headline metrics that wraps on narrow screens (2 a row on a phone, 4 on a laptop)
+    instead of stacking one per line as ``st.columns`` does."""
+    return st.container(horizontal=True, wrap=True, gap="small")
+
+
+def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
+    """A Plotly chart with its title above it as text (so a wrapping legend never hides it), a
+    stable key, alt text for screen readers, and the house config."""
+    if title:
+        st.markdown(f"**{title}**")
+    st.plotly_chart(fig, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
 
 
 def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> None:
