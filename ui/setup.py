@@ -76,8 +76,9 @@ def render_setup_controls() -> Setup:
                                 0.05, key="compute_eff", bind="query-params")
         memory_eff = st.slider("Bandwidth efficiency (share of peak bytes/s)", 0.3, 1.0, d.memory_eff,
                                0.05, key="memory_eff", bind="query-params")
-        overhead_us = st.slider("Host overhead per step, µs", 0, 2000, int(d.host_overhead_s * 1e6),
-                                50, key="overhead_us", bind="query-params",
+        # A float slider: an int slider would truncate a linked "0.5" to 0 without a word.
+        overhead_us = st.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
+                                50.0, format="%.0f", key="overhead_us", bind="query-params",
                                 help="Launch and scheduling time per step in which no kernel runs.")
     setup = Setup(gpu, model, Assumptions(compute_eff, memory_eff, overhead_us * 1e-6))
     st.session_state[_STATE_KEY] = setup
