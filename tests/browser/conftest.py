@@ -26,7 +26,14 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 
-pytestmark = pytest.mark.browser
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test under tests/browser, so ``-m "not browser"`` skips them all."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def _free_port() -> int:
