@@ -196,7 +196,7 @@ m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), borde
                  f"{fmt.seconds(cp.unchunked.decode_only_step_s)}.")
 m[1].metric("Worst gap, chunked", fmt.seconds(cp.chunked.worst_gap_s), border=True,
             delta=f"{cp.gap_reduction:.1f}× shorter", delta_color="off")
-m[2].metric("TTFT of the prompt, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
+m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
             delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
             help="From the prompt's first step to the end of its last prefill step.")
 m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from sim.chunked import ChunkedPrefill, Schedule
 from sim.paging import (
@@ -36,10 +35,51 @@ LEDGER_COLORS = dict(zip(LEDGER, [COLORS["useful"], COLORS["reserved"], COLORS["
                                   COLORS["free"]], strict=True))
 LEDGER_LABELS = dict(zip(LEDGER, ["Token states", "Reserved but unused", "Last-page slack",
                                   "Free runs too short to use", "Free"], strict=True))
-_LEDGER_SHORT = dict(zip(LEDGER, ["Token states", "Reserved, unused", "Last-page slack", "Runs too short",
-                                  "Free"], strict=True))
+_LEDGER_SHORT = dict(zip(LEDGER, ["Tokens", "Reserved", "Slack", "Too short", "Free"], strict=True))
 POLICY_LABELS = {"reserved": "Reserved", "paged": "Paged"}
 POLICY_COLORS = {"reserved": COLORS["reserved"], "paged": COLORS["decode"]}
+
+
+# --- Assembly ------------------------------------------------------------------------------------------
+# Plotly checks every property of a graph object as it is set, which costs 10-20 ms per figure here
+# (mostly inside ``style``'s update_layout), and this page draws five figures per rerun against a 50 ms
+# budget. So the figures are written as plain dicts on top of the house layout, which is computed once
+# by ``ui.theme.style`` itself, and wrapped without re-validation. The tests build every figure.
+
+_HOUSE: dict = style(go.Figure(), title="-").to_dict()["layout"]  # the house style, resolved once
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    """``base`` updated with ``extra``, nested dicts merged (neither argument is modified)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else value
+    return out
+
+
+def _figure(data: list[dict], layout: dict, *, height: int, title: str, legend_below: float | None = None,
+            legend_columns: int | None = None, bottom_px: int = 10) -> go.Figure:
+    """A figure in the house style from trace and layout dicts.
+
+    ``legend_below``: put the legend under the plot at this paper y (the house style puts it on top,
+    where a long one meets the title); ``legend_columns`` lays its entries out in equal columns (a
+    horizontal legend that overflows otherwise falls back to one entry per row).
+    """
+    house = _merge(_HOUSE, {"height": height, "title": {"text": title}, "margin": {"b": bottom_px}})
+    if legend_below is not None:
+        house["legend"] = _merge(house["legend"], {"yanchor": "top", "y": legend_below})
+    if legend_columns:
+        house["legend"] = _merge(house["legend"], {"entrywidth": 1 / legend_columns,
+                                                   "entrywidthmode": "fraction"})
+    for axis in [k for k in layout if k.startswith(("xaxis", "yaxis"))]:
+        layout = {**layout, axis: _merge(_HOUSE["xaxis"], layout[axis])}
+    return go.Figure({"data": data, "layout": _merge(house, layout)}, _validate=False)
+
+
+def _vline(x: float, color: str, dash: str = "dot", xref: str = "x") -> dict:
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref=xref, yref="paper",
+                line=dict(color=color, width=1, dash=dash))
 
 
 def _discrete_scale() -> list[list]:
@@ -54,17 +94,7 @@ def _discrete_scale() -> list[list]:
 _SCALE = _discrete_scale()
 
 
-def _legend_below(fig: go.Figure, y: float, bottom_px: int, columns: int | None = None) -> go.Figure:
-    """Move the legend under the plot (the house style puts it on top, where it meets the title).
-
-    ``columns``: lay the entries out in that many equal columns (a horizontal legend that overflows
-    otherwise falls back to one entry per row)."""
-    legend = dict(orientation="h", yanchor="top", y=y, xanchor="left", x=0)
-    if columns:
-        legend.update(entrywidth=1 / columns, entrywidthmode="fraction")
-    fig.update_layout(legend=legend, margin=dict(b=bottom_px))
-    return fig
-
+# --- Figures -------------------------------------------------------------------------------------------
 
 def pool_figure(run: PagingRun, step: int) -> go.Figure:
     """The pool at ``step`` as a grid of pages (row-major from the top left), one heatmap."""
@@ -87,9 +117,9 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
     for page in range(n):
         st, r, b, f = int(state[page]), int(owner[page]), int(block[page]), int(fill[page])
         if st in (FULL, PARTIAL, RESERVED_EMPTY):
-            held = (f"Request {r}: {tokens_of[r]:,} tokens in {pages_of[r]} pages "
-                    f"(prompt {int(run.prompt_tokens[r])}, output so far "
-                    f"{tokens_of[r] - int(run.prompt_tokens[r])} of {int(run.output_tokens[r])})")
+            prompt = int(run.prompt_tokens[r])
+            held = (f"Request {r}: {tokens_of[r]:,} tokens in {pages_of[r]} pages (prompt {prompt}, "
+                    f"output so far {tokens_of[r] - prompt} of {int(run.output_tokens[r])})")
             if st == FULL:
                 text.append(f"R{r}·{b}")
                 hover.append(f"<b>Page {page}</b>: block {b} of request {r}, full ({f}/{P} tokens)<br>{held}")
@@ -113,25 +143,27 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
     text_grid = np.array([*text, *[""] * pad], dtype=object).reshape(rows, cols)
     hover_grid = np.array([*hover, *[""] * pad], dtype=object).reshape(rows, cols)
 
-    fig = go.Figure(go.Heatmap(
-        z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=11),
+    data = [dict(
+        type="heatmap", z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=11),
         hovertext=hover_grid, hovertemplate="%{hovertext}<extra></extra>",
         colorscale=_SCALE, zmin=0, zmax=_N_CODES, showscale=False, xgap=3, ygap=3,
-    ))
+    )]
     for name, color in (("Full page (colour: request)", REQUEST_COLORS[0]),
                         ("Last page, partly empty (slack)", COLORS["slack"]),
                         ("Reserved, still empty", COLORS["reserved"]),
                         ("Free, run too short to use", COLORS["waste"]),
                         ("Free", COLORS["free"])):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                                 marker=dict(symbol="square", size=12, color=color,
-                                             line=dict(color=COLORS["muted"], width=0.5))))
-    fig.update_xaxes(showticklabels=False, showgrid=False, range=[-0.5, cols - 0.5], fixedrange=True)
-    fig.update_yaxes(showticklabels=False, showgrid=False, range=[rows - 0.5, -0.5], fixedrange=True,
-                     scaleanchor="x")
-    fig = style(fig, height=600, title=f"{POLICY_LABELS[run.policy]}: the {n}-page pool at step {step}")
-    fig.update_layout(plot_bgcolor="white")
-    return _legend_below(fig, -0.01, 60, columns=2)
+        data.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                         marker=dict(symbol="square", size=12, color=color,
+                                     line=dict(color=COLORS["muted"], width=0.5))))
+    layout = dict(
+        plot_bgcolor="white",
+        xaxis=dict(showticklabels=False, showgrid=False, range=[-0.5, cols - 0.5], fixedrange=True),
+        yaxis=dict(showticklabels=False, showgrid=False, range=[rows - 0.5, -0.5], fixedrange=True,
+                   scaleanchor="x"),
+    )
+    return _figure(data, layout, height=600, title=f"{POLICY_LABELS[run.policy]}: the {n}-page pool at step "
+                   f"{step}", legend_below=-0.01, legend_columns=2, bottom_px=60)
 
 
 def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
@@ -141,70 +173,68 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
         label = POLICY_LABELS[run.policy]
         rows.append((label, f"step {step}", run.ledger_share[step]))
         rows.append((label, f"avg. steps {run.warmup_steps}–{run.n_steps - 1}", run.mean_ledger_share))
-    fig = go.Figure()
-    for i, part in enumerate(LEDGER):
-        fig.add_trace(go.Bar(
-            y=[[r[0] for r in rows], [r[1] for r in rows]], x=[100 * r[2][i] for r in rows],
-            orientation="h", name=_LEDGER_SHORT[part], marker_color=LEDGER_COLORS[part],
-            marker_line=dict(color=COLORS["grid"], width=1),
-            hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
-        ))
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, 100], ticksuffix="%")
-    fig.update_yaxes(autorange="reversed")
-    fig = style(fig, height=340, title="Where the memory goes (share of the pool's token slots)")
-    fig = _legend_below(fig, -0.12, 70, columns=2)
-    fig.update_layout(legend_traceorder="normal")
-    return fig
+    y = [[r[0] for r in rows], [r[1] for r in rows]]
+    data = [dict(
+        type="bar", y=y, x=[100 * float(r[2][i]) for r in rows], orientation="h", name=_LEDGER_SHORT[part],
+        marker=dict(color=LEDGER_COLORS[part], line=dict(color=COLORS["grid"], width=1)),
+        hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
+    ) for i, part in enumerate(LEDGER)]
+    layout = dict(barmode="stack", legend=dict(traceorder="normal"),
+                  xaxis=dict(range=[0, 100], ticksuffix="%"), yaxis=dict(autorange="reversed"))
+    return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
+                   legend_below=-0.12, bottom_px=60)
 
 
 def resident_figure(comparison: Comparison, step: int) -> go.Figure:
     """Requests resident at every step, both policies, with the selected step marked."""
-    fig = go.Figure()
     steps = np.arange(comparison.reserved.n_steps)
+    data = []
     for run in (comparison.reserved, comparison.paged):
         label = POLICY_LABELS[run.policy]
-        fig.add_trace(go.Scatter(
-            x=steps, y=run.resident, name=label, mode="lines", line=dict(color=POLICY_COLORS[run.policy],
-                                                                         width=2, shape="hv"),
+        data.append(dict(
+            type="scatter", x=steps, y=run.resident, name=label, mode="lines",
+            line=dict(color=POLICY_COLORS[run.policy], width=2, shape="hv"),
             hovertemplate=f"<b>{label}</b>, step %{{x}}: %{{y}} requests resident<extra></extra>",
         ))
-    fig.add_vline(x=step, line=dict(color=COLORS["muted"], width=1, dash="dot"))
     top = max(int(comparison.reserved.resident.max()), int(comparison.paged.resident.max()), 1)
-    fig.update_xaxes(range=[0, steps[-1]], title="Step")
-    fig.update_yaxes(range=[0, top * 1.1], title="Requests resident")
-    return _legend_below(style(fig, height=290, title="Requests resident, step by step"), -0.3, 70)
+    layout = dict(shapes=[_vline(step, COLORS["muted"])],
+                  xaxis=dict(range=[0, int(steps[-1])], title=dict(text="Step")),
+                  yaxis=dict(range=[0, top * 1.1], title=dict(text="Requests resident")))
+    return _figure(data, layout, height=290, title="Requests resident, step by step", legend_below=-0.3,
+                   bottom_px=70)
 
 
 def card_figure(fit: CardFit) -> go.Figure:
     """Decode throughput against batch size on the chosen card, with both policies' batch marked."""
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=fit.curve_batch, y=fit.curve_tokens_per_s, mode="lines", name="Decode throughput",
+    data = [dict(
+        type="scatter", x=fit.curve_batch, y=fit.curve_tokens_per_s, mode="lines", name="Decode throughput",
         line=dict(color=COLORS["muted"], width=2),
         hovertemplate="batch %{x:,}: %{y:,.0f} tok/s<extra></extra>",
-    ))
+    )]
     for policy in ("reserved", "paged"):
         b, rate = fit.batch[policy], fit.tokens_per_s[policy]
         if b < 1:
             continue
-        fig.add_trace(go.Scatter(
-            x=[b], y=[rate], mode="markers+text", name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
+        data.append(dict(
+            type="scatter", x=[b], y=[rate], mode="markers+text",
+            name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
             marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
             text=[POLICY_LABELS[policy]], textposition="top left" if policy == "reserved" else "bottom right",
             textfont=dict(color=POLICY_COLORS[policy], size=13),
             hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
                            f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
         ))
+    shapes, notes = [], []
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
-        fig.add_vline(x=fit.compute_bound_batch, line=dict(color=COLORS["compute"], width=1, dash="dot"))
-        fig.add_annotation(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
-                           text=f"compute-bound from batch {fit.compute_bound_batch:,.0f}",
-                           xanchor="left", xshift=4, font=dict(color=COLORS["compute"], size=12))
-    fig.update_xaxes(type="log", title="Decode batch (requests resident)")
-    fig.update_yaxes(rangemode="tozero", title="Decode throughput, tokens/s")
-    fig = style(fig, height=400, title=f"Decode throughput on the {fit.gpu_name}")
-    return _legend_below(fig, -0.2, 80)
+        shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
+        notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
+                          text=f"compute-bound from batch {fit.compute_bound_batch:,.0f}", xanchor="left",
+                          xshift=4, font=dict(color=COLORS["compute"], size=12)))
+    layout = dict(shapes=shapes, annotations=notes,
+                  xaxis=dict(type="log", title=dict(text="Decode batch (requests resident)")),
+                  yaxis=dict(rangemode="tozero", title=dict(text="Decode throughput, tokens/s")))
+    return _figure(data, layout, height=400, title=f"Decode throughput on the {fit.gpu_name}",
+                   legend_below=-0.2, bottom_px=80)
 
 
 def _step_hover(sched: Schedule, n_chunks: int) -> list[str]:
@@ -225,33 +255,41 @@ def _step_hover(sched: Schedule, n_chunks: int) -> list[str]:
 
 
 def chunked_figure(result: ChunkedPrefill) -> go.Figure:
-    """Each step as a bar as wide as it lasts and as tall as the gap it makes decoders wait."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=("Unchunked: the whole prompt in one step",
-                                        f"Chunked: {result.n_chunks} chunks of ≤ {result.chunk_tokens:,} "
-                                        "tokens riding along with the decodes"))
+    """Each step as a bar as wide as it lasts and as tall as the gap it makes decoders wait; unchunked
+    on top, chunked below, on the same axes."""
+    data = []
     for row, sched in ((1, result.unchunked), (2, result.chunked)):
-        n_chunks = int(sched.prefill_steps.size)
         prefill = sched.chunk_tokens > 0
         ms = sched.time_s * 1e3
-        hover = np.array(_step_hover(sched, n_chunks), dtype=object)
+        hover = np.array(_step_hover(sched, int(sched.prefill_steps.size)), dtype=object)
         for is_prefill, name, color in ((False, "Decode-only step", COLORS["decode"]),
                                         (True, "Step carrying prompt tokens", COLORS["prefill"])):
             sel = prefill == is_prefill
-            fig.add_trace(go.Bar(
-                x=(sched.start_s[sel] * 1e3 + ms[sel] / 2), y=ms[sel], width=ms[sel], name=name,
+            data.append(dict(
+                type="bar", x=sched.start_s[sel] * 1e3 + ms[sel] / 2, y=ms[sel], width=ms[sel], name=name,
                 marker=dict(color=color, line=dict(color="white", width=0.5)), legendgroup=name,
                 showlegend=row == 1, hovertext=hover[sel], hovertemplate="%{hovertext}<extra></extra>",
-            ), row=row, col=1)
+                xaxis="x" if row == 1 else "x2", yaxis="y" if row == 1 else "y2",
+            ))
     top = max(result.unchunked.worst_gap_s, result.chunked.worst_gap_s) * 1e3 * 1.1
-    end = max(result.unchunked.end_s[-1], result.chunked.end_s[-1]) * 1e3
-    fig.update_yaxes(range=[0, top], title="Gap between tokens, ms")
-    fig.update_xaxes(range=[0, end])
-    fig.update_xaxes(title="Time since the first step shown, ms", row=2, col=1)
-    fig.update_layout(bargap=0)
-    fig = style(fig, height=500, title="What each decoding user waits between tokens")
-    fig.update_annotations(font=dict(size=13), xanchor="left", x=0)
-    return _legend_below(fig, -0.14, 80)
+    end = float(max(result.unchunked.end_s[-1], result.chunked.end_s[-1])) * 1e3
+    gap_title = dict(text="Gap between tokens, ms")
+    titles = ("Unchunked: the whole prompt in one step",
+              f"Chunked: {result.n_chunks} chunks of ≤ {result.chunk_tokens:,} tokens riding along with the "
+              "decodes")
+    layout = dict(
+        bargap=0,
+        xaxis=dict(range=[0, end], anchor="y", showticklabels=False),
+        yaxis=dict(range=[0, top], domain=[0.56, 0.92], title=gap_title),
+        xaxis2=dict(range=[0, end], anchor="y2", matches="x", title=dict(text="Time since the first step "
+                                                                         "shown, ms")),
+        yaxis2=dict(range=[0, top], domain=[0, 0.36], title=gap_title),
+        annotations=[dict(text=t, x=0, y=y, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                          showarrow=False, font=dict(size=13))
+                     for t, y in zip(titles, (0.93, 0.37), strict=True)],
+    )
+    return _figure(data, layout, height=500, title="What each decoding user waits between tokens",
+                   legend_below=-0.14, bottom_px=80)
 
 
 # --- Tables for the Data expander ----------------------------------------------------------------------
