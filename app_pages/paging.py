@@ -41,6 +41,11 @@ def _compare(page_tokens: int, max_output: int):
     return compare(page_tokens=page_tokens, max_output=max_output)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _card_fit(gpu, model, page_tokens: int, max_output: int, assumptions):
+    return card_fit(gpu, model, page_tokens, max_output, assumptions)
+
+
 header("02", "Fitting more requests: PagedAttention", """
 Batching only pays if the requests fit, and what limits them is the **KV cache**. The old way gave
 each request one contiguous slab of cache sized for the *longest* answer it might give: most of it
@@ -123,7 +128,7 @@ st.info(
 st.subheader("On a real card")
 card_max = st.select_slider("Max output length on the card, tokens", CARD_MAX_OUTPUTS, value=2048,
                             key="paging_card_max_output", bind="query-params")
-fit = card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
+fit = _card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
 st.markdown(
     f"The same two policies on the {setup.gpu.name} serving {setup.model.name}, with ShareGPT-like "
     f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "

@@ -47,6 +47,12 @@ POLICY_COLORS = {"reserved": COLORS["reserved"], "paged": COLORS["decode"]}
 # by ``ui.theme.style`` itself, and wrapped without re-validation. The tests build every figure.
 
 _HOUSE: dict = style(go.Figure(), title="-").to_dict()["layout"]  # the house style, resolved once
+# Of the template, keep what a 2-D cartesian chart uses: the rest (polar, geo, 3-D, per-trace defaults
+# for every trace type; all colours here are set explicitly) is most of its weight, and both plotly and
+# Streamlit deep-copy and walk the whole figure on every rerun.
+_CARTESIAN = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor",
+              "plot_bgcolor", "xaxis", "yaxis", "title", "shapedefaults", "annotationdefaults")
+_HOUSE["template"] = {"layout": {k: v for k, v in _HOUSE["template"]["layout"].items() if k in _CARTESIAN}}
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -140,8 +146,9 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
             hover.append(f"<b>Page {page}</b>: free")
     pad = rows * cols - n
     z = np.concatenate([code + 0.5, np.full(pad, np.nan)]).reshape(rows, cols)
-    text_grid = np.array([*text, *[""] * pad], dtype=object).reshape(rows, cols)
-    hover_grid = np.array([*hover, *[""] * pad], dtype=object).reshape(rows, cols)
+    # Plain nested lists: Plotly's JSON encoder walks object arrays element by element (slow).
+    text_grid = np.array([*text, *[""] * pad], dtype=object).reshape(rows, cols).tolist()
+    hover_grid = np.array([*hover, *[""] * pad], dtype=object).reshape(rows, cols).tolist()
 
     data = [dict(
         type="heatmap", z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=11),
@@ -268,7 +275,8 @@ def chunked_figure(result: ChunkedPrefill) -> go.Figure:
             data.append(dict(
                 type="bar", x=sched.start_s[sel] * 1e3 + ms[sel] / 2, y=ms[sel], width=ms[sel], name=name,
                 marker=dict(color=color, line=dict(color="white", width=0.5)), legendgroup=name,
-                showlegend=row == 1, hovertext=hover[sel], hovertemplate="%{hovertext}<extra></extra>",
+                showlegend=row == 1, hovertext=hover[sel].tolist(),
+                hovertemplate="%{hovertext}<extra></extra>",
                 xaxis="x" if row == 1 else "x2", yaxis="y" if row == 1 else "y2",
             ))
     top = max(result.unchunked.worst_gap_s, result.chunked.worst_gap_s) * 1e3 * 1.1
@@ -317,7 +325,7 @@ def pages_table(run: PagingRun, step: int) -> pd.DataFrame:
         "request": run.owner[step],
         "block": np.where(run.owner[step] >= 0, run.block[step], -1),
         "tokens": run.fill[step],
-        "state": [names[int(s)] for s in run.state[step]],
+        "state": pd.Series([names[int(s)] for s in run.state[step]], dtype=object),
     })
 
 
@@ -335,12 +343,12 @@ def card_table(fit: CardFit) -> pd.DataFrame:
 
 def chunked_table(result: ChunkedPrefill) -> pd.DataFrame:
     frames = []
-    for name, s in (("unchunked", result.unchunked), ("chunked", result.chunked)):
+    for s in (result.unchunked, result.chunked):
         frames.append(pd.DataFrame({
-            "schedule": name, "step": np.arange(s.n_steps), "prompt_tokens": s.chunk_tokens,
+            "chunked": s.chunked, "step": np.arange(s.n_steps), "prompt_tokens": s.chunk_tokens,
             "prefix_cached_tokens": s.prefix_tokens, "decode_seqs": s.decode_seqs,
             "new_tokens": s.new_tokens, "flops": s.cost.flops, "bytes": s.cost.bytes,
             "start_s": s.start_s, "step_time_s": s.time_s,
-            "bound": np.where(s.cost.memory_bound, "memory", "compute"),
+            "memory_bound": s.cost.memory_bound,
         }))
     return pd.concat(frames, ignore_index=True)
