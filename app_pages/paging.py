@@ -115,9 +115,10 @@ with right:
     )
 
 r_res, p_res = cmp.reserved.mean_resident, cmp.paged.mean_resident
+ratio = f" (**{p_res / r_res:.1f}×**)" if r_res > 0 else ""
 st.info(
     f"**Same pool, same requests.** Reserving for the maximum keeps **{r_res:.1f}** requests resident on "
-    f"average; paging keeps **{p_res:.1f}** (**{p_res / max(r_res, 1e-9):.1f}×**). Under reservation only "
+    f"average; paging keeps **{p_res:.1f}**{ratio}. Under reservation only "
     f"**{fmt.percent(share['reserved'], 0)}** of the memory holds tokens: the rest is reserved for answers "
     f"not yet written (or never), or stranded between reservations. Paged memory is "
     f"**{fmt.percent(share['paged'], 0)}** tokens; the remainder is the unfilled end of each sequence's "
@@ -194,6 +195,8 @@ batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="pagi
                          bind="query-params")
 chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
 cp = chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
+if not fit.fits:
+    st.caption(f"{setup.model.name} does not fit this card (above): the timings below price it as if it did.")
 
 m = st.columns(4)
 m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
@@ -220,7 +223,8 @@ how_computed(
 **The pool.** {DEFAULT_N_PAGES} pages of $b$ tokens (the page size). A backlog of requests arrives at
 step 0 and is served first come, first served for {DEFAULT_N_STEPS} steps. A request with prompt $p$
 is admitted with its prompt cached; every step each resident request writes one token; it leaves after
-$o$ tokens, its own length capped at the max output length $M$.
+$o$ tokens, its own length capped at the max output length $M$. Run averages leave out the first
+quarter of the steps, while the start-up burst settles.
 
 - *Reserved*: $\lceil (p+M)/b \rceil$ **contiguous** pages, first fit, held until the request leaves.
 - *Paged*: $\lceil (p+t)/b \rceil$ pages at its $t$-th token, anywhere; one more page only when the
