@@ -30,6 +30,8 @@ HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material
 SECTIONS: tuple[Section, ...] = (
     Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
             "Prefill saturates the tensor cores; decode streams every weight for a single token."),
+    Section("02", "PagedAttention", "app_pages/paging.py", "paged-attention", ":material/grid_view:",
+            "Pages handed out as tokens arrive fit several times more requests than reserving for the max."),
 )
 
 

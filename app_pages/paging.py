@@ -1,0 +1,288 @@
+"""02 · PagedAttention: reserved vs paged KV cache on a 64-page pool, and chunked prefill."""
+
+import streamlit as st
+
+from sim.chunked import chunked_prefill
+from sim.paging import (
+    DEFAULT_MEMORY_UTILIZATION,
+    DEFAULT_N_PAGES,
+    DEFAULT_N_STEPS,
+    WORKLOADS,
+    card_fit,
+    compare,
+)
+from ui import format as fmt
+from ui.fig_paging import (
+    card_figure,
+    card_table,
+    chunked_figure,
+    chunked_table,
+    ledger_figure,
+    pages_table,
+    pool_figure,
+    resident_figure,
+    steps_table,
+)
+from ui.layout import data_expander, header, how_computed, next_link
+from ui.setup import current_setup
+from ui.theme import PLOTLY_CONFIG
+
+PAGE_SIZES = [8, 16, 32, 64]
+MAX_OUTPUTS = [64, 128, 256, 512, 1024]
+CARD_MAX_OUTPUTS = [512, 1024, 2048, 4096, 8192]
+PROMPTS = [1024, 2048, 4096, 8192, 16384, 32768]
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+CHUNKS = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+DEFAULT_STEP = 120  # mid-run: the start-up burst has settled and the queue is still full
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _compare(page_tokens: int, max_output: int):
+    return compare(page_tokens=page_tokens, max_output=max_output)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _card_fit(gpu, model, page_tokens: int, max_output: int, assumptions):
+    return card_fit(gpu, model, page_tokens, max_output, assumptions)
+
+
+header("02", "Fitting more requests: PagedAttention", """
+Batching only pays if the requests fit, and what limits them is the **KV cache**. The old way gave
+each request one contiguous slab of cache sized for the *longest* answer it might give: most of it
+sat empty, and the gaps between slabs were too short for the next request. **PagedAttention**
+(vLLM) does what an operating system does with virtual memory: the cache is cut into small pages,
+handed out as tokens arrive and found through a page table. Flip between the two on the same
+64-page pool, scrub through the run, and watch how many requests fit and where the memory goes.
+""")
+
+setup = current_setup()
+c1, c2, c3 = st.columns([1, 1.2, 1.2])
+paged = c1.toggle("PagedAttention", value=False, key="paging_paged", bind="query-params",
+                  help="Off: each request reserves contiguous pages for its prompt plus the maximum "
+                       "output length. On: pages are handed out as tokens arrive.")
+page_tokens = c2.select_slider("Page size, tokens", PAGE_SIZES, value=16, key="paging_page_tokens",
+                               bind="query-params")
+max_output = c3.select_slider("Max output length, tokens", MAX_OUTPUTS, value=256,
+                              key="paging_max_output", bind="query-params",
+                              help="What the reserved policy must set aside for every request.")
+step = st.slider("Step of the run", 0, DEFAULT_N_STEPS - 1, DEFAULT_STEP, key="paging_step",
+                 bind="query-params")
+
+cmp = _compare(page_tokens, max_output)
+policy, other = ("paged", "reserved") if paged else ("reserved", "paged")
+run, alt = cmp.run(policy), cmp.run(other)
+
+m = st.columns(4)
+m[0].metric("Requests resident", f"{int(run.resident[step])}", border=True,
+            delta=f"{int(run.resident[step]) - int(alt.resident[step]):+d} vs {other}", delta_color="off",
+            help=f"Requests holding cache pages at step {step}. Run average: {run.mean_resident:.1f} "
+                 f"({other}: {alt.mean_resident:.1f}).")
+m[1].metric("Token-state share", fmt.percent(float(run.token_share[step])), border=True,
+            delta=f"{100 * float(run.token_share[step] - alt.token_share[step]):+.0f} pp vs {other}",
+            delta_color="off",
+            help="Share of the pool's token slots that hold a cached token at this step: the rest is "
+                 "reserved but unused, slack in last pages, or free.")
+m[2].metric("Requests waiting", f"{int(run.waiting[step])}", border=True,
+            help="Queued behind the head of the line (the whole backlog arrives at step 0).")
+m[3].metric("Preemptions so far", f"{int(run.preempted[: step + 1].sum())}", border=True,
+            help="Paged only: when a sequence needs a page and none is free, the most recently admitted "
+                 "request gives up its pages and goes back to the queue (its cache is recomputed).")
+rejected = int(cmp.reserved.rejected.sum())
+if rejected:
+    st.warning(f"{rejected} of {cmp.reserved.rejected.size} requests need a reservation larger than the "
+               f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
+               "policy. Paged serves them.", icon=":material/block:")
+
+left, right = st.columns([1.1, 1])
+with left:
+    st.plotly_chart(
+        pool_figure(run, step), key="paging_pool", config=PLOTLY_CONFIG, width="stretch",
+        alt=f"The {DEFAULT_N_PAGES}-page pool under the {policy} policy at step {step}: "
+            f"{int(run.resident[step])} requests resident, {float(run.token_share[step]):.0%} of the slots "
+            f"hold tokens.",
+    )
+with right:
+    share = {p: cmp.run(p).mean_token_share for p in ("reserved", "paged")}
+    st.plotly_chart(
+        ledger_figure(cmp, step), key="paging_ledger", config=PLOTLY_CONFIG, width="stretch",
+        alt=f"Ledger of the pool. Over the run, token states fill {share['reserved']:.0%} of it under "
+            f"reserved and {share['paged']:.0%} under paged.",
+    )
+    st.plotly_chart(
+        resident_figure(cmp, step), key="paging_resident", config=PLOTLY_CONFIG, width="stretch",
+        alt=f"Requests resident over the run: {cmp.reserved.mean_resident:.1f} on average under reserved, "
+            f"{cmp.paged.mean_resident:.1f} under paged.",
+    )
+
+r_res, p_res = cmp.reserved.mean_resident, cmp.paged.mean_resident
+ratio = f" (**{p_res / r_res:.1f}×**)" if r_res > 0 else ""
+st.info(
+    f"**Same pool, same requests.** Reserving for the maximum keeps **{r_res:.1f}** requests resident on "
+    f"average; paging keeps **{p_res:.1f}**{ratio}. Under reservation only "
+    f"**{fmt.percent(share['reserved'], 0)}** of the memory holds tokens: the rest is reserved for answers "
+    f"not yet written (or never), or stranded between reservations. Paged memory is "
+    f"**{fmt.percent(share['paged'], 0)}** tokens; the remainder is the unfilled end of each sequence's "
+    "last page, and the price is preemption when the pool runs dry.",
+    icon=":material/lightbulb:",
+)
+
+st.subheader("On a real card")
+card_max = st.select_slider("Max output length on the card, tokens", CARD_MAX_OUTPUTS, value=2048,
+                            key="paging_card_max_output", bind="query-params")
+fit = _card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
+st.markdown(
+    f"The same two policies on the {setup.gpu.name} serving {setup.model.name}, with ShareGPT-like "
+    f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "
+    f"{WORKLOADS['sharegpt'].output_mean:.0f}) and {page_tokens}-token pages. The KV cache gets what "
+    f"the weights leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the card's memory.")
+if not fit.fits:
+    st.error(
+        f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)}, more than "
+        f"the {fmt.bytes_(fit.memory_bytes)} the engine may use on the {setup.gpu.name} "
+        f"({DEFAULT_MEMORY_UTILIZATION:.0%} of {fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a "
+        "KV cache. Pick a bigger card, a smaller model, or FP8/INT4 weights in the sidebar.",
+        icon=":material/memory:",
+    )
+else:
+    m = st.columns(3)
+    m[0].metric("KV-cache budget", fmt.bytes_(fit.kv_budget_bytes), border=True,
+                help=f"{fmt.bytes_(fit.memory_bytes)} usable − {fmt.bytes_(fit.weight_bytes)} of weights = "
+                     f"{fit.kv_budget_tokens:,.0f} tokens at {fit.kv_bytes_per_token / 1024:.0f} KiB each.")
+    m[1].metric("Fit, reserved", fmt.count(fit.batch["reserved"]), border=True,
+                help=f"Each holds {fit.slots_per_request['reserved']:,.0f} token slots for its whole life.")
+    m[2].metric("Fit, paged", fmt.count(fit.batch["paged"]), border=True,
+                delta=f"{fit.batch_gain:.1f}×" if fit.batch["reserved"] else None, delta_color="off",
+                help=f"Each holds {fit.slots_per_request['paged']:,.0f} token slots on average over "
+                     "its life.")
+    m = st.columns(3)
+    m[0].metric("Decode throughput, reserved", fmt.rate(fit.tokens_per_s["reserved"]), border=True,
+                help=f"Batch {fit.batch['reserved']:,}: one decode step takes "
+                     f"{fmt.seconds(fit.step_s['reserved'])}.")
+    m[1].metric("Decode throughput, paged", fmt.rate(fit.tokens_per_s["paged"]), border=True,
+                delta=f"{fit.throughput_gain:.2f}×" if fit.batch["reserved"] else None, delta_color="off",
+                help=f"Batch {fit.batch['paged']:,}: one decode step takes "
+                     f"{fmt.seconds(fit.step_s['paged'])}.")
+    cb = fit.compute_bound_batch
+    m[2].metric("Compute-bound from batch", fmt.count(cb) if cb < 1e7 else "never", border=True,
+                help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
+                     "little throughput.")
+    st.plotly_chart(
+        card_figure(fit), key="paging_card", config=PLOTLY_CONFIG, width="stretch",
+        alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
+            f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
+            f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
+    )
+    if fit.batch["reserved"] and cb < fit.batch["reserved"]:
+        st.caption(f"Here decode is compute-bound from batch {cb:,.0f}, below even the reserved batch: "
+                   "memory is not the limit, so paging buys little throughput on this card. It pays where "
+                   "the KV budget is tight: a bigger model, a smaller card, longer requests.")
+    else:
+        st.caption("The payoff compounds with section 01: paging lets more requests be resident, "
+                   "continuous batching keeps their slots full, and decode, bound by reading the weights "
+                   "once per step, turns the bigger batch into more tokens per second.")
+
+st.subheader("Chunked prefill: a long prompt without the stall")
+st.markdown("""
+Batching prefill with decode has a catch. When a long prompt arrives, the step that prefills it is
+far longer than a decode step, and every user mid-answer waits for it. **Chunked prefill**
+(Sarathi-Serve) slices the prompt into chunks that ride along with the decodes, one chunk a step:
+the decoders' gaps stay short, and the prompt's own first token comes only a little later.
+""")
+c1, c2, c3 = st.columns(3)
+prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="paging_prompt",
+                          bind="query-params")
+batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
+                         bind="query-params")
+chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
+cp = chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
+if not fit.fits:
+    st.caption(f"{setup.model.name} does not fit this card (above): the timings below price it as if it did.")
+
+m = st.columns(4)
+m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
+            help=f"The longest wait between two tokens of a decoding user. A decode-only step takes "
+                 f"{fmt.seconds(cp.unchunked.decode_only_step_s)}.")
+m[1].metric("Worst gap, chunked", fmt.seconds(cp.chunked.worst_gap_s), border=True,
+            delta=f"{cp.gap_reduction:.1f}× shorter", delta_color="off")
+m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
+            delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
+            help="From the prompt's first step to the end of its last prefill step.")
+m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
+            help=f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
+                 "of one, each re-reading the weights and the cached prefix.")
+st.plotly_chart(
+    chunked_figure(cp), key="paging_chunked", config=PLOTLY_CONFIG, width="stretch",
+    alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
+        f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
+        f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "
+        f"{cp.prefill_slowdown:.0%} later.",
+)
+
+how_computed(
+    rf"""
+**The pool.** {DEFAULT_N_PAGES} pages of $b$ tokens (the page size). A backlog of requests arrives at
+step 0 and is served first come, first served for {DEFAULT_N_STEPS} steps. A request with prompt $p$
+is admitted with its prompt cached; every step each resident request writes one token; it leaves after
+$o$ tokens, its own length capped at the max output length $M$. Run averages leave out the first
+quarter of the steps, while the start-up burst settles.
+
+- *Reserved*: $\lceil (p+M)/b \rceil$ **contiguous** pages, first fit, held until the request leaves.
+- *Paged*: $\lceil (p+t)/b \rceil$ pages at its $t$-th token, anywhere; one more page only when the
+  last fills. No free page: the most recently admitted request is preempted (vLLM's recompute: it
+  frees its pages and returns to the head of the queue, keeping the tokens it has written).
+
+**The ledger** (token slots, summing to {DEFAULT_N_PAGES}·$b$ at every step): token states; reserved
+but unused (whole pages past a sequence's last filled one); last-page slack
+($\lceil n/b\rceil b - n$ for a sequence of $n$ tokens, at most $b-1$); free runs too short to use
+(free pages in runs shorter than the next queued request's reservation); free.
+
+**On a real card.** KV budget $= 0.9\,M_\text{{GPU}} - W$. A resident request holds, averaged over its
+life of $o$ steps, $\lceil (p+M)/b\rceil b$ slots (reserved) or
+$\frac{{1}}{{o}}\sum_{{t=1}}^{{o}} \lceil (p+t)/b\rceil b$ (paged); requests that fit = budget /
+(KV bytes per token × slots), averaged over 20,000 ShareGPT-like requests weighted by how long each
+stays. Decode throughput = batch / $t_\text{{step}}$ from the shared cost model, at the mean context a
+resident request holds.
+
+**Chunked prefill.** $B$ sequences with $c$ = 1,024 cached tokens decode; a prompt of $P$ tokens
+arrives. Unchunked: one step of $T = B + P$ new tokens with $P(P+1)/2$ causal attention pairs.
+Chunked: $\lceil P/C\rceil$ steps; chunk $j$ of $q_j$ tokens on a cached prefix $s_j$ adds
+$q_j (s_j + (q_j+1)/2)$ pairs and reads $s_j$ cached tokens, so the pairs still sum to $P(P+1)/2$
+but the weights are read once per step. Every step is priced by the same roofline as every page.
+""",
+    assumptions=[
+        "Toy pool: one backlog of 400 requests (lognormal prompts with mean "
+        f"{WORKLOADS['toy chat'].prompt_mean:.0f} tokens, exponential outputs with mean "
+        f"{WORKLOADS['toy chat'].output_mean:.0f}, seed 0), the same stream for both policies; lengths are "
+        "scaled down so a request fits a 1,024-token pool.",
+        "Prefill happens in the admission step and yields the first token; one token per resident request "
+        "per step after that. Time is in steps here, not seconds.",
+        "Reserved: first come first served, no skipping past a head that does not fit (no reordering to "
+        "pack holes). Paged: no watermark of spare pages, no cap on the number of sequences.",
+        "Real card: 90 % of memory for weights and KV cache (vLLM's default gpu_memory_utilization; the "
+        "rest covers activations and the CUDA context). External fragmentation is ignored there (it only "
+        "lowers the reserved batch), and the engine's max_num_seqs cap is not applied.",
+        "Chunked prefill: the decoders' contexts are held at 1,024 tokens over the few hundred steps shown; "
+        "the prompt arrives as the first prompt-carrying step starts. No tile-quantisation effects "
+        "(Sarathi-Serve: chunk 257 instead of 256 can cost 32 %).",
+        "PagedAttention's kernel overhead (20–26 % slower attention in the vLLM paper) is not charged.",
+    ],
+    sources=[
+        "vLLM / PagedAttention: Kwon et al., SOSP '23 (arXiv 2309.06180): token-state share 20.4–38.2 % "
+        "for Orca's reservations vs 96.3 % for vLLM (Fig. 2), block size 16 (§7.2): REFERENCE.md 3.2, "
+        "V14, V16.",
+        f"ShareGPT-like lengths: {WORKLOADS['sharegpt'].source}.",
+        "Backlog (burst) arrivals and exponential outputs: Anyscale's continuous batching benchmark, "
+        "REFERENCE.md 3.3.",
+        "Chunked prefill: Sarathi-Serve, Agrawal et al., OSDI '24 (arXiv 2403.02310): token budget 512 "
+        "under a strict SLO, chunking overhead at most ~25 % at chunk 512: REFERENCE.md 3.4.",
+        "gpu_memory_utilization = 0.9: vLLM engine arguments (default).",
+        f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
+    ],
+)
+data_expander({
+    "Steps, both policies (ledger in token slots)": steps_table(cmp),
+    f"Pages at step {step} ({policy})": pages_table(run, step),
+    "Real card": card_table(fit),
+    "Chunked prefill steps": chunked_table(cp),
+}, key="paging_data")
+next_link(__file__)

@@ -1,0 +1,187 @@
+"""Page 02 through AppTest: every widget flips without an exception and the numbers move the way the
+article says; URL parameters set the widgets; bad URL values fall back to the defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conftest import metric, number, open_app
+
+PAGE = "app_pages/paging.py"
+
+
+def _seconds(text: str) -> float:
+    """A displayed duration ('252 ms', '1.36 s', '900 µs') in seconds."""
+    unit = text.split()[-1]
+    return number(text) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6}[unit]
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_app(PAGE)
+
+
+def test_defaults_tell_the_story(at):
+    _ok(at)
+    assert at.toggle(key="paging_paged").value is False
+    assert at.slider(key="paging_step").value == 120
+    reserved = number(metric(at, "Requests resident"))
+    assert number(metric(at, "Preemptions so far")) == 0
+    assert number(metric(at, "Token-state share")) < 35
+    # The real card: paged fits several times more, and turns it into throughput.
+    assert number(metric(at, "Fit, paged")) > 3 * number(metric(at, "Fit, reserved"))
+    assert number(metric(at, "Decode throughput, paged")) > number(metric(at, "Decode throughput, reserved"))
+    # Chunked prefill: the stall shrinks by an order of magnitude at a small TTFT price.
+    assert _seconds(metric(at, "Worst gap, unchunked")) > 10 * _seconds(metric(at, "Worst gap, chunked"))
+    assert 0 < number(metric(at, "Prefill slowdown")) < 25
+    assert reserved >= 1
+    charts = at.get("plotly_chart")
+    assert len(charts) == 5
+
+
+def test_toggle_to_paged_fits_more_and_wastes_less(at):
+    before = number(metric(at, "Requests resident"))
+    share_before = number(metric(at, "Token-state share"))
+    at.toggle(key="paging_paged").set_value(True).run()
+    _ok(at)
+    assert number(metric(at, "Requests resident")) > 2 * before
+    assert number(metric(at, "Token-state share")) > share_before + 40
+    assert number(metric(at, "Preemptions so far")) > 0
+    at.toggle(key="paging_paged").set_value(False).run()
+    _ok(at)
+    assert number(metric(at, "Requests resident")) == before
+
+
+def test_step_slider_scrubs_the_run(at):
+    at.toggle(key="paging_paged").set_value(True).run()
+    seen = set()
+    preempted = []
+    for step in (0, 60, 120, 239):
+        at.slider(key="paging_step").set_value(step).run()
+        _ok(at)
+        seen.add(number(metric(at, "Requests resident")))
+        preempted.append(number(metric(at, "Preemptions so far")))
+    assert len(seen) > 1
+    assert preempted == sorted(preempted) and preempted[-1] > preempted[0]
+    at.slider(key="paging_step").set_value(120).run()
+    at.toggle(key="paging_paged").set_value(False).run()
+
+
+def test_max_output_and_page_size_move_the_reserved_pool(at):
+    at.slider(key="paging_step").set_value(120).run()
+    at.select_slider(key="paging_max_output").set_value(64).run()
+    _ok(at)
+    small = number(metric(at, "Requests resident"))
+    at.select_slider(key="paging_max_output").set_value(1024).run()
+    _ok(at)
+    # A 1,024-token reservation does not fit a 1,024-token pool: the page warns, nothing resident.
+    assert number(metric(at, "Requests resident")) == 0
+    assert any("turned away" in w.value for w in at.warning)
+    at.select_slider(key="paging_max_output").set_value(256).run()
+    mid = number(metric(at, "Requests resident"))
+    assert small > mid
+    for size in (8, 32, 64):
+        at.select_slider(key="paging_page_tokens").set_value(size).run()
+        _ok(at)
+    at.select_slider(key="paging_page_tokens").set_value(16).run()
+
+
+def test_card_and_chunk_controls(at):
+    fit = number(metric(at, "Fit, reserved"))
+    at.select_slider(key="paging_card_max_output").set_value(8192).run()
+    _ok(at)
+    assert number(metric(at, "Fit, reserved")) < fit / 2
+    at.select_slider(key="paging_card_max_output").set_value(2048).run()
+
+    gap = _seconds(metric(at, "Worst gap, chunked"))
+    at.select_slider(key="paging_chunk").set_value(2048).run()
+    _ok(at)
+    assert _seconds(metric(at, "Worst gap, chunked")) > gap
+    stall = _seconds(metric(at, "Worst gap, unchunked"))
+    at.select_slider(key="paging_prompt").set_value(32768).run()
+    _ok(at)
+    assert _seconds(metric(at, "Worst gap, unchunked")) > stall  # a longer prompt, a longer stall
+    at.select_slider(key="paging_batch").set_value(256).run()
+    _ok(at)
+
+
+def test_url_parameters_set_the_widgets():
+    at = open_app(PAGE, {"paging_paged": "true", "paging_step": "30", "paging_page_tokens": "32",
+                         "paging_chunk": "128"})
+    _ok(at)
+    assert at.toggle(key="paging_paged").value is True
+    assert at.slider(key="paging_step").value == 30
+    assert at.select_slider(key="paging_page_tokens").value == 32
+    assert at.select_slider(key="paging_chunk").value == 128
+
+
+@pytest.mark.parametrize("params", [
+    {"paging_step": "9999", "paging_page_tokens": "7", "paging_paged": "maybe", "paging_chunk": "-3",
+     "paging_max_output": "1e9"},
+    {"paging_step": "abc", "paging_page_tokens": "", "paging_chunk": "512.5", "paging_paged": "1"},
+])
+def test_malformed_url_values_fall_back_to_defaults(params):
+    at = open_app(PAGE, params)
+    _ok(at)
+    assert at.slider(key="paging_step").value == 120
+    assert at.select_slider(key="paging_page_tokens").value == 16
+    assert at.toggle(key="paging_paged").value is False
+    assert at.select_slider(key="paging_chunk").value == 512
+    assert at.select_slider(key="paging_max_output").value == 256
+
+
+def test_model_too_big_for_the_card_says_so():
+    at = open_app(PAGE, {"model": "Llama-3.1-70B"})
+    _ok(at)
+    assert any("does not fit" in e.value for e in at.error)
+    labels = [m.label for m in at.metric]
+    assert "Fit, paged" not in labels and "Requests resident" in labels
+
+
+# --- The figures, checked on the go.Figure (arrays do not survive AppTest's JSON) ------------------------
+
+def test_pool_figure_draws_every_page_in_its_state():
+    from sim.paging import FREE, FULL, PARTIAL, RESERVED_EMPTY, STRANDED, compare
+    from ui.fig_paging import _CODE, _K, pool_figure
+
+    c = compare()
+    for run in (c.reserved, c.paged):
+        fig = pool_figure(run, 120)
+        heat = fig.data[0]
+        assert heat.type == "heatmap" and np.shape(heat.z) == (8, 8)
+        code = np.asarray(heat.z).ravel() - 0.5
+        state = run.state[120]
+        assert (code[state == FULL] < _K).all()
+        for s in (PARTIAL, RESERVED_EMPTY, STRANDED, FREE):
+            assert (code[state == s] == _CODE[s]).all()
+        hover = np.asarray(heat.hovertext).ravel()
+        assert all("slack" in h for h in hover[state == PARTIAL])
+        assert all("reserved but unused" in h for h in hover[state == RESERVED_EMPTY])
+        assert all("unusable" in h for h in hover[state == STRANDED])
+    # Reserved at the default step: reservations and stranded runs on screen; paged: neither.
+    assert {RESERVED_EMPTY, STRANDED} <= set(c.reserved.state[120].tolist())
+    assert not {RESERVED_EMPTY, STRANDED} & set(c.paged.state[120].tolist())
+
+
+def test_ledger_and_chunked_figures_carry_the_numbers():
+    from sim.chunked import chunked_prefill
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from sim.paging import compare
+    from ui.fig_paging import chunked_figure, ledger_figure
+
+    c = compare()
+    fig = ledger_figure(c, 120)
+    totals = np.sum([np.asarray(bar.x) for bar in fig.data], axis=0)
+    np.testing.assert_allclose(totals, 100)
+    assert fig.data[0].x[0] == pytest.approx(100 * c.reserved.token_share[120])
+    cp = chunked_prefill(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"])
+    fig = chunked_figure(cp)
+    tallest = max(max(np.asarray(bar.y), default=0) for bar in fig.data)
+    assert tallest == pytest.approx(cp.unchunked.worst_gap_s * 1e3)
+    assert fig.layout.yaxis.range == fig.layout.yaxis2.range  # same scale: the spike reads as a spike

@@ -1,0 +1,354 @@
+"""Figures and tables for section 02 (reserved vs paged KV cache, and chunked prefill)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sim.chunked import ChunkedPrefill, Schedule
+from sim.paging import (
+    FREE,
+    FULL,
+    LEDGER,
+    PARTIAL,
+    RESERVED_EMPTY,
+    STRANDED,
+    CardFit,
+    Comparison,
+    PagingRun,
+)
+from ui.theme import COLORS, OKABE_ITO, style
+
+# Requests get the palette's colours that no page state uses (orange: reserved, yellow: slack,
+# vermillion: stranded), so a state is never mistaken for a request. Cell labels carry the identity.
+REQUEST_COLORS = [OKABE_ITO[c] for c in ("blue", "bluish_green", "reddish_purple", "sky_blue")]
+_K = len(REQUEST_COLORS)
+# Heatmap codes: 0.._K-1 a full page of a request (by colour), then the page states.
+_CODE = {PARTIAL: _K, RESERVED_EMPTY: _K + 1, STRANDED: _K + 2, FREE: _K + 3}
+_STATE_COLORS = [COLORS["slack"], COLORS["reserved"], COLORS["waste"], COLORS["free"]]
+_N_CODES = _K + len(_STATE_COLORS)
+
+LEDGER_COLORS = dict(zip(LEDGER, [COLORS["useful"], COLORS["reserved"], COLORS["slack"], COLORS["waste"],
+                                  COLORS["free"]], strict=True))
+LEDGER_LABELS = dict(zip(LEDGER, ["Token states", "Reserved but unused", "Last-page slack",
+                                  "Free runs too short to use", "Free"], strict=True))
+_LEDGER_SHORT = dict(zip(LEDGER, ["Tokens", "Reserved", "Slack", "Too short", "Free"], strict=True))
+POLICY_LABELS = {"reserved": "Reserved", "paged": "Paged"}
+POLICY_COLORS = {"reserved": COLORS["reserved"], "paged": COLORS["decode"]}
+
+
+# --- Assembly ------------------------------------------------------------------------------------------
+# Plotly checks every property of a graph object as it is set, which costs 10-20 ms per figure here
+# (mostly inside ``style``'s update_layout), and this page draws five figures per rerun against a 50 ms
+# budget. So the figures are written as plain dicts on top of the house layout, which is computed once
+# by ``ui.theme.style`` itself, and wrapped without re-validation. The tests build every figure.
+
+_HOUSE: dict = style(go.Figure(), title="-").to_dict()["layout"]  # the house style, resolved once
+# Of the template, keep what a 2-D cartesian chart uses: the rest (polar, geo, 3-D, per-trace defaults
+# for every trace type; all colours here are set explicitly) is most of its weight, and both plotly and
+# Streamlit deep-copy and walk the whole figure on every rerun.
+_CARTESIAN = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor",
+              "plot_bgcolor", "xaxis", "yaxis", "title", "shapedefaults", "annotationdefaults")
+_HOUSE["template"] = {"layout": {k: v for k, v in _HOUSE["template"]["layout"].items() if k in _CARTESIAN}}
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    """``base`` updated with ``extra``, nested dicts merged (neither argument is modified)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else value
+    return out
+
+
+def _figure(data: list[dict], layout: dict, *, height: int, title: str, legend_below: float | None = None,
+            legend_columns: int | None = None, bottom_px: int = 10) -> go.Figure:
+    """A figure in the house style from trace and layout dicts.
+
+    ``legend_below``: put the legend under the plot at this paper y (the house style puts it on top,
+    where a long one meets the title); ``legend_columns`` lays its entries out in equal columns (a
+    horizontal legend that overflows otherwise falls back to one entry per row).
+    """
+    house = _merge(_HOUSE, {"height": height, "title": {"text": title}, "margin": {"b": bottom_px}})
+    if legend_below is not None:
+        house["legend"] = _merge(house["legend"], {"yanchor": "top", "y": legend_below})
+    if legend_columns:
+        house["legend"] = _merge(house["legend"], {"entrywidth": 1 / legend_columns,
+                                                   "entrywidthmode": "fraction"})
+    for axis in [k for k in layout if k.startswith(("xaxis", "yaxis"))]:
+        layout = {**layout, axis: _merge(_HOUSE["xaxis"], layout[axis])}
+    return go.Figure({"data": data, "layout": _merge(house, layout)}, _validate=False)
+
+
+def _vline(x: float, color: str, dash: str = "dot", xref: str = "x") -> dict:
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref=xref, yref="paper",
+                line=dict(color=color, width=1, dash=dash))
+
+
+def _discrete_scale() -> list[list]:
+    """A colourscale mapping code k (placed at k + 0.5 on [0, _N_CODES]) to its colour, no blending."""
+    colors = [*REQUEST_COLORS, *_STATE_COLORS]
+    scale = []
+    for k, c in enumerate(colors):
+        scale += [[k / _N_CODES, c], [(k + 1) / _N_CODES, c]]
+    return scale
+
+
+_SCALE = _discrete_scale()
+
+
+# --- Figures -------------------------------------------------------------------------------------------
+
+def pool_figure(run: PagingRun, step: int) -> go.Figure:
+    """The pool at ``step`` as a grid of pages (row-major from the top left), one heatmap."""
+    n, P = run.n_pages, run.page_tokens
+    cols = math.ceil(math.sqrt(n))
+    rows = math.ceil(n / cols)
+    owner, block, fill, state = run.owner[step], run.block[step], run.fill[step], run.state[step]
+    owned = owner >= 0
+    # Tokens and pages each resident request holds at this step (for the hover).
+    ids, inverse = np.unique(owner[owned], return_inverse=True)
+    tokens_of = dict(zip(ids.tolist(), np.bincount(inverse, weights=fill[owned]).astype(int).tolist(),
+                         strict=True))
+    pages_of = dict(zip(ids.tolist(), np.bincount(inverse).tolist(), strict=True))
+    head_need = int(run.head_need_pages[step])
+
+    code = np.where(state == FULL, np.maximum(owner, 0) % _K, 0)
+    for s, c in _CODE.items():
+        code = np.where(state == s, c, code)
+    text, hover = [], []
+    for page in range(n):
+        st, r, b, f = int(state[page]), int(owner[page]), int(block[page]), int(fill[page])
+        if st in (FULL, PARTIAL, RESERVED_EMPTY):
+            prompt = int(run.prompt_tokens[r])
+            held = (f"Request {r}: {tokens_of[r]:,} tokens in {pages_of[r]} pages (prompt {prompt}, "
+                    f"output so far {tokens_of[r] - prompt} of {int(run.output_tokens[r])})")
+            if st == FULL:
+                text.append(f"R{r}·{b}")
+                hover.append(f"<b>Page {page}</b>: block {b} of request {r}, full ({f}/{P} tokens)<br>{held}")
+            elif st == PARTIAL:
+                text.append(f"R{r}·{b}<br>{f}/{P}")
+                hover.append(f"<b>Page {page}</b>: block {b} of request {r}, its last page: {f}/{P} tokens, "
+                             f"<b>{P - f} slots of slack</b><br>{held}")
+            else:
+                text.append(f"R{r}<br>empty")
+                hover.append(f"<b>Page {page}</b>: reserved by request {r} for tokens it has not produced "
+                             f"(and may never): <b>{P} slots reserved but unused</b><br>{held}")
+        elif st == STRANDED:
+            text.append("")
+            hover.append(f"<b>Page {page}</b>: free, but in a run shorter than the {head_need} contiguous "
+                         f"pages the next request in the queue needs: <b>{P} slots unusable</b>")
+        else:
+            text.append("")
+            hover.append(f"<b>Page {page}</b>: free")
+    pad = rows * cols - n
+    z = np.concatenate([code + 0.5, np.full(pad, np.nan)]).reshape(rows, cols)
+    # Plain nested lists: Plotly's JSON encoder walks object arrays element by element (slow).
+    text_grid = np.array([*text, *[""] * pad], dtype=object).reshape(rows, cols).tolist()
+    hover_grid = np.array([*hover, *[""] * pad], dtype=object).reshape(rows, cols).tolist()
+
+    data = [dict(
+        type="heatmap", z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=11),
+        hovertext=hover_grid, hovertemplate="%{hovertext}<extra></extra>",
+        colorscale=_SCALE, zmin=0, zmax=_N_CODES, showscale=False, xgap=3, ygap=3,
+    )]
+    for name, color in (("Full page (colour: request)", REQUEST_COLORS[0]),
+                        ("Last page, partly empty (slack)", COLORS["slack"]),
+                        ("Reserved, still empty", COLORS["reserved"]),
+                        ("Free, run too short to use", COLORS["waste"]),
+                        ("Free", COLORS["free"])):
+        data.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                         marker=dict(symbol="square", size=12, color=color,
+                                     line=dict(color=COLORS["muted"], width=0.5))))
+    layout = dict(
+        plot_bgcolor="white",
+        xaxis=dict(showticklabels=False, showgrid=False, range=[-0.5, cols - 0.5], fixedrange=True),
+        yaxis=dict(showticklabels=False, showgrid=False, range=[rows - 0.5, -0.5], fixedrange=True,
+                   scaleanchor="x"),
+    )
+    return _figure(data, layout, height=600, title=f"{POLICY_LABELS[run.policy]}: the {n}-page pool at step "
+                   f"{step}", legend_below=-0.01, legend_columns=2, bottom_px=60)
+
+
+def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
+    """Where the pool's memory goes, for both policies: at ``step`` and averaged over the run."""
+    rows = []
+    for run in (comparison.reserved, comparison.paged):
+        label = POLICY_LABELS[run.policy]
+        rows.append((label, f"step {step}", run.ledger_share[step]))
+        rows.append((label, f"avg. steps {run.warmup_steps}–{run.n_steps - 1}", run.mean_ledger_share))
+    y = [[r[0] for r in rows], [r[1] for r in rows]]
+    data = [dict(
+        type="bar", y=y, x=[100 * float(r[2][i]) for r in rows], orientation="h", name=_LEDGER_SHORT[part],
+        marker=dict(color=LEDGER_COLORS[part], line=dict(color=COLORS["grid"], width=1)),
+        hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
+    ) for i, part in enumerate(LEDGER)]
+    layout = dict(barmode="stack", legend=dict(traceorder="normal"),
+                  xaxis=dict(range=[0, 100], ticksuffix="%"), yaxis=dict(autorange="reversed"))
+    return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
+                   legend_below=-0.12, bottom_px=60)
+
+
+def resident_figure(comparison: Comparison, step: int) -> go.Figure:
+    """Requests resident at every step, both policies, with the selected step marked."""
+    steps = np.arange(comparison.reserved.n_steps)
+    data = []
+    for run in (comparison.reserved, comparison.paged):
+        label = POLICY_LABELS[run.policy]
+        data.append(dict(
+            type="scatter", x=steps, y=run.resident, name=label, mode="lines",
+            line=dict(color=POLICY_COLORS[run.policy], width=2, shape="hv"),
+            hovertemplate=f"<b>{label}</b>, step %{{x}}: %{{y}} requests resident<extra></extra>",
+        ))
+    top = max(int(comparison.reserved.resident.max()), int(comparison.paged.resident.max()), 1)
+    layout = dict(shapes=[_vline(step, COLORS["muted"])],
+                  xaxis=dict(range=[0, int(steps[-1])], title=dict(text="Step")),
+                  yaxis=dict(range=[0, top * 1.1], title=dict(text="Requests resident")))
+    return _figure(data, layout, height=290, title="Requests resident, step by step", legend_below=-0.3,
+                   bottom_px=70)
+
+
+def card_figure(fit: CardFit) -> go.Figure:
+    """Decode throughput against batch size on the chosen card, with both policies' batch marked."""
+    data = [dict(
+        type="scatter", x=fit.curve_batch, y=fit.curve_tokens_per_s, mode="lines", name="Decode throughput",
+        line=dict(color=COLORS["muted"], width=2),
+        hovertemplate="batch %{x:,}: %{y:,.0f} tok/s<extra></extra>",
+    )]
+    for policy in ("reserved", "paged"):
+        b, rate = fit.batch[policy], fit.tokens_per_s[policy]
+        if b < 1:
+            continue
+        data.append(dict(
+            type="scatter", x=[b], y=[rate], mode="markers+text",
+            name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
+            marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
+            text=[POLICY_LABELS[policy]], textposition="top left" if policy == "reserved" else "bottom right",
+            textfont=dict(color=POLICY_COLORS[policy], size=13),
+            hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
+                           f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
+        ))
+    shapes, notes = [], []
+    if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
+        shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
+        notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
+                          text=f"compute-bound from batch {fit.compute_bound_batch:,.0f}", xanchor="left",
+                          xshift=4, font=dict(color=COLORS["compute"], size=12)))
+    layout = dict(shapes=shapes, annotations=notes,
+                  xaxis=dict(type="log", title=dict(text="Decode batch (requests resident)")),
+                  yaxis=dict(rangemode="tozero", title=dict(text="Decode throughput, tokens/s")))
+    return _figure(data, layout, height=400, title=f"Decode throughput on the {fit.gpu_name}",
+                   legend_below=-0.2, bottom_px=80)
+
+
+def _step_hover(sched: Schedule, n_chunks: int) -> list[str]:
+    out = []
+    chunk_no = 0
+    for q, prefix, seqs, t in zip(sched.chunk_tokens.tolist(), sched.prefix_tokens.tolist(),
+                                  sched.decode_seqs.tolist(), sched.time_s.tolist(), strict=True):
+        if q:
+            chunk_no += 1
+            what = f"{seqs} decode tokens + {q:,} prompt tokens"
+            if sched.chunked:
+                what += f" (chunk {chunk_no} of {n_chunks}, {prefix:,} already cached)"
+        else:
+            what = f"{seqs} decode tokens only"
+        out.append(f"{what}<br><b>{t * 1e3:.3g} ms</b>: every decoding user waits this long for its "
+                   "next token")
+    return out
+
+
+def chunked_figure(result: ChunkedPrefill) -> go.Figure:
+    """Each step as a bar as wide as it lasts and as tall as the gap it makes decoders wait; unchunked
+    on top, chunked below, on the same axes."""
+    data = []
+    for row, sched in ((1, result.unchunked), (2, result.chunked)):
+        prefill = sched.chunk_tokens > 0
+        ms = sched.time_s * 1e3
+        hover = np.array(_step_hover(sched, int(sched.prefill_steps.size)), dtype=object)
+        for is_prefill, name, color in ((False, "Decode-only step", COLORS["decode"]),
+                                        (True, "Step carrying prompt tokens", COLORS["prefill"])):
+            sel = prefill == is_prefill
+            data.append(dict(
+                type="bar", x=sched.start_s[sel] * 1e3 + ms[sel] / 2, y=ms[sel], width=ms[sel], name=name,
+                marker=dict(color=color, line=dict(color="white", width=0.5)), legendgroup=name,
+                showlegend=row == 1, hovertext=hover[sel].tolist(),
+                hovertemplate="%{hovertext}<extra></extra>",
+                xaxis="x" if row == 1 else "x2", yaxis="y" if row == 1 else "y2",
+            ))
+    top = max(result.unchunked.worst_gap_s, result.chunked.worst_gap_s) * 1e3 * 1.1
+    end = float(max(result.unchunked.end_s[-1], result.chunked.end_s[-1])) * 1e3
+    gap_title = dict(text="Gap between tokens, ms")
+    titles = ("Unchunked: the whole prompt in one step",
+              f"Chunked: {result.n_chunks} chunks of ≤ {result.chunk_tokens:,} tokens riding along with the "
+              "decodes")
+    layout = dict(
+        bargap=0,
+        xaxis=dict(range=[0, end], anchor="y", showticklabels=False),
+        yaxis=dict(range=[0, top], domain=[0.56, 0.92], title=gap_title),
+        xaxis2=dict(range=[0, end], anchor="y2", matches="x", title=dict(text="Time since the first step "
+                                                                         "shown, ms")),
+        yaxis2=dict(range=[0, top], domain=[0, 0.36], title=gap_title),
+        annotations=[dict(text=t, x=0, y=y, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                          showarrow=False, font=dict(size=13))
+                     for t, y in zip(titles, (0.93, 0.37), strict=True)],
+    )
+    return _figure(data, layout, height=500, title="What each decoding user waits between tokens",
+                   legend_below=-0.14, bottom_px=80)
+
+
+# --- Tables for the Data expander ----------------------------------------------------------------------
+
+def steps_table(comparison: Comparison) -> pd.DataFrame:
+    """One row per step: both policies' counts and ledgers, in token slots."""
+    out = {"step": np.arange(comparison.reserved.n_steps)}
+    for run in (comparison.reserved, comparison.paged):
+        p = run.policy
+        out[f"{p}_resident"] = run.resident
+        out[f"{p}_waiting"] = run.waiting
+        out[f"{p}_preempted"] = run.preempted
+        out[f"{p}_finished"] = run.finished
+        for i, part in enumerate(LEDGER):
+            out[f"{p}_{part.replace(' ', '_')}_slots"] = run.ledger[:, i]
+    return pd.DataFrame(out)
+
+
+def pages_table(run: PagingRun, step: int) -> pd.DataFrame:
+    """One row per page at ``step``: owner, block, tokens, state."""
+    names = {FREE: "free", FULL: "full", PARTIAL: "partly full (slack)",
+             RESERVED_EMPTY: "reserved, empty", STRANDED: "free, run too short"}
+    return pd.DataFrame({
+        "page": np.arange(run.n_pages),
+        "request": run.owner[step],
+        "block": np.where(run.owner[step] >= 0, run.block[step], -1),
+        "tokens": run.fill[step],
+        "state": pd.Series([names[int(s)] for s in run.state[step]], dtype=object),
+    })
+
+
+def card_table(fit: CardFit) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "policy": p,
+        "kv_budget_bytes": fit.kv_budget_bytes,
+        "slots_per_request_tokens": fit.slots_per_request[p],
+        "context_tokens": fit.context_tokens,
+        "requests_resident": fit.batch[p],
+        "decode_step_s": fit.step_s[p],
+        "decode_tokens_per_s": fit.tokens_per_s[p],
+    } for p in ("reserved", "paged")])
+
+
+def chunked_table(result: ChunkedPrefill) -> pd.DataFrame:
+    frames = []
+    for s in (result.unchunked, result.chunked):
+        frames.append(pd.DataFrame({
+            "chunked": s.chunked, "step": np.arange(s.n_steps), "prompt_tokens": s.chunk_tokens,
+            "prefix_cached_tokens": s.prefix_tokens, "decode_seqs": s.decode_seqs,
+            "new_tokens": s.new_tokens, "flops": s.cost.flops, "bytes": s.cost.bytes,
+            "start_s": s.start_s, "step_time_s": s.time_s,
+            "memory_bound": s.cost.memory_bound,
+        }))
+    return pd.concat(frames, ignore_index=True)
