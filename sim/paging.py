@@ -93,8 +93,9 @@ WORKLOADS: dict[str, Workload] = {
                  source="scaled to a 1,024-token toy pool: short prompts, exponential (long-tailed) "
                         "outputs like the Anyscale benchmark's (REFERENCE.md 3.3)"),
         Workload("sharegpt", prompt_mean=161, prompt_sigma=1.0, prompt_max=4096, output_mean=338,
-                 source="ShareGPT-like: means of 161 prompt and 338 output tokens, the ShareGPT "
-                        "statistics of the vLLM paper's evaluation (Kwon et al. 2023, Fig. 11)"),
+                 source="ShareGPT-like: means of 161 prompt and 338 output tokens, as the vLLM paper's "
+                        "ShareGPT histograms show them (Kwon et al. 2023, Fig. 11); unverified: read "
+                        "from memory of the figure, not from REFERENCE.md, so an illustrative workload"),
     )
 }
 DEFAULT_WORKLOAD = "toy chat"
