@@ -15,9 +15,11 @@ def open_page(page: Page, base_url: str, path: str = "", query: str = "") -> Non
 
 
 def wait_idle(page: Page) -> None:
-    """Wait for the app to render a title and for no script run to be in progress."""
+    """Wait for the app to render a title, for no script run to be in progress and for no element to
+    be a loading placeholder."""
     expect(page.locator("h1").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
 def expect_no_exception(page: Page) -> None:
