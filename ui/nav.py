@@ -28,6 +28,8 @@ HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material
 SECTIONS: tuple[Section, ...] = (
     Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
             "Prefill saturates the tensor cores; decode streams every weight for a single token."),
+    Section("03", "Speculative decoding", "app_pages/speculative.py", "speculative-decoding",
+            ":material/bolt:", "Decode idles the tensor cores: a cheap draft guesses, the target checks."),
 )
 
 
