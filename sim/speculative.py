@@ -104,6 +104,14 @@ def alpha_for_tokens(tau, k) -> float:
     return 0.5 * (lo + hi)
 
 
+def accepted_law(alpha: float, k: int) -> np.ndarray:
+    """P(accepted prefix = j) for j = 0..k: alpha^j (1 - alpha) below k, alpha^k at k (sums to 1)."""
+    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
+    k = _check_int("k", k, *K_RANGE)
+    j = np.arange(k + 1)
+    return np.where(j < k, alpha**j * (1.0 - alpha), alpha**k)
+
+
 def leviathan_speedup(alpha, k, c):
     """Closed-form walltime improvement (Leviathan Thm 3.8): E(alpha, k) / (k c + 1), with c the draft
     step time over the target step time and the verify pass costing one target step."""
@@ -141,6 +149,11 @@ class Rounds:
     @property
     def mean_tokens(self) -> float:
         return float(self.tokens.mean())
+
+    @property
+    def histogram(self) -> np.ndarray:
+        """(k + 1,) rounds whose accepted prefix had length 0..k."""
+        return np.bincount(self.accepted, minlength=self.k + 1)
 
     @property
     def std_error(self) -> float:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from sim.speculative import AlphaSweep, BatchSweep, Rounds, Speculation
+from sim.speculative import AlphaSweep, BatchSweep, Rounds, Speculation, accepted_law
 from ui.theme import COLORS, OKABE_ITO, style
 
 STRIP_ROUNDS = 8  # rounds drawn in the Monte Carlo strip
@@ -26,6 +28,59 @@ _CELL = {  # status code -> (name, colour, text in the cell, hover text)
 }
 
 
+@functools.cache
+def _house_layout(height: int) -> dict:
+    """``ui.theme.style`` applied once per height, kept as a plain layout dict.
+
+    ``style`` re-resolves the plotly_white template on every call (about 8 ms), and each
+    ``add_trace`` / ``update_*`` call re-validates and deep-copies: three charts built that way took
+    ~70 ms, most of the page's 50 ms rerun budget. So each figure here is assembled as plain dicts
+    on top of this cached layout and built in one unvalidated call (plotly's ``_validate=False``);
+    the unit tests build every figure again with validation on, so a bad property still fails.
+    """
+    return style(go.Figure(), height=height, title=" ").to_dict()["layout"]
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    """``base`` updated in place with ``extra``, recursing into nested dicts."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def _figure(height: int, title: str, traces: list[dict], layout: dict) -> go.Figure:
+    """Traces (dicts with a ``type``) on the house style, with ``layout`` merged over it."""
+    merged = _merge(copy.deepcopy(_house_layout(height)), layout)
+    merged["title"]["text"] = title
+    return go.Figure(data=traces, layout=merged, _validate=False)
+
+
+def _hline(y: float) -> dict:
+    """A dotted full-width line at ``y`` (what ``fig.add_hline`` draws)."""
+    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
+                line=dict(color=COLORS["roofline"], width=1, dash="dot"))
+
+
+def _label(x: float, y: float, text: str, **kw) -> dict:
+    return dict(x=x, y=y, text=text, showarrow=False, xanchor="left", yshift=-10,
+                font=dict(color=COLORS["muted"], size=11)) | kw
+
+
+def _legend_below(entry_width: float) -> dict:
+    """Half-width charts: the legend goes under the axis title, in columns, not over the title."""
+    return dict(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0,
+                            entrywidth=entry_width, entrywidthmode="fraction"), margin=dict(b=10))
+
+
+def _diamond(x: float, y: float, name: str, hover: str) -> dict:
+    return dict(type="scatter", x=[x], y=[y], name=name, mode="markers", hovertemplate=hover,
+                marker=dict(color=OKABE_ITO["black"], size=14, symbol="diamond",
+                            line=dict(color="white", width=2)))
+
+
 def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
     """A strip of the first ``n`` Monte Carlo rounds: each row is k proposed tokens coloured by fate,
     then the one token the target's pass always adds (a bonus after k accepts, else a correction)."""
@@ -34,47 +89,37 @@ def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
     accepted = rounds.accepted[:n]
     labels = [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)]
     rows, cols = np.meshgrid(np.arange(n), np.arange(k), indexing="ij")
-    fig = go.Figure()
+    cell = dict(type="bar", orientation="h", textposition="inside", insidetextanchor="middle")
+    traces = []
     for code in (1, 2, 0):
         name, color, text, hover = _CELL[code]
         sel = status == code
-        fig.add_trace(go.Bar(
+        traces.append(cell | dict(
             y=[labels[r] for r in rows[sel]], x=np.full(int(sel.sum()), 0.9), base=cols[sel] + 0.05,
-            orientation="h", name=name, marker=dict(color=color, line=dict(width=0)),
-            text=[text] * int(sel.sum()), textposition="inside", insidetextanchor="middle",
+            name=name, marker=dict(color=color, line=dict(width=0)), text=[text] * int(sel.sum()),
             textfont=dict(color="white", size=14), customdata=cols[sel] + 1,
             hovertemplate=f"draft token %{{customdata}}: {hover}<extra></extra>",
         ))
     bonus = accepted == k
-    fig.add_trace(go.Bar(
-        y=labels, x=np.full(n, 0.9), base=np.full(n, k + 0.35), orientation="h",
+    traces.append(cell | dict(
+        y=labels, x=np.full(n, 0.9), base=np.full(n, k + 0.35),
         name="target's token (bonus or correction)", marker=dict(color=COLORS["decode"], line=dict(width=0)),
-        text=["+1"] * n, textposition="inside", insidetextanchor="middle",
-        textfont=dict(color="white", size=13),
+        text=["+1"] * n, textfont=dict(color="white", size=13),
         customdata=np.where(bonus, "bonus: all drafts accepted, the verify pass also yields the next "
                                    "token", "correction: the target's own token replaces the "
                                             "rejected draft"),
         hovertemplate="%{customdata}<extra></extra>",
     ))
     ticks = [*(i + 0.5 for i in range(k)), k + 0.8]
-    fig.update_xaxes(range=[0, k + 1.3], tickvals=ticks,
-                     ticktext=[*(str(i + 1) for i in range(k)), "target"],
-                     title=f"Draft position (k = {k}), then the token the target's pass adds",
-                     showgrid=False)
-    fig.update_yaxes(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels)
-    fig.update_layout(barmode="overlay", bargap=0.12)
-    style(fig, height=130 + 28 * n, title=f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): "
-                                          "accepted prefix + 1 token per target pass")
-    fig.update_layout(margin=dict(t=80), legend=dict(y=1.04))
-    return fig
-
-
-def _legend_below(fig: go.Figure, entry_width: float) -> go.Figure:
-    """Half-width charts: the legend goes under the axis title, in columns, not over the title."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0,
-                                  entrywidth=entry_width, entrywidthmode="fraction"),
-                      margin=dict(b=10))
-    return fig
+    layout = dict(
+        xaxis=dict(range=[0, k + 1.3], tickvals=ticks, ticktext=[*(str(i + 1) for i in range(k)), "target"],
+                   title=dict(text=f"Draft position (k = {k}), then the token the target's pass adds"),
+                   showgrid=False),
+        yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
+        barmode="overlay", bargap=0.12, margin=dict(t=80), legend=dict(y=1.04),
+    )
+    return _figure(130 + 28 * n, f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): "
+                                 "accepted prefix + 1 token per target pass", traces, layout)
 
 
 def _y_top(*values: float) -> float:
@@ -85,94 +130,90 @@ def _y_top(*values: float) -> float:
 def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
     """Speedup against acceptance rate for several draft lengths, the 1/(1-alpha) ceiling of a free
     draft and verify, plain decode at 1x, and the reader's point."""
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=sweep.alphas, y=np.minimum(sweep.ceiling, 10 * Y_CAP), name="1/(1−α) ceiling",
+    traces = [dict(
+        type="scatter", x=sweep.alphas, y=np.minimum(sweep.ceiling, 10 * Y_CAP), name="1/(1−α) ceiling",
         mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
         hovertemplate="α %{x:.2f}: no k can beat %{y:.2f}× (free draft and verify)<extra></extra>",
-    ))
-    shown = sorted({*K_COLORS, spec.k})
-    for k in shown:
+    )]
+    for k in sorted({*K_COLORS, spec.k}):
         row = int(np.nonzero(sweep.ks == k)[0][0])
         mine = k == spec.k
-        fig.add_trace(go.Scatter(
-            x=sweep.alphas, y=sweep.speedup[row], name=f"k = {k}" + (" (yours)" if mine else ""),
-            mode="lines", line=dict(color=K_COLORS.get(k, COLORS["decode"]), width=3.5 if mine else 1.6),
-            opacity=1.0 if mine else 0.75,
+        traces.append(dict(
+            type="scatter", x=sweep.alphas, y=sweep.speedup[row],
+            name=f"k = {k}" + (" (yours)" if mine else ""), mode="lines", opacity=1.0 if mine else 0.75,
+            line=dict(color=K_COLORS.get(k, COLORS["decode"]), width=3.5 if mine else 1.6),
             hovertemplate=f"k = {k}, α %{{x:.2f}} → %{{y:.2f}}× faster<extra></extra>",
         ))
-    fig.add_hline(y=1, line=dict(color=COLORS["roofline"], width=1, dash="dot"))
-    fig.add_annotation(x=0.02, y=1, text="plain decode (1×)", showarrow=False, xanchor="left",
-                       yshift=-10, font=dict(color=COLORS["muted"], size=11))
-    fig.add_trace(go.Scatter(
-        x=[spec.alpha], y=[spec.speedup], name="your setting", mode="markers",
-        marker=dict(color=OKABE_ITO["black"], size=14, symbol="diamond", line=dict(color="white", width=2)),
-        hovertemplate=(f"<b>your setting</b><br>α {spec.alpha:.2f}, k = {spec.k}<br>"
-                       f"{spec.expected_tokens:.2f} tokens per pass<br>%{{y:.2f}}× faster<extra></extra>"),
-    ))
-    fig.update_xaxes(range=[0, 1], title="Draft acceptance rate α")
-    fig.update_yaxes(range=[0, _y_top(float(np.max(sweep.speedup)))],
-                     title="Speedup over plain decode (×)")
-    return _legend_below(style(fig, height=480, title=f"Speedup against acceptance, batch {spec.batch}"),
-                         0.33)
+    traces.append(_diamond(spec.alpha, spec.speedup, "your setting",
+                           f"<b>your setting</b><br>α {spec.alpha:.2f}, k = {spec.k}<br>"
+                           f"{spec.expected_tokens:.2f} tokens per pass<br>%{{y:.2f}}× faster"
+                           "<extra></extra>"))
+    layout = dict(
+        shapes=[_hline(1)], annotations=[_label(0.02, 1, "plain decode (1×)")],
+        xaxis=dict(range=[0, 1], title=dict(text="Draft acceptance rate α")),
+        yaxis=dict(range=[0, _y_top(float(np.max(sweep.speedup)))],
+                   title=dict(text="Speedup over plain decode (×)")),
+    ) | _legend_below(0.33)
+    return _figure(480, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
 
 
 def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = None) -> go.Figure:
     """Speedup against batch size at the reader's alpha and k, with where the verify pass turns
     compute-bound, the break-even line, and (on the matching setup) the measured EAGLE gains."""
-    fig = go.Figure()
     lo, hi = float(sweep.batches[0]), float(sweep.batches[-1])
+    shapes, annotations = [_hline(1)], [_label(math.log10(lo), 1, "break-even (1×)")]
     start = sweep.verify_compute_bound_batch
     if math.isfinite(start):
-        fig.add_vrect(x0=start, x1=hi, fillcolor=COLORS["compute"], opacity=0.12, line_width=0)
-        fig.add_annotation(x=math.log10(start), y=1, yref="paper", xanchor="left", yanchor="top",
-                           text="verify pass<br>compute-bound", showarrow=False,
-                           font=dict(color=COLORS["muted"], size=11))
-    fig.add_hline(y=1, line=dict(color=COLORS["roofline"], width=1, dash="dot"))
-    fig.add_annotation(x=math.log10(lo), y=1, text="break-even (1×)", showarrow=False, xanchor="left",
-                       yshift=-10, font=dict(color=COLORS["muted"], size=11))
-    fig.add_trace(go.Scatter(
-        x=sweep.batches, y=sweep.speedup, name=f"model, α {spec.alpha:.2f}, k = {spec.k}",
+        shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=start, x1=hi, y0=0, y1=1,
+                              fillcolor=COLORS["compute"], opacity=0.12, line=dict(width=0),
+                              layer="below"))
+        annotations.append(_label(math.log10(start), 1, "verify pass<br>compute-bound", yref="paper",
+                                  yanchor="top", yshift=0))
+    traces = [dict(
+        type="scatter", x=sweep.batches, y=sweep.speedup, name=f"model, α {spec.alpha:.2f}, k = {spec.k}",
         mode="lines", line=dict(color=COLORS["decode"], width=3),
         customdata=np.stack([sweep.tokens_per_s, sweep.plain_tokens_per_s], axis=-1),
         hovertemplate=("batch %{x}: %{y:.2f}×<br>%{customdata[0]:,.0f} tok/s speculative vs "
                        "%{customdata[1]:,.0f} plain<extra></extra>"),
-    ))
+    )]
     if measured is not None:
         for name, color, symbol in (("EAGLE", COLORS["compute"], "circle"),
                                     ("EAGLE-3", OKABE_ITO["reddish_purple"], "square")):
-            fig.add_trace(go.Scatter(
-                x=measured["batches"], y=measured[name], mode="markers", name=f"measured {name}",
+            traces.append(dict(
+                type="scatter", x=measured["batches"], y=measured[name], mode="markers",
+                name=f"measured {name}",
                 marker=dict(color=color, size=9, symbol=symbol, line=dict(color="white", width=1)),
                 hovertemplate=(f"<b>measured {name}</b> (EAGLE-3 Table 3: SGLang, H100, Llama-3.1-8B, "
                                "chain of 3)<br>batch %{x}: %{y:.2f}× throughput<extra></extra>"),
             ))
-    fig.add_trace(go.Scatter(
-        x=[spec.batch], y=[spec.speedup], name="your batch", mode="markers",
-        marker=dict(color=OKABE_ITO["black"], size=14, symbol="diamond", line=dict(color="white", width=2)),
-        hovertemplate=f"<b>your batch</b> {spec.batch}: %{{y:.2f}}×<extra></extra>",
-    ))
+    traces.append(_diamond(spec.batch, spec.speedup, "your batch",
+                           f"<b>your batch</b> {spec.batch}: %{{y:.2f}}×<extra></extra>"))
     top = _y_top(float(np.max(sweep.full_acceptance_speedup)),
                  *(max(measured[n]) for n in ("EAGLE", "EAGLE-3")) if measured else ())
     ticks = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if lo <= b <= hi]
-    fig.update_xaxes(type="log", range=[math.log10(lo), math.log10(hi)], tickvals=ticks,
-                     title="Batch size (sequences decoding together)")
-    fig.update_yaxes(range=[0, top], title="Speedup over plain decode (×)")
-    return _legend_below(style(fig, height=480,
-                               title=f"Speedup against load, {spec.context_tokens:,}-token context"), 0.5)
+    layout = dict(
+        shapes=shapes, annotations=annotations,
+        xaxis=dict(type="log", range=[math.log10(lo), math.log10(hi)], tickvals=ticks,
+                   title=dict(text="Batch size (sequences decoding together)")),
+        yaxis=dict(range=[0, top], title=dict(text="Speedup over plain decode (×)")),
+    ) | _legend_below(0.5)
+    return _figure(480, f"Speedup against load, {spec.context_tokens:,}-token context", traces, layout)
 
 
 def rounds_table(rounds: Rounds) -> pd.DataFrame:
-    """Every Monte Carlo round: accepted drafts and tokens committed."""
-    return pd.DataFrame({"round": np.arange(1, rounds.accepted.size + 1),
-                         "accepted_drafts": rounds.accepted, "tokens_committed": rounds.tokens})
+    """How often each accepted-prefix length came up in the Monte Carlo, against the law
+    P(j) = alpha^j (1 - alpha) for j < k and alpha^k for j = k."""
+    j = np.arange(rounds.k + 1)
+    count = rounds.histogram
+    return pd.DataFrame({"accepted_drafts": j, "tokens_committed": j + 1, "rounds": count,
+                         "share": count / count.sum(), "probability": accepted_law(rounds.alpha, rounds.k)})
 
 
 def alpha_table(sweep: AlphaSweep) -> pd.DataFrame:
-    """Long table: one row per (k, alpha)."""
-    k, a = np.meshgrid(sweep.ks, sweep.alphas, indexing="ij")
-    return pd.DataFrame({"k": k.ravel(), "alpha": a.ravel(), "speedup": sweep.speedup.ravel(),
-                         "free_ceiling": np.broadcast_to(sweep.ceiling, k.shape).ravel()})
+    """One row per alpha: the 1/(1 - alpha) ceiling and the speedup at every k."""
+    columns = {"alpha": sweep.alphas, "free_ceiling": sweep.ceiling}
+    columns |= {f"speedup_k{k}": row for k, row in zip(sweep.ks, sweep.speedup, strict=True)}
+    return pd.DataFrame(columns)
 
 
 def batch_table(sweep: BatchSweep) -> pd.DataFrame:
