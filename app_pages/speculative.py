@@ -71,7 +71,10 @@ moved_txt = " and ".join(m for m in moved if m)
 st.caption(f"**{name}** (preset α = {method.alpha:.2f}, k = {method.k}"
            + (f", derived from τ = {method.tau} tokens per pass" if method.tau else "") + "): "
            + method.source + (f" *You moved {moved_txt}.*" if moved_txt else ""))
-if not spec.shares_vocab(setup.model, method):
+if method.drafter == "model" and spec.draft_model_for(setup.model).name == setup.model.name:
+    st.warning(f"{setup.model.name} is the draft model itself: drafting for it with itself only adds "
+               "work. Pick a larger target in the sidebar.", icon=":material/content_copy:")
+elif not spec.shares_vocab(setup.model, method):
     st.warning(f"Llama-3.2-1B cannot draft for {setup.model.name}: a draft model must share the "
                "target's vocabulary (vLLM spec-decode blog). Its cost stands in here for a small "
                "draft of the target's own family.", icon=":material/translate:")
@@ -165,17 +168,20 @@ how_computed(
 the first rejection, and the target's pass always adds one token of its own (the correction, or a
 bonus after $k$ accepts). Tokens per target pass (Leviathan et al., Eq. 1):
 
-$$E(\alpha,k) = \frac{1-\alpha^{k+1}}{1-\alpha}\qquad(E = k+1 \text{ at } \alpha = 1)$$
+$$E(\alpha,k) = \dfrac{1-\alpha^{k+1}}{1-\alpha}\qquad(E = k+1 \text{ at } \alpha = 1)$$
 
 The Monte Carlo draws a seeded $(\text{rounds}\times k)$ array of uniforms, marks draws below
 $\alpha$ as accepted, and counts each row's accepted prefix.
 
 **Price of a round**, from the same roofline step model as every page (batch $B$, context $c$):
 
-$$t_\text{round} = k\,t_\text{draft}(B,c) + t_\text{verify}(B,\,q{=}k{+}1,\,c)\qquad
-\text{speedup} = \frac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
+$$t_\text{round} = k\,t_\text{draft}(B,c) + t_\text{verify}(B,\,k+1,\,c)$$
 
-At batch 1 the verify pass reads the same weights as a decode step and costs about the same; its
+$$\text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
+
+where $t_\text{verify}(B, k+1, c)$ is one target step with $k+1$ new tokens per sequence and
+$t_\text{draft}$ one decode step of the drafter. At batch 1 the verify pass reads the same weights
+as a decode step and costs about the same; its
 FLOPs grow $(k+1)$-fold, which only matters once $(k+1)B$ tokens per pass reach the ridge point.
 The best $k$ is the argmax over $k = 1..16$ of the same expression.
 

@@ -129,6 +129,9 @@ def test_other_targets_warn_about_the_draft_vocabulary():
     assert any("vocabulary" in w.value for w in at.warning)
     at.segmented_control(key="spec_method").set_value("EAGLE").run()
     assert not at.warning
+    at = open_app(PAGE, {"model": "Llama-3.2-1B"})
+    assert any("draft model itself" in w.value for w in at.warning)
+    assert number(metric(at, "Speedup")) < 1.0
 
 
 def test_figures_validate_and_hold_still():

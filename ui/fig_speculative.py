@@ -153,7 +153,7 @@ def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
         xaxis=dict(range=[0, 1], title=dict(text="Draft acceptance rate α")),
         yaxis=dict(range=[0, _y_top(float(np.max(sweep.speedup)))],
                    title=dict(text="Speedup over plain decode (×)")),
-    ) | _legend_below(0.33)
+    ) | _legend_below(0.5)
     return _figure(480, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
 
 
