@@ -98,7 +98,8 @@ m[1].metric("Speedup", f"{r.speedup:.2f}×", border=True,
 m[2].metric("Tokens/s, whole batch", f"{r.tokens_per_s:,.0f}", border=True,
             delta=f"{r.tokens_per_s - r.plain_tokens_per_s:+,.0f} vs plain")
 m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
-            delta=f"{(r.time_per_token_s - r.decode_step_s) * 1e3:+.3g} ms vs plain",
+            delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
+            + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
             delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
 m = st.columns(4)
 m[0].metric("Monte Carlo mean", f"{r.rounds.mean_tokens:.2f}", border=True,
@@ -144,8 +145,9 @@ with right:
                else "it stays above 1 up to the largest batch."),
     )
 
+last_batch, last_speedup = int(by_batch.batches[-1]), float(by_batch.speedup[-1])
 fade = (f"falls below 1× from batch **{break_even:.0f}**" if break_even < 1e9
-        else f"is down to **{float(by_batch.speedup[-1]):.2f}×** at batch {int(by_batch.batches[-1])}")
+        else f"is down to **{last_speedup:.2f}×** at batch {last_batch:,}")
 if r.verify_memory_bound:
     lead = (f"Checking {k + 1} tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step "
             f"at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor cores were "
@@ -154,13 +156,17 @@ else:
     lead = (f"At batch {batch} the verify pass is already compute-bound: checking {k + 1} tokens per "
             f"sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-st.info(
-    f"**The thesis, flipped into a feature.** {lead} The trick spends spare compute, so it fades "
-    f"under load: once the verify pass turns compute-bound (from batch "
-    f"~{by_batch.verify_compute_bound_batch:.0f} here) every rejected draft costs real math, and the "
-    f"gain {fade}. That is why published gains are *typically 2–3×* at low load, and why servers "
-    "turn speculation down when busy.", icon=":material/lightbulb:",
-)
+if by_batch.verify_compute_bound_batch < 1e9:
+    load = (f"The trick spends spare compute, so it fades under load: once the verify pass turns "
+            f"compute-bound (from batch ~{by_batch.verify_compute_bound_batch:.0f} here) every rejected "
+            f"draft costs real math, and the gain {fade}. That is why published gains are *typically "
+            "2–3×* at low load, and why servers turn speculation down when busy.")
+else:
+    load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}: at {context:,} cached "
+            "tokens per sequence the KV-cache reads dominate every pass, so the spare compute never "
+            f"runs out and the gain holds at **{last_speedup:.2f}×**. Shorten the context to see it fade "
+            "under load, as measured gains do.")
+st.info(f"**The thesis, flipped into a feature.** {lead} {load}", icon=":material/lightbulb:")
 
 how_computed(
     r"""
@@ -209,6 +215,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "With a head drafter the speedup can creep up a few % at small batches: the head keeps one "
         "layer of KV cache, so as the target's KV reads grow, drafting becomes a smaller share of "
         "the round.",
+        "At long contexts (try 8k+) the KV-cache reads dominate both the decode step and the verify "
+        "pass, the verify pass stays memory-bound, and in this model the gain survives large "
+        "batches.",
     ],
     sources=[
         "Leviathan, Kalman, Matias, Fast Inference from Transformers via Speculative Decoding "

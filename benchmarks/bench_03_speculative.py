@@ -26,7 +26,7 @@ SIM_CASES = [
             lambda: spec.speculate(H100, LLAMA8, DRAFT, 0.8, 4, 1, 1024), 5),
     SimCase("speculative.speculate, largest sliders (70B, EAGLE-3, k 16, batch 1024, 32k context)",
             lambda: spec.speculate(H100, LLAMA70, EAGLE3, 0.99, 16, 1024, 32768), 5),
-    SimCase("speculative.speedup_vs_batch, 50 batch sizes",
+    SimCase(f"speculative.speedup_vs_batch, {len(spec.SWEEP_BATCHES)} batch sizes (1..1024)",
             lambda: spec.speedup_vs_batch(H100, LLAMA8, DRAFT, 0.8, 4, 1024), 20),
     SimCase("speculative.speedup_vs_alpha, 16 k x 101 alpha",
             lambda: spec.speedup_vs_alpha(H100, LLAMA8, DRAFT, KS, 1, 1024), 5),

@@ -41,12 +41,13 @@ BATCH_RANGE = (1, 1024)  # sequences decoding together
 CONTEXT_RANGE = (0, 131072)  # tokens already in each sequence's KV cache
 DRAFT_COST_RANGE = (0.0, 1.0)  # c: draft step time / target decode step time
 ROUNDS_RANGE = (1, 200_000)  # Monte Carlo rounds
-TAU_RANGE = (1.0, float(K_RANGE[1] + 1))  # mean tokens per target pass
 
 DEFAULT_ROUNDS = 4000  # enough for a standard error of ~0.02 tokens on E
 DEFAULT_SEED = 3
-#: Batch sizes of the speedup-against-load sweep (log-spaced integers, 1..512).
-SWEEP_BATCHES = np.unique(np.round(np.geomspace(1, 512, 64))).astype(int)
+#: Batch sizes of the speedup-against-load sweep: log-spaced integers over the whole BATCH_RANGE,
+#: with every power of two (the page's batch choices) on the curve.
+SWEEP_BATCHES = np.union1d(np.round(np.geomspace(*BATCH_RANGE, 64)),
+                           2 ** np.arange(int(np.log2(BATCH_RANGE[1])) + 1)).astype(int)
 
 DRAFTER_KINDS = ("model", "head", "ratio")
 
@@ -526,6 +527,8 @@ def speedup_vs_alpha(
     if ks.ndim != 1 or ks.size == 0 or np.any(ks < K_RANGE[0]) or np.any(ks > K_RANGE[1]):
         raise ValueError(f"ks must be a non-empty 1-D array of draft lengths in {list(K_RANGE)}")
     a = np.linspace(0.0, 1.0, 101) if alphas is None else np.asarray(alphas, dtype=float)
+    if a.ndim != 1 or a.size == 0 or not np.all((a >= ALPHA_RANGE[0]) & (a <= ALPHA_RANGE[1])):
+        raise ValueError(f"alphas must be a non-empty 1-D array of rates in {list(ALPHA_RANGE)}")
     cost = round_cost(gpu, target, method, batch, ks, context_tokens, assumptions, cost_ratio)
     speedup = (expected_tokens(a[None, :], ks[:, None])
                * (cost.decode.time_s / cost.round_s)[:, None])

@@ -193,7 +193,7 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
     ticks = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if lo <= b <= hi]
     layout = dict(
         shapes=shapes, annotations=annotations,
-        xaxis=dict(type="log", range=[math.log10(lo), math.log10(hi)], tickvals=ticks,
+        xaxis=dict(type="log", range=[math.log10(lo) - 0.04, math.log10(hi) + 0.04], tickvals=ticks,
                    title=dict(text="Batch size (sequences decoding together)")),
         yaxis=dict(range=[0, top], title=dict(text="Speedup over plain decode (×)")),
     ) | _legend_below(0.5)
