@@ -32,6 +32,8 @@ SECTIONS: tuple[Section, ...] = (
             "Prefill saturates the tensor cores; decode streams every weight for a single token."),
     Section("02", "PagedAttention", "app_pages/paging.py", "paged-attention", ":material/grid_view:",
             "Pages handed out as tokens arrive fit several times more requests than reserving for the max."),
+    Section("03", "Speculative decoding", "app_pages/speculative.py", "speculative-decoding",
+            ":material/bolt:", "Decode idles the tensor cores: a cheap draft guesses, the target checks."),
 )
 
 

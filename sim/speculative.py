@@ -1,0 +1,547 @@
+"""Section 03: speculative decoding, priced by the roofline.
+
+A cheap drafter proposes k tokens; the target model verifies all of them (plus one more position) in
+one forward pass. Each draft token is accepted with probability alpha, independently (Leviathan et
+al., ICML 2023, arXiv 2211.17192: alpha = E[min(p, q)], Cor. 3.6). A round commits the accepted
+prefix plus one token from the target (the correction at the first rejection, or a bonus token when
+all k were accepted), so the tokens per target pass follow a capped geometric law with mean (Eq. 1)
+
+    E(alpha, k) = (1 - alpha^(k+1)) / (1 - alpha)          (k + 1 at alpha = 1)
+
+The paper prices a round with a fixed draft-cost ratio c = t_draft / t_target and assumes the verify
+pass costs one target step (Thm 3.8):  speedup = E / (k c + 1).  Here the round is priced by the
+shared roofline model (``sim.cost``) instead, for B sequences each holding ``context`` cached tokens:
+
+    t_round  = k * t_draft + t_verify
+    t_verify = target step with k + 1 new tokens per sequence   (uniform_step_cost)
+    t_draft  = one decode step of the drafter                     (decode_step_cost, or c * t_decode)
+    speedup  = E * t_decode / t_round                             (t_decode: plain decode step)
+
+At batch 1 the verify pass reads the same weights as a decode step and costs about the same, so the
+speedup approaches E / (k c + 1). As the batch grows the verify pass, carrying (k + 1) B tokens,
+turns compute-bound long before plain decode does, and the speedup falls toward, then below, 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, decode_step_cost, uniform_step_cost
+from sim.hardware import GPU
+from sim.models import DRAFT_MODEL, MODELS, Model
+
+# ---- ranges (the page's widgets use the same bounds) ----
+ALPHA_RANGE = (0.0, 1.0)  # per-token acceptance probability
+K_RANGE = (1, 16)  # draft tokens proposed per round
+BATCH_RANGE = (1, 1024)  # sequences decoding together
+CONTEXT_RANGE = (0, 131072)  # tokens already in each sequence's KV cache
+DRAFT_COST_RANGE = (0.0, 1.0)  # c: draft step time / target decode step time
+ROUNDS_RANGE = (1, 200_000)  # Monte Carlo rounds
+
+DEFAULT_ROUNDS = 4000  # enough for a standard error of ~0.02 tokens on E
+DEFAULT_SEED = 3
+#: Batch sizes of the speedup-against-load sweep: log-spaced integers over the whole BATCH_RANGE,
+#: with every power of two (the page's batch choices) on the curve.
+SWEEP_BATCHES = np.union1d(np.round(np.geomspace(*BATCH_RANGE, 64)),
+                           2 ** np.arange(int(np.log2(BATCH_RANGE[1])) + 1)).astype(int)
+
+DRAFTER_KINDS = ("model", "head", "ratio")
+
+
+# ---- argument checks ----
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def _check_float(name: str, value, lo: float, hi: float) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not math.isfinite(value) or not lo <= value <= hi):
+        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
+    return float(value)
+
+
+# ---- the acceptance law ----
+
+
+def expected_tokens(alpha, k):
+    """E(alpha, k): expected tokens committed per target pass, (1 - alpha^(k+1)) / (1 - alpha).
+
+    Broadcasts over arrays. Computed as -expm1((k+1) log alpha) / (1 - alpha) so it stays accurate
+    next to alpha = 1, where the limit k + 1 is returned exactly; alpha = 0 gives 1.
+    """
+    a = np.asarray(alpha, dtype=float)
+    kk = np.asarray(k, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = -np.expm1((kk + 1) * np.log(a)) / (1.0 - a)
+    e = np.where(a >= 1.0, kk + 1, np.where(a <= 0.0, 1.0, e))
+    return float(e) if e.ndim == 0 else e
+
+
+def alpha_for_tokens(tau, k) -> float:
+    """The acceptance rate alpha at which a chain of k drafts yields ``tau`` tokens per target pass:
+    the inverse of ``expected_tokens`` in alpha (strictly increasing from 1 to k + 1), by bisection.
+
+    Used to turn a published mean acceptance length (e.g. EAGLE-3 Table 1's tau) into the per-token
+    alpha of an equivalent chain of length k.
+    """
+    k = _check_int("k", k, *K_RANGE)
+    if not (isinstance(tau, (int, float, np.floating)) and 1.0 <= tau <= k + 1):
+        raise ValueError(f"tau must be a number in [1, k + 1] = [1, {k + 1}], got {tau!r}")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):  # 2^-60: far below float resolution of the answer's use
+        mid = 0.5 * (lo + hi)
+        if expected_tokens(mid, k) < tau:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def accepted_law(alpha: float, k: int) -> np.ndarray:
+    """P(accepted prefix = j) for j = 0..k: alpha^j (1 - alpha) below k, alpha^k at k (sums to 1)."""
+    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
+    k = _check_int("k", k, *K_RANGE)
+    j = np.arange(k + 1)
+    return np.where(j < k, alpha**j * (1.0 - alpha), alpha**k)
+
+
+def leviathan_speedup(alpha, k, c):
+    """Closed-form walltime improvement (Leviathan Thm 3.8): E(alpha, k) / (k c + 1), with c the draft
+    step time over the target step time and the verify pass costing one target step."""
+    return expected_tokens(alpha, k) / (np.asarray(k, dtype=float) * np.asarray(c, dtype=float) + 1.0)
+
+
+def leviathan_ops_factor(alpha, k, c_hat):
+    """Arithmetic operations per token relative to plain decoding (Leviathan Thm 3.11):
+    (k c_hat + k + 1) / E(alpha, k), with c_hat the draft's ops per token over the target's."""
+    kk = np.asarray(k, dtype=float)
+    return (kk * np.asarray(c_hat, dtype=float) + kk + 1.0) / expected_tokens(alpha, k)
+
+
+# ---- the Monte Carlo of rounds ----
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Seeded Monte Carlo of speculative rounds.
+
+    ``accepted`` is the length of the accepted prefix of each round (0..k); every round also commits
+    one token from the target (the correction at the first rejection, or the bonus after k accepts).
+    """
+
+    alpha: float
+    k: int
+    seed: int
+    accepted: np.ndarray  # (rounds,) int: accepted draft tokens per round
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """Tokens committed per round: the accepted prefix plus the target's one token."""
+        return self.accepted + 1
+
+    @property
+    def mean_tokens(self) -> float:
+        return float(self.tokens.mean())
+
+    @property
+    def histogram(self) -> np.ndarray:
+        """(k + 1,) rounds whose accepted prefix had length 0..k."""
+        return np.bincount(self.accepted, minlength=self.k + 1)
+
+    @property
+    def std_error(self) -> float:
+        """Standard error of ``mean_tokens`` (0 for a single round)."""
+        n = self.tokens.size
+        return float(self.tokens.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
+
+    def status(self, rounds: int) -> np.ndarray:
+        """(rounds, k) codes of the first ``rounds`` rounds' proposals: 1 accepted, 2 rejected (the
+        first draft the target refused), 0 not reached (discarded after a rejection)."""
+        a = self.accepted[:rounds, None]
+        j = np.arange(self.k)[None, :]
+        return np.where(j < a, 1, np.where(j == a, 2, 0))
+
+
+def simulate_rounds(alpha: float, k: int, rounds: int = DEFAULT_ROUNDS, seed: int = DEFAULT_SEED) -> Rounds:
+    """Draw ``rounds`` rounds: each draft token is accepted with probability alpha, the round stops at
+    the first rejection. Vectorised: one (rounds, k) uniform draw."""
+    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
+    k = _check_int("k", k, *K_RANGE)
+    rounds = _check_int("rounds", rounds, *ROUNDS_RANGE)
+    seed = _check_int("seed", seed, 0, 2**32 - 1)
+    ok = np.random.default_rng(seed).random((rounds, k)) < alpha
+    # Length of the all-True prefix: index of the first False, or k when none.
+    accepted = np.where(ok.all(axis=1), k, np.argmin(ok, axis=1))
+    return Rounds(alpha=alpha, k=k, seed=seed, accepted=accepted.astype(int))
+
+
+# ---- drafting methods ----
+
+
+@dataclass(frozen=True)
+class Method:
+    """A way of drafting: what a draft step costs, and the (alpha, k) it typically runs at.
+
+    Attributes:
+        name: the option shown on the page.
+        drafter: 'model' (a separate small LM, priced by the roofline), 'head' (one extra decoder
+            layer plus an LM head on the target's features, priced by the roofline), or 'ratio'
+            (a fixed fraction ``cost_ratio`` of a target decode step per draft token).
+        alpha: per-token acceptance rate.
+        k: draft tokens per round.
+        cost_ratio: for 'ratio': draft step time / target decode step time at the same batch.
+        head_vocab: for 'head': the LM head's vocabulary (None: the target's).
+        tau: the published mean acceptance length alpha was derived from (None: alpha is quoted).
+        source: where alpha (or tau) and the cost come from.
+    """
+
+    name: str
+    drafter: str
+    alpha: float
+    k: int
+    source: str
+    cost_ratio: float = 0.0
+    head_vocab: int | None = None
+    tau: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.drafter not in DRAFTER_KINDS:
+            raise ValueError(f"drafter must be one of {DRAFTER_KINDS}, got {self.drafter!r}")
+        _check_float("alpha", self.alpha, *ALPHA_RANGE)
+        _check_int("k", self.k, *K_RANGE)
+        _check_float("cost_ratio", self.cost_ratio, *DRAFT_COST_RANGE)
+
+
+def _from_tau(name: str, tau: float, k: int, **kw) -> Method:
+    return Method(name=name, alpha=round(alpha_for_tokens(tau, k), 2), k=k, tau=tau, **kw)
+
+
+MANUAL = "Manual"
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "Draft model", "model", alpha=0.8, k=4,
+            source="Leviathan et al. Table 3: drafts about 100x smaller than the target accept "
+                   "0.5-0.9 of tokens (T5-XXL with T5-base 0.80, LaMDA 137B with 8B 0.75, greedy). "
+                   "The draft is Llama-3.2-1B, priced by the roofline at the target's precisions.",
+        ),
+        _from_tau(
+            "n-gram lookup", tau=1.80, k=5, drafter="ratio", cost_ratio=0.0,
+            source="EAGLE-3 Table 1: prompt lookup (PLD) on Vicuna-13B commits tau = 1.80 tokens "
+                   "per pass on average over 5 tasks (1.63 on MT-bench chat, 2.50 on CNN/DM "
+                   "summaries). Drafting is a string match on the CPU: cost ~0.",
+        ),
+        _from_tau(
+            "Medusa", tau=2.51, k=4, drafter="ratio", cost_ratio=0.02,
+            source="EAGLE-3 Table 1: Medusa on Vicuna-13B, tau = 2.51 (mean of 5 tasks). Cost: "
+                   "Medusa-1's heads (a residual block and an LM head each) add ~10 % of a 7B "
+                   "model's weights, read once per round of 4-5 drafts: ~0.02 of a target step "
+                   "per draft token.",
+        ),
+        _from_tau(
+            "EAGLE", tau=3.96, k=5, drafter="head",
+            source="EAGLE-3 Table 1: EAGLE on Vicuna-13B, tau = 3.96 (mean of 5 tasks). The "
+                   "draft head is one decoder layer of the target plus its LM head, priced by the "
+                   "roofline.",
+        ),
+        _from_tau(
+            "EAGLE-3", tau=6.23, k=7, drafter="head", head_vocab=32000,
+            source="EAGLE-3 Table 1: EAGLE-3 on LLaMA-3.1-8B-Instruct, tau = 6.23 (mean of 5 "
+                   "tasks). The draft head is one decoder layer plus a 32k-token draft LM head, "
+                   "priced by the roofline.",
+        ),
+        Method(
+            MANUAL, "ratio", alpha=0.8, k=4, cost_ratio=0.05,
+            source="Your own alpha, k and draft cost c. Leviathan et al.: c 'was always less than "
+                   "0.05 and often negligibly close to 0' in their runs.",
+        ),
+    )
+}
+DEFAULT_METHOD = "Draft model"
+
+
+def draft_model_for(target: Model) -> Model:
+    """The draft LM paired with ``target``: Llama-3.2-1B at the target's weight and KV precisions."""
+    return MODELS[DRAFT_MODEL].with_precision(target.weight_dtype, target.kv_dtype)
+
+
+def draft_head_for(target: Model, vocab: int | None = None) -> Model:
+    """An EAGLE-style draft head as a one-layer model of the target's shape whose tied embedding is
+    the LM head it reads every step (``vocab`` rows; the target's vocabulary when None). The small
+    feature-fusion layer (2d x d in EAGLE, 3d x d in EAGLE-3) is left out."""
+    return dataclasses.replace(target, name=f"draft head of {target.name}", n_layers=1,
+                               vocab=vocab or target.vocab, tied_embeddings=True)
+
+
+def shares_vocab(target: Model, method: Method) -> bool:
+    """Whether the draft LM can serve ``target``: draft and target must share a vocabulary (vLLM
+    spec-decode blog). Heads and lookups work on the target's own tokens."""
+    return method.drafter != "model" or draft_model_for(target).vocab == target.vocab
+
+
+# ---- pricing a round with the shared cost model ----
+
+
+@dataclass(frozen=True)
+class RoundCost:
+    """Step costs of a round; every array has the broadcast shape of the batch sizes and draft
+    lengths asked for."""
+
+    decode: StepCost  # plain decode step of the target (1 token per sequence)
+    verify: StepCost  # the target's pass over k + 1 tokens per sequence
+    draft_step_s: np.ndarray  # one draft step, seconds
+    draft_flops: np.ndarray  # FLOP of one draft step
+    k: np.ndarray
+
+    @property
+    def round_s(self) -> np.ndarray:
+        return self.k * self.draft_step_s + self.verify.time_s
+
+    @property
+    def cost_ratio(self) -> np.ndarray:
+        """The paper's c: draft step time over the target's decode step time."""
+        return self.draft_step_s / self.decode.time_s
+
+
+def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens,
+               assumptions: Assumptions = DEFAULT_ASSUMPTIONS, cost_ratio: float | None = None) -> RoundCost:
+    """Price the steps of one round for every (batch, k) pair: one broadcast call per cost function.
+
+    ``cost_ratio`` overrides the method's c for a 'ratio' drafter (the page's manual control).
+    """
+    b, kk = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(k, dtype=float))
+    decode = decode_step_cost(gpu, target, b, context_tokens, assumptions)
+    verify = uniform_step_cost(gpu, target, b, kk + 1, context_tokens, assumptions)
+    if method.drafter == "ratio":
+        c = method.cost_ratio if cost_ratio is None else cost_ratio
+        draft_s = c * decode.time_s
+        draft_flops = c * decode.flops
+    else:
+        drafter = (draft_model_for(target) if method.drafter == "model"
+                   else draft_head_for(target, method.head_vocab))
+        draft = decode_step_cost(gpu, drafter, b, context_tokens, assumptions)
+        draft_s, draft_flops = draft.time_s, draft.flops
+    return RoundCost(decode=decode, verify=verify, draft_step_s=draft_s, draft_flops=draft_flops, k=kk)
+
+
+def _speedup(alpha, cost: RoundCost) -> np.ndarray:
+    return expected_tokens(alpha, cost.k) * cost.decode.time_s / cost.round_s
+
+
+# ---- the page's model ----
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding at one setting, against plain decode at the same batch and context."""
+
+    method: Method
+    alpha: float
+    k: int
+    batch: int
+    context_tokens: int
+    expected_tokens: float  # E(alpha, k): tokens committed per target pass, per sequence
+    rounds: Rounds  # the Monte Carlo
+    decode_step_s: float  # plain decode step
+    verify_s: float  # the target's verify pass over k + 1 tokens per sequence
+    draft_step_s: float  # one draft step
+    round_s: float  # k draft steps + the verify pass
+    verify_memory_bound: bool
+    cost_ratio: float  # c = draft step / decode step (Leviathan's c at this batch)
+    flops_ratio: float  # FLOP per committed token, speculative / plain (the paper's ops factor)
+    k_grid: np.ndarray  # 1..K_max
+    speedup_by_k: np.ndarray  # speedup at each k in k_grid, same alpha, batch and context
+
+    @property
+    def speedup(self) -> float:
+        """Tokens per second with speculation over tokens per second of plain decode."""
+        return self.expected_tokens * self.decode_step_s / self.round_s
+
+    @property
+    def verify_over_decode(self) -> float:
+        """The verify pass over k + 1 tokens per sequence, in plain decode steps."""
+        return self.verify_s / self.decode_step_s
+
+    @property
+    def time_per_token_s(self) -> float:
+        """Mean time between committed tokens of one sequence."""
+        return self.round_s / self.expected_tokens
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens per second of the whole batch."""
+        return self.batch * self.expected_tokens / self.round_s
+
+    @property
+    def plain_tokens_per_s(self) -> float:
+        return self.batch / self.decode_step_s
+
+    @property
+    def closed_form_speedup(self) -> float:
+        """Leviathan's E / (k c + 1) at this c: what the speedup would be if verifying k + 1 tokens
+        cost exactly one decode step."""
+        return float(leviathan_speedup(self.alpha, self.k, self.cost_ratio))
+
+    @property
+    def free_draft_ceiling(self) -> float:
+        """1 / (1 - alpha): the most any k can give with a free draft and a free verify (inf at 1)."""
+        return math.inf if self.alpha >= 1 else 1.0 / (1.0 - self.alpha)
+
+    @property
+    def best_k(self) -> int:
+        return int(self.k_grid[int(np.argmax(self.speedup_by_k))])
+
+    @property
+    def best_speedup(self) -> float:
+        return float(np.max(self.speedup_by_k))
+
+
+def speculate(
+    gpu: GPU,
+    target: Model,
+    method: Method,
+    alpha: float,
+    k: int,
+    batch: int,
+    context_tokens: int,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+    cost_ratio: float | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = DEFAULT_SEED,
+) -> Speculation:
+    """Speculative decoding of ``batch`` sequences at ``context_tokens`` cached tokens each, drafting
+    ``k`` tokens per round with ``method`` at acceptance ``alpha``; the best k is searched over
+    1..K_max in the same vectorised cost call."""
+    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
+    k = _check_int("k", k, *K_RANGE)
+    batch = _check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    if cost_ratio is not None:
+        cost_ratio = _check_float("cost_ratio", cost_ratio, *DRAFT_COST_RANGE)
+    k_grid = np.arange(K_RANGE[0], K_RANGE[1] + 1)
+    cost = round_cost(gpu, target, method, batch, k_grid, context_tokens, assumptions, cost_ratio)
+    speedups = _speedup(alpha, cost)
+    i = k - K_RANGE[0]
+    e = expected_tokens(alpha, k)
+    target_flops = (k * float(cost.draft_flops[i]) + float(cost.verify.flops[i])) / e
+    return Speculation(
+        method=method, alpha=alpha, k=k, batch=batch, context_tokens=context_tokens,
+        expected_tokens=e, rounds=simulate_rounds(alpha, k, rounds, seed),
+        decode_step_s=float(cost.decode.time_s[i]), verify_s=float(cost.verify.time_s[i]),
+        draft_step_s=float(cost.draft_step_s[i]), round_s=float(cost.round_s[i]),
+        verify_memory_bound=bool(cost.verify.memory_bound[i]),
+        cost_ratio=float(cost.cost_ratio[i]),
+        flops_ratio=target_flops / float(cost.decode.flops[i]),
+        k_grid=k_grid, speedup_by_k=speedups,
+    )
+
+
+@dataclass(frozen=True)
+class BatchSweep:
+    """Speedup against batch size at fixed alpha, k and context."""
+
+    batches: np.ndarray  # (n,) sequences
+    speedup: np.ndarray  # (n,)
+    tokens_per_s: np.ndarray  # (n,) whole batch, speculative
+    plain_tokens_per_s: np.ndarray  # (n,) whole batch, plain decode
+    verify_memory_bound: np.ndarray  # (n,) bool
+    decode_memory_bound: np.ndarray  # (n,) bool
+    full_acceptance_speedup: np.ndarray  # (n,) the same at alpha = 1: an alpha-free bound for axes
+
+    @property
+    def break_even_batch(self) -> float:
+        """The smallest swept batch at which speculation stops paying (speedup <= 1); inf if never."""
+        below = np.nonzero(self.speedup <= 1.0)[0]
+        return float(self.batches[below[0]]) if below.size else math.inf
+
+    @property
+    def verify_compute_bound_batch(self) -> float:
+        """The smallest swept batch whose verify pass is compute-bound; inf if none."""
+        idx = np.nonzero(~self.verify_memory_bound)[0]
+        return float(self.batches[idx[0]]) if idx.size else math.inf
+
+
+def speedup_vs_batch(
+    gpu: GPU,
+    target: Model,
+    method: Method,
+    alpha: float,
+    k: int,
+    context_tokens: int,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+    cost_ratio: float | None = None,
+    batches=SWEEP_BATCHES,
+) -> BatchSweep:
+    """Speedup at each batch size: one broadcast cost call over all of them."""
+    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
+    k = _check_int("k", k, *K_RANGE)
+    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    b = np.asarray(batches)
+    if b.ndim != 1 or b.size == 0 or np.any(b < BATCH_RANGE[0]) or np.any(b > BATCH_RANGE[1]):
+        raise ValueError(f"batches must be a non-empty 1-D array of sizes in {list(BATCH_RANGE)}")
+    cost = round_cost(gpu, target, method, b, k, context_tokens, assumptions, cost_ratio)
+    speedup = _speedup(alpha, cost)
+    return BatchSweep(
+        batches=b, speedup=speedup,
+        tokens_per_s=b * expected_tokens(alpha, k) / cost.round_s,
+        plain_tokens_per_s=b / cost.decode.time_s,
+        verify_memory_bound=cost.verify.memory_bound, decode_memory_bound=cost.decode.memory_bound,
+        full_acceptance_speedup=_speedup(1.0, cost),
+    )
+
+
+@dataclass(frozen=True)
+class AlphaSweep:
+    """Speedup over a grid of acceptance rates (columns) for several draft lengths (rows)."""
+
+    alphas: np.ndarray  # (n,)
+    ks: np.ndarray  # (m,)
+    speedup: np.ndarray  # (m, n)
+    ceiling: np.ndarray  # (n,) 1 / (1 - alpha), inf at 1
+
+
+def speedup_vs_alpha(
+    gpu: GPU,
+    target: Model,
+    method: Method,
+    ks,
+    batch: int,
+    context_tokens: int,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+    cost_ratio: float | None = None,
+    alphas=None,
+) -> AlphaSweep:
+    """Speedup against alpha for each k in ``ks`` (one cost call; E broadcast over the grid)."""
+    batch = _check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    ks = np.asarray(ks, dtype=int)
+    if ks.ndim != 1 or ks.size == 0 or np.any(ks < K_RANGE[0]) or np.any(ks > K_RANGE[1]):
+        raise ValueError(f"ks must be a non-empty 1-D array of draft lengths in {list(K_RANGE)}")
+    a = np.linspace(0.0, 1.0, 101) if alphas is None else np.asarray(alphas, dtype=float)
+    if a.ndim != 1 or a.size == 0 or not np.all((a >= ALPHA_RANGE[0]) & (a <= ALPHA_RANGE[1])):
+        raise ValueError(f"alphas must be a non-empty 1-D array of rates in {list(ALPHA_RANGE)}")
+    cost = round_cost(gpu, target, method, batch, ks, context_tokens, assumptions, cost_ratio)
+    speedup = (expected_tokens(a[None, :], ks[:, None])
+               * (cost.decode.time_s / cost.round_s)[:, None])
+    with np.errstate(divide="ignore"):
+        ceiling = np.where(a < 1, 1.0 / np.maximum(1.0 - a, 0.0), np.inf)
+    return AlphaSweep(alphas=a, ks=ks, speedup=speedup, ceiling=ceiling)
+
+
+#: Measured throughput gain against batch size (EAGLE-3 Table 3: SGLang v0.4.4, one H100,
+#: LLaMA-3.1-8B, chain length 3, MT-bench). REFERENCE.md section 3.7.
+MEASURED_BATCH_GAIN = {
+    "batches": (2, 4, 8, 16, 24, 32, 48, 56, 64),
+    "EAGLE": (1.40, 1.38, 1.23, 1.02, 0.93, 0.94, 0.88, 0.99, 0.99),
+    "EAGLE-3": (1.81, 1.82, 1.62, 1.48, 1.39, 1.32, 1.38, 1.34, 1.38),
+}
+MEASURED_SETUP = ("H100 SXM", "Llama-3.1-8B")

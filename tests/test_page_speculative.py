@@ -1,0 +1,173 @@
+"""Page 03 through AppTest: every widget moves, the metrics move the way the article says, presets
+set the sliders, the URL sets the widgets, and bad URL values fall back to the defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim import speculative as spec
+from tests.conftest import metric, number, open_app
+
+PAGE = "app_pages/speculative.py"
+
+
+def _numbers(at) -> dict[str, float]:
+    return {label: number(metric(at, label)) for label in
+            ("Tokens per pass", "Speedup", "Tokens/s, whole batch", "Time per token", "Monte Carlo mean")}
+
+
+@pytest.fixture(scope="module")
+def page():
+    at = open_app(PAGE)
+    assert not at.exception
+    return at
+
+
+def test_defaults_tell_the_story(page):
+    assert page.segmented_control(key="spec_method").value == spec.DEFAULT_METHOD
+    assert page.slider(key="spec_alpha").value == pytest.approx(0.8)
+    assert page.slider(key="spec_k").value == 4
+    n = _numbers(page)
+    assert n["Tokens per pass"] == pytest.approx(3.36)
+    assert n["Monte Carlo mean"] == pytest.approx(3.36, abs=0.1)
+    assert 1.7 < n["Speedup"] < 2.1
+    assert metric(page, "Best k") == "k = 4"
+    assert len(page.get("plotly_chart")) == 3
+    assert not page.warning  # the 1B draft shares Llama-3.1's vocabulary
+
+
+def test_acceptance_slider_drives_the_gain():
+    at = open_app(PAGE)
+    low = _numbers(at.slider(key="spec_alpha").set_value(0.3).run())
+    high = _numbers(at.slider(key="spec_alpha").set_value(0.95).run())
+    assert not at.exception
+    assert low["Tokens per pass"] < high["Tokens per pass"]
+    assert low["Speedup"] < 1.0 < high["Speedup"]  # a bad draft is a slowdown
+    assert low["Time per token"] > high["Time per token"]
+    assert high["Tokens per pass"] == pytest.approx(spec.expected_tokens(0.95, 4), abs=0.01)
+
+
+def test_draft_length_batch_and_context_sliders():
+    at = open_app(PAGE)
+    before = _numbers(at)
+    k8 = _numbers(at.slider(key="spec_k").set_value(8).run())
+    assert k8["Tokens per pass"] > before["Tokens per pass"]
+    at.slider(key="spec_k").set_value(4).run()
+    loaded = _numbers(at.select_slider(key="spec_batch").set_value(512).run())
+    assert loaded["Speedup"] < 0.7 * before["Speedup"]  # the fade under load
+    assert loaded["Tokens/s, whole batch"] > before["Tokens/s, whole batch"]  # batching still pays
+    assert metric(at, "Verify ÷ decode step") != "1.00×"
+    long = _numbers(at.select_slider(key="spec_context").set_value(32768).run())
+    assert not at.exception
+    assert long["Speedup"] != loaded["Speedup"]
+
+
+def test_presets_set_the_sliders_and_the_reader_can_override():
+    at = open_app(PAGE)
+    at.segmented_control(key="spec_method").set_value("EAGLE").run()
+    eagle = spec.METHODS["EAGLE"]
+    assert at.slider(key="spec_alpha").value == pytest.approx(eagle.alpha)
+    assert at.slider(key="spec_k").value == eagle.k
+    assert number(metric(at, "Tokens per pass")) == pytest.approx(3.96, abs=0.05)
+    at.slider(key="spec_alpha").set_value(0.5).run()  # override: the preset does not snap back
+    at.select_slider(key="spec_batch").set_value(4).run()
+    assert at.slider(key="spec_alpha").value == pytest.approx(0.5)
+    assert any("You moved α from 0.83" in c.value for c in at.caption)
+    at.segmented_control(key="spec_method").set_value("n-gram lookup").run()
+    ngram = spec.METHODS["n-gram lookup"]
+    assert at.slider(key="spec_alpha").value == pytest.approx(ngram.alpha)
+    assert at.slider(key="spec_k").value == ngram.k
+    assert not at.exception
+
+
+def test_every_method_renders_and_manual_exposes_the_draft_cost():
+    at = open_app(PAGE)
+    for name in spec.METHODS:
+        at.segmented_control(key="spec_method").set_value(name).run()
+        assert not at.exception, name
+    assert at.segmented_control(key="spec_method").value == spec.MANUAL
+    cheap = number(metric(at, "Speedup"))
+    dear = number(metric(at.slider(key="spec_draft_cost").set_value(0.4).run(), "Speedup"))
+    assert dear < cheap
+    at.segmented_control(key="spec_method").set_value("Medusa").run()
+    assert not [s for s in at.slider if s.key == "spec_draft_cost"]
+
+
+def test_url_sets_the_widgets():
+    at = open_app(PAGE, {"spec_method": "EAGLE-3", "spec_k": "6", "spec_batch": "64",
+                         "spec_context": "4096"})
+    assert not at.exception
+    assert at.segmented_control(key="spec_method").value == "EAGLE-3"
+    # alpha is not in the URL: it follows the preset of the method in the URL.
+    assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS["EAGLE-3"].alpha)
+    assert at.slider(key="spec_k").value == 6
+    assert at.select_slider(key="spec_batch").value == 64
+    assert at.select_slider(key="spec_context").value == 4096
+    at = open_app(PAGE, {"spec_alpha": "0.55"})
+    assert at.slider(key="spec_alpha").value == pytest.approx(0.55)
+
+
+@pytest.mark.parametrize("params", [
+    {"spec_alpha": "abc", "spec_k": "99", "spec_batch": "3", "spec_context": "-5"},
+    {"spec_method": "Oracle", "spec_alpha": "1.7", "spec_k": "0"},
+    {"spec_method": "Manual", "spec_draft_cost": "9", "spec_batch": "1e9"},
+])
+def test_malformed_url_falls_back_to_defaults(params):
+    at = open_app(PAGE, params)
+    assert not at.exception
+    method = at.segmented_control(key="spec_method").value
+    assert method in spec.METHODS
+    assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS[method].alpha)
+    assert at.slider(key="spec_k").value == spec.METHODS[method].k
+    assert at.select_slider(key="spec_batch").value == 1
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_other_targets_warn_about_the_draft_vocabulary():
+    at = open_app(PAGE, {"model": "Qwen2.5-7B"})
+    assert not at.exception
+    assert any("vocabulary" in w.value for w in at.warning)
+    at.segmented_control(key="spec_method").set_value("EAGLE").run()
+    assert not at.warning
+    at = open_app(PAGE, {"model": "Llama-3.2-1B"})
+    assert any("draft model itself" in w.value for w in at.warning)
+    assert number(metric(at, "Speedup")) < 1.0
+
+
+def test_figures_validate_and_hold_still():
+    """The figures are built unvalidated for speed: build them again with plotly's validation on.
+    The batch chart's y axis does not move with alpha (it is sized for alpha = 1)."""
+    import plotly.graph_objects as go
+
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui import fig_speculative as fig
+
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    tops = set()
+    for name, alpha, k, batch in (("Draft model", 0.3, 4, 1), ("EAGLE-3", 0.93, 7, 64),
+                                  ("Manual", 0.99, 16, 512), ("n-gram lookup", 0.9, 4, 1)):
+        m = spec.METHODS[name]
+        r = spec.speculate(gpu, model, m, alpha, k, batch, 1024)
+        by_batch = spec.speedup_vs_batch(gpu, model, m, alpha, k, 1024)
+        by_alpha = spec.speedup_vs_alpha(gpu, model, m, list(range(1, 17)), batch, 1024)
+        figures = (fig.rounds_figure(r.rounds), fig.alpha_figure(by_alpha, r),
+                   fig.batch_figure(by_batch, r, spec.MEASURED_BATCH_GAIN))
+        for f in figures:
+            go.Figure(f.to_dict())  # raises on any invalid property
+        strip, by_a, by_b = figures
+        assert len(strip.data) == 4 and strip.layout.xaxis.ticktext[-1] == "target"
+        mark = by_a.data[-1]
+        assert mark.name == "your setting" and mark.x[0] == alpha
+        assert mark.y[0] == pytest.approx(r.speedup)
+        assert [t.name for t in by_b.data][-3:] == ["measured EAGLE", "measured EAGLE-3", "your batch"]
+        if name == "n-gram lookup":
+            tops.add(by_b.layout.yaxis.range[1])
+    r = spec.speculate(gpu, model, spec.METHODS["n-gram lookup"], 0.2, 4, 1, 1024)
+    by_batch = spec.speedup_vs_batch(gpu, model, spec.METHODS["n-gram lookup"], 0.2, 4, 1024)
+    tops.add(fig.batch_figure(by_batch, r).layout.yaxis.range[1])
+    assert len(tops) == 1
+    tables = (fig.rounds_table(r.rounds), fig.batch_table(by_batch), fig.k_table(r), fig.summary_table(r))
+    assert tables[0]["rounds"].sum() == spec.DEFAULT_ROUNDS
+    assert tables[0]["probability"].sum() == pytest.approx(1.0)
+    assert all(len(t) for t in tables)

@@ -1,0 +1,306 @@
+"""sim.speculative: Leviathan's formulas (V01, V02), the Monte Carlo, the roofline-priced round and
+its fade under load (V06)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sim import speculative as spec
+from sim.cost import decode_step_cost
+from sim.hardware import GPUS
+from sim.models import MODELS
+
+H100 = GPUS["H100 SXM"]
+LLAMA8, LLAMA70, QWEN7 = MODELS["Llama-3.1-8B"], MODELS["Llama-3.1-70B"], MODELS["Qwen2.5-7B"]
+FREE = spec.METHODS["n-gram lookup"]  # a drafter that costs nothing
+DRAFT = spec.METHODS["Draft model"]
+MANUAL = spec.METHODS[spec.MANUAL]
+
+alphas = st.floats(0.0, 1.0)
+open_alphas = st.floats(0.0, 0.999)
+ks = st.integers(*spec.K_RANGE)
+batches = st.integers(1, 512)
+contexts = st.integers(0, 32768)
+
+
+# ---- Leviathan et al. (REFERENCE.md section 3.6) ----
+
+
+def test_v01_expected_tokens_speed_and_ops():
+    """V01: alpha 0.8, gamma 5, c = 0: E = 3.689, speed 3.69x, operations 1.63x (Eq. 1, Table 1)."""
+    assert spec.expected_tokens(0.8, 5) == pytest.approx(3.689, abs=0.01)
+    assert spec.leviathan_speedup(0.8, 5, 0.0) == pytest.approx(3.69, abs=0.01)
+    assert spec.leviathan_ops_factor(0.8, 5, 0.0) == pytest.approx(1.63, abs=0.01)
+
+
+@pytest.mark.parametrize(("alpha", "k", "speed", "ops"), [
+    (0.6, 2, 1.96, 1.53), (0.7, 3, 2.53, 1.58), (0.8, 2, 2.44, 1.23), (0.9, 2, 2.71, 1.11),
+    (0.9, 10, 6.86, 1.60),
+])
+def test_v02_leviathan_table_1(alpha, k, speed, ops):
+    """V02: every other cell of Leviathan Table 1 (c = c_hat = 0)."""
+    assert spec.leviathan_speedup(alpha, k, 0.0) == pytest.approx(speed, abs=0.01)
+    assert spec.leviathan_ops_factor(alpha, k, 0.0) == pytest.approx(ops, abs=0.01)
+
+
+def test_v02_vectorised_over_the_table():
+    a, k = np.array([0.6, 0.7, 0.8, 0.9, 0.9]), np.array([2, 3, 2, 2, 10])
+    np.testing.assert_allclose(spec.leviathan_speedup(a, k, 0.0), [1.96, 2.53, 2.44, 2.71, 6.86],
+                               atol=0.01)
+
+
+def test_closed_form_with_draft_cost():
+    """Thm 3.8 with c > 0 divides by k c + 1; Cor 3.9: alpha > c gives at least (1 + alpha)/(1 + c)."""
+    assert spec.leviathan_speedup(0.8, 4, 0.05) == pytest.approx(3.3616 / 1.2, rel=1e-4)
+    assert spec.leviathan_speedup(0.7, 1, 0.3) >= (1 + 0.7) / (1 + 0.3) - 1e-12
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 16])
+def test_expected_tokens_limits(k):
+    assert spec.expected_tokens(0.0, k) == 1.0
+    assert spec.expected_tokens(1.0, k) == k + 1
+    # No cancellation next to the limit: continuous from below.
+    assert spec.expected_tokens(1 - 1e-12, k) == pytest.approx(k + 1, rel=1e-9)
+    assert spec.expected_tokens(0.5, k) == pytest.approx(sum(0.5**i for i in range(k + 1)), rel=1e-12)
+
+
+@given(alphas, ks)
+def test_expected_tokens_between_1_and_k_plus_1(alpha, k):
+    e = spec.expected_tokens(alpha, k)
+    assert 1.0 - 1e-12 <= e <= k + 1 + 1e-12
+
+
+@given(open_alphas, st.floats(1e-4, 0.5), ks)
+def test_expected_tokens_rises_with_alpha(alpha, step, k):
+    assert spec.expected_tokens(min(alpha + step, 1.0), k) > spec.expected_tokens(alpha, k)
+
+
+@given(st.floats(0.01, 1.0), st.integers(1, 15))
+def test_expected_tokens_rises_with_k(alpha, k):
+    """One more draft adds alpha^(k+1) expected tokens (strictly more, up to float resolution)."""
+    gain = spec.expected_tokens(alpha, k + 1) - spec.expected_tokens(alpha, k)
+    assert gain >= 0
+    assert gain == pytest.approx(alpha ** (k + 1), abs=1e-12)
+
+
+@given(st.floats(1.0, 17.0), ks)
+def test_alpha_for_tokens_inverts_expected_tokens(tau, k):
+    tau = min(tau, k + 1.0)
+    assert spec.expected_tokens(spec.alpha_for_tokens(tau, k), k) == pytest.approx(tau, abs=1e-9)
+
+
+def test_alpha_for_tokens_examples_and_bounds():
+    assert spec.alpha_for_tokens(1.0, 4) == pytest.approx(0.0, abs=1e-12)
+    assert spec.alpha_for_tokens(5.0, 4) == pytest.approx(1.0, abs=1e-12)
+    assert spec.alpha_for_tokens(3.689, 5) == pytest.approx(0.8, abs=1e-3)  # V01 backwards
+    with pytest.raises(ValueError, match=r"tau must be a number in \[1, k \+ 1\]"):
+        spec.alpha_for_tokens(6.0, 4)
+    with pytest.raises(ValueError, match="k must be an integer"):
+        spec.alpha_for_tokens(2.0, 0)
+
+
+def test_presets_derive_alpha_from_published_tau():
+    """Medusa, EAGLE, EAGLE-3 and n-gram alphas come from EAGLE-3 Table 1's tau: rounded to the
+    slider's 0.01 steps, the chain gives back tau within 0.1 tokens."""
+    expected = {"n-gram lookup": (1.80, 0.45), "Medusa": (2.51, 0.65), "EAGLE": (3.96, 0.83),
+                "EAGLE-3": (6.23, 0.93)}
+    for name, (tau, alpha) in expected.items():
+        m = spec.METHODS[name]
+        assert m.tau == tau
+        assert m.alpha == pytest.approx(alpha, abs=0.005)
+        assert spec.expected_tokens(m.alpha, m.k) == pytest.approx(tau, abs=0.1)
+    assert spec.DEFAULT_METHOD in spec.METHODS and spec.MANUAL in spec.METHODS
+    for m in spec.METHODS.values():
+        assert m.source
+
+
+# ---- Monte Carlo ----
+
+
+@given(alphas, ks, st.integers(0, 2**31))
+def test_monte_carlo_mean_matches_expected_tokens(alpha, k, seed):
+    """Within 4 standard errors of E (the law's own, so that a run with no rejection at alpha near 1
+    is judged fairly), plus 2/n for a rare rejection or two that the normal approximation misses."""
+    n = 4000
+    r = spec.simulate_rounds(alpha, k, n, seed)
+    e = spec.expected_tokens(alpha, k)
+    assert r.tokens.min() >= 1 and r.tokens.max() <= k + 1
+    law = spec.accepted_law(alpha, k)
+    tokens = np.arange(1, k + 2)
+    assert float(law @ tokens) == pytest.approx(e, rel=1e-9)
+    sd = math.sqrt(max(float(law @ tokens**2) - e**2, 0.0))
+    assert abs(r.mean_tokens - e) <= 4 * sd / math.sqrt(n) + 2 / n
+    if alpha in (0.0, 1.0):
+        assert r.std_error == 0 and r.mean_tokens == e
+
+
+def test_monte_carlo_is_seeded_and_the_strip_codes_agree():
+    a, b = spec.simulate_rounds(0.7, 5, 1000, 11), spec.simulate_rounds(0.7, 5, 1000, 11)
+    np.testing.assert_array_equal(a.accepted, b.accepted)
+    assert not np.array_equal(a.accepted, spec.simulate_rounds(0.7, 5, 1000, 12).accepted)
+    status = a.status(1000)
+    assert status.shape == (1000, 5)
+    np.testing.assert_array_equal((status == 1).sum(axis=1), a.accepted)
+    np.testing.assert_array_equal((status == 2).sum(axis=1), (a.accepted < 5).astype(int))
+    # The standard error is that of a capped geometric law: sd / sqrt(n).
+    assert 0.02 < a.std_error < 0.07
+
+
+def test_monte_carlo_histogram_is_the_capped_geometric_law():
+    """P(accepted = j) = alpha^j (1 - alpha) for j < k, alpha^k for j = k."""
+    alpha, k, n = 0.6, 3, 200_000
+    r = spec.simulate_rounds(alpha, k, n, 5)
+    law = [alpha**j * (1 - alpha) for j in range(k)] + [alpha**k]
+    np.testing.assert_allclose(spec.accepted_law(alpha, k), law, rtol=1e-12)
+    np.testing.assert_allclose(r.histogram / n, law, atol=0.005)
+    assert spec.accepted_law(0.0, 4).tolist() == [1, 0, 0, 0, 0]
+    assert spec.accepted_law(1.0, 4).tolist() == [0, 0, 0, 0, 1]
+
+
+# ---- the roofline-priced round ----
+
+
+def test_round_is_priced_by_the_shared_cost_model():
+    r = spec.speculate(H100, LLAMA8, DRAFT, 0.8, 4, 1, 1024)
+    draft = decode_step_cost(H100, spec.draft_model_for(LLAMA8), 1, 1024)
+    decode = decode_step_cost(H100, LLAMA8, 1, 1024)
+    assert r.draft_step_s == pytest.approx(float(draft.time_s))
+    assert r.decode_step_s == pytest.approx(float(decode.time_s))
+    assert r.round_s == pytest.approx(4 * r.draft_step_s + r.verify_s)
+    assert r.speedup == pytest.approx(r.expected_tokens * r.decode_step_s / r.round_s)
+    assert r.tokens_per_s == pytest.approx(r.speedup * r.plain_tokens_per_s)
+    # At batch 1 the verify pass reads the same weights as a decode step: about the same time,
+    # so the roofline agrees with the paper's closed form at this c.
+    assert r.verify_over_decode == pytest.approx(1.0, abs=0.01)
+    assert r.speedup == pytest.approx(r.closed_form_speedup, rel=0.01)
+    # Defaults tell the story: a 1B draft for an 8B target, ~1.9x at batch 1.
+    assert r.expected_tokens == pytest.approx(3.3616, abs=1e-4)
+    assert 1.7 < r.speedup < 2.1
+    assert 0.15 < r.cost_ratio < 0.25
+
+
+def test_best_k_is_the_argmax_over_k():
+    r = spec.speculate(H100, LLAMA70, spec.METHODS["EAGLE"], 0.83, 5, 8, 2048)
+    brute = [spec.speculate(H100, LLAMA70, spec.METHODS["EAGLE"], 0.83, k, 8, 2048).speedup
+             for k in range(1, 17)]
+    assert r.best_k == int(np.argmax(brute)) + 1
+    assert r.best_speedup == pytest.approx(max(brute))
+    np.testing.assert_allclose(r.speedup_by_k, brute)
+
+
+@given(open_alphas, ks, batches, contexts, st.sampled_from(list(GPUS)), st.sampled_from(list(MODELS)))
+def test_free_draft_never_beats_one_over_one_minus_alpha(alpha, k, batch, context, gpu, model):
+    r = spec.speculate(GPUS[gpu], MODELS[model], FREE, alpha, k, batch, context, rounds=10)
+    assert r.speedup <= 1.0 / (1.0 - alpha) + 1e-9
+    assert r.speedup <= r.expected_tokens + 1e-9  # verifying k+1 tokens never costs less than 1
+
+
+@given(open_alphas, ks, batches, st.floats(0.0, 1.0))
+def test_roofline_never_beats_the_closed_form(alpha, k, batch, c):
+    """The closed form lets the verify pass cost one decode step; the roofline never charges less."""
+    r = spec.speculate(H100, LLAMA8, MANUAL, alpha, k, batch, 1024, cost_ratio=c, rounds=10)
+    assert r.cost_ratio == pytest.approx(c)
+    assert r.speedup <= spec.leviathan_speedup(alpha, k, c) * (1 + 1e-9)
+
+
+@given(st.floats(0.05, 0.95), ks, batches, st.sampled_from(list(spec.METHODS)))
+def test_sweeps_agree_with_single_points(alpha, k, batch, name):
+    m = spec.METHODS[name]
+    r = spec.speculate(H100, LLAMA8, m, alpha, k, batch, 1024, rounds=10)
+    by_batch = spec.speedup_vs_batch(H100, LLAMA8, m, alpha, k, 1024, batches=np.array([1, batch]))
+    assert float(by_batch.speedup[1]) == pytest.approx(r.speedup, rel=1e-12)
+    by_alpha = spec.speedup_vs_alpha(H100, LLAMA8, m, [k], batch, 1024, alphas=[alpha])
+    assert float(by_alpha.speedup[0, 0]) == pytest.approx(r.speedup, rel=1e-12)
+
+
+# ---- V06: the fade under load ----
+
+
+@pytest.mark.parametrize("model", [LLAMA8, LLAMA70], ids=["8B", "70B"])
+def test_v06_speedup_falls_with_batch_size(model):
+    """V06: on H100 the speedup falls monotonically with batch size toward ~1 and can drop below
+    it (EAGLE-3 Table 3; vLLM blog: 1.4-1.8x slowdowns at high QPS)."""
+    sweep = spec.speedup_vs_batch(H100, model, DRAFT, DRAFT.alpha, DRAFT.k, 1024)
+    s, b = sweep.speedup, sweep.batches
+    # Monotone while plain decode stays memory-bound (the 70B's decode turns compute-bound at ~450).
+    memory = sweep.decode_memory_bound
+    assert np.all(np.diff(s[memory]) <= 1e-12)
+    assert s[0] > 1.8  # a real gain at batch 1 ...
+    assert s[-1] < 0.6 * s[0]  # ... that fades under load
+    assert math.isfinite(sweep.verify_compute_bound_batch) and sweep.verify_compute_bound_batch <= 128
+    if model is LLAMA8:
+        assert s[-1] == pytest.approx(1.0, abs=0.1)  # toward 1
+    else:
+        assert s[-1] < 1.0 and sweep.break_even_batch < 512  # and below it
+    # The fall starts where the verify pass turns compute-bound.
+    assert np.all(s[b < sweep.verify_compute_bound_batch] > 0.9 * s[0])
+
+
+def test_v06_every_method_fades_and_ngram_turns_into_a_slowdown():
+    for m in spec.METHODS.values():
+        for model in (LLAMA8, LLAMA70):
+            s = spec.speedup_vs_batch(H100, model, m, m.alpha, m.k, 1024).speedup
+            assert s[-1] < 0.75 * s.max(), (m.name, model.name)
+    ngram = spec.speedup_vs_batch(H100, LLAMA8, FREE, FREE.alpha, FREE.k, 1024)
+    assert ngram.break_even_batch < 512 and float(ngram.speedup[-1]) < 0.8
+
+
+# ---- drafters ----
+
+
+def test_drafters():
+    draft = spec.draft_model_for(LLAMA8.with_precision("fp8", "fp8"))
+    assert draft.name == "Llama-3.2-1B" and draft.weight_dtype == "fp8" and draft.kv_dtype == "fp8"
+    head = spec.draft_head_for(LLAMA8)
+    # One decoder layer (218 M) plus the 128,256 x 4,096 LM head (525 M).
+    assert head.n_params == pytest.approx(0.743e9, rel=0.01)
+    assert spec.draft_head_for(LLAMA8, 32000).n_params == pytest.approx(0.350e9, rel=0.01)
+    assert spec.shares_vocab(LLAMA8, DRAFT) and spec.shares_vocab(LLAMA70, DRAFT)
+    assert not spec.shares_vocab(QWEN7, DRAFT)
+    assert spec.shares_vocab(QWEN7, spec.METHODS["EAGLE"]) and spec.shares_vocab(QWEN7, FREE)
+
+
+def test_cheaper_drafts_and_more_acceptance_pay_more():
+    base = spec.speculate(H100, LLAMA8, MANUAL, 0.8, 4, 1, 1024, cost_ratio=0.05, rounds=10)
+    dearer = spec.speculate(H100, LLAMA8, MANUAL, 0.8, 4, 1, 1024, cost_ratio=0.3, rounds=10)
+    better = spec.speculate(H100, LLAMA8, MANUAL, 0.9, 4, 1, 1024, cost_ratio=0.05, rounds=10)
+    assert dearer.speedup < base.speedup < better.speedup
+    # Bigger targets make the same 1B draft relatively cheaper.
+    small = spec.speculate(H100, LLAMA8, DRAFT, 0.8, 4, 1, 1024, rounds=10)
+    big = spec.speculate(H100, LLAMA70, DRAFT, 0.8, 4, 1, 1024, rounds=10)
+    assert big.cost_ratio < small.cost_ratio and big.speedup > small.speedup
+
+
+# ---- argument checks ----
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"alpha": -0.1}, r"alpha must be a number in \[0.0, 1.0\]"),
+    ({"alpha": 1.5}, "alpha must be"),
+    ({"alpha": float("nan")}, "alpha must be"),
+    ({"k": 0}, r"k must be an integer in \[1, 16\]"),
+    ({"k": 17}, "k must be"),
+    ({"k": 2.5}, "k must be"),
+    ({"batch": 0}, r"batch must be an integer in \[1, 1024\]"),
+    ({"context_tokens": -1}, "context_tokens must be"),
+    ({"cost_ratio": 2.0}, r"cost_ratio must be a number in \[0.0, 1.0\]"),
+    ({"rounds": 0}, "rounds must be an integer"),
+])
+def test_bad_arguments_raise_naming_the_argument(kwargs, message):
+    args = {"alpha": 0.8, "k": 4, "batch": 1, "context_tokens": 1024} | kwargs
+    with pytest.raises(ValueError, match=message):
+        spec.speculate(H100, LLAMA8, MANUAL, **args)
+
+
+def test_bad_sweep_arguments():
+    with pytest.raises(ValueError, match="batches must be"):
+        spec.speedup_vs_batch(H100, LLAMA8, DRAFT, 0.8, 4, 1024, batches=np.array([0, 2]))
+    with pytest.raises(ValueError, match="ks must be"):
+        spec.speedup_vs_alpha(H100, LLAMA8, DRAFT, [0, 4], 1, 1024)
+    with pytest.raises(ValueError, match="drafter must be"):
+        spec.Method("x", "oracle", 0.5, 2, source="")

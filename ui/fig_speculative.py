@@ -1,0 +1,246 @@
+"""Figures and tables for section 03 (speculative decoding)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sim.speculative import AlphaSweep, BatchSweep, Rounds, Speculation, accepted_law
+from ui.theme import COLORS, OKABE_ITO, style
+
+STRIP_ROUNDS = 8  # rounds drawn in the Monte Carlo strip
+#: Draft lengths drawn on the speedup-against-acceptance chart, each with a fixed colour; the
+#: reader's k, when it is not one of them, is drawn in blue.
+K_COLORS = {1: OKABE_ITO["sky_blue"], 2: OKABE_ITO["orange"], 4: OKABE_ITO["bluish_green"],
+            8: OKABE_ITO["reddish_purple"], 16: OKABE_ITO["vermillion"]}
+Y_CAP = 10.0  # speedup axes never go higher (the 1/(1-alpha) ceiling runs off the top)
+
+_CELL = {  # status code -> (name, colour, text in the cell, hover text)
+    1: ("accepted draft", COLORS["useful"], "✓", "accepted: the target agrees, the token is kept"),
+    2: ("rejected draft", COLORS["waste"], "✗", "rejected: the target disagrees; this and every "
+                                                "later draft of the round is thrown away"),
+    0: ("not reached", COLORS["idle"], "", "discarded: comes after a rejection, never checked"),
+}
+
+
+@functools.cache
+def _house_layout(height: int) -> dict:
+    """``ui.theme.style`` applied once per height, kept as a plain layout dict.
+
+    ``style`` re-resolves the plotly_white template on every call (about 8 ms), and each
+    ``add_trace`` / ``update_*`` call re-validates and deep-copies: three charts built that way took
+    ~70 ms, most of the page's 50 ms rerun budget. So each figure here is assembled as plain dicts
+    on top of this cached layout and built in one unvalidated call (plotly's ``_validate=False``);
+    the unit tests build every figure again with validation on, so a bad property still fails.
+    """
+    return style(go.Figure(), height=height, title=" ").to_dict()["layout"]
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    """``base`` updated in place with ``extra``, recursing into nested dicts."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def _figure(height: int, title: str, traces: list[dict], layout: dict) -> go.Figure:
+    """Traces (dicts with a ``type``) on the house style, with ``layout`` merged over it."""
+    merged = _merge(copy.deepcopy(_house_layout(height)), layout)
+    merged["title"]["text"] = title
+    return go.Figure(data=traces, layout=merged, _validate=False)
+
+
+def _hline(y: float) -> dict:
+    """A dotted full-width line at ``y`` (what ``fig.add_hline`` draws)."""
+    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
+                line=dict(color=COLORS["roofline"], width=1, dash="dot"))
+
+
+def _label(x: float, y: float, text: str, **kw) -> dict:
+    return dict(x=x, y=y, text=text, showarrow=False, xanchor="left", yshift=-10,
+                font=dict(color=COLORS["muted"], size=11)) | kw
+
+
+def _legend_below(entry_width: float) -> dict:
+    """Half-width charts: the legend goes under the axis title, in columns, not over the title."""
+    return dict(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0,
+                            entrywidth=entry_width, entrywidthmode="fraction"), margin=dict(b=10))
+
+
+def _diamond(x: float, y: float, name: str, hover: str) -> dict:
+    return dict(type="scatter", x=[x], y=[y], name=name, mode="markers", hovertemplate=hover,
+                marker=dict(color=OKABE_ITO["black"], size=14, symbol="diamond",
+                            line=dict(color="white", width=2)))
+
+
+def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
+    """A strip of the first ``n`` Monte Carlo rounds: each row is k proposed tokens coloured by fate,
+    then the one token the target's pass always adds (a bonus after k accepts, else a correction)."""
+    status = rounds.status(n)
+    n, k = status.shape
+    accepted = rounds.accepted[:n]
+    labels = [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)]
+    rows, cols = np.meshgrid(np.arange(n), np.arange(k), indexing="ij")
+    cell = dict(type="bar", orientation="h", textposition="inside", insidetextanchor="middle")
+    traces = []
+    for code in (1, 2, 0):
+        name, color, text, hover = _CELL[code]
+        sel = status == code
+        traces.append(cell | dict(
+            y=[labels[r] for r in rows[sel]], x=np.full(int(sel.sum()), 0.9), base=cols[sel] + 0.05,
+            name=name, marker=dict(color=color, line=dict(width=0)), text=[text] * int(sel.sum()),
+            textfont=dict(color="white", size=14), customdata=cols[sel] + 1,
+            hovertemplate=f"draft token %{{customdata}}: {hover}<extra></extra>",
+        ))
+    bonus = accepted == k
+    traces.append(cell | dict(
+        y=labels, x=np.full(n, 0.9), base=np.full(n, k + 0.35),
+        name="target's token (bonus or correction)", marker=dict(color=COLORS["decode"], line=dict(width=0)),
+        text=["+1"] * n, textfont=dict(color="white", size=13),
+        customdata=np.where(bonus, "bonus: all drafts accepted, the verify pass also yields the next "
+                                   "token", "correction: the target's own token replaces the "
+                                            "rejected draft"),
+        hovertemplate="%{customdata}<extra></extra>",
+    ))
+    ticks = [*(i + 0.5 for i in range(k)), k + 0.8]
+    layout = dict(
+        xaxis=dict(range=[0, k + 1.3], tickvals=ticks, ticktext=[*(str(i + 1) for i in range(k)), "target"],
+                   title=dict(text=f"Draft position (k = {k}), then the token the target's pass adds"),
+                   showgrid=False),
+        yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
+        barmode="overlay", bargap=0.12, margin=dict(t=80), legend=dict(y=1.04),
+    )
+    return _figure(130 + 28 * n, f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): "
+                                 "accepted prefix + 1 token per target pass", traces, layout)
+
+
+def _y_top(*values: float) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return min(Y_CAP, max(2.0, 0.5 * math.ceil(2.2 * max(finite, default=2.0))))
+
+
+def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
+    """Speedup against acceptance rate for several draft lengths, the 1/(1-alpha) ceiling of a free
+    draft and verify, plain decode at 1x, and the reader's point."""
+    traces = [dict(
+        type="scatter", x=sweep.alphas, y=np.minimum(sweep.ceiling, 10 * Y_CAP), name="1/(1−α) ceiling",
+        mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
+        hovertemplate="α %{x:.2f}: no k can beat %{y:.2f}× (free draft and verify)<extra></extra>",
+    )]
+    for k in sorted({*K_COLORS, spec.k}):
+        row = int(np.nonzero(sweep.ks == k)[0][0])
+        mine = k == spec.k
+        traces.append(dict(
+            type="scatter", x=sweep.alphas, y=sweep.speedup[row],
+            name=f"k = {k}" + (" (yours)" if mine else ""), mode="lines", opacity=1.0 if mine else 0.75,
+            line=dict(color=K_COLORS.get(k, COLORS["decode"]), width=3.5 if mine else 1.6),
+            hovertemplate=f"k = {k}, α %{{x:.2f}} → %{{y:.2f}}× faster<extra></extra>",
+        ))
+    traces.append(_diamond(spec.alpha, spec.speedup, "your setting",
+                           f"<b>your setting</b><br>α {spec.alpha:.2f}, k = {spec.k}<br>"
+                           f"{spec.expected_tokens:.2f} tokens per pass<br>%{{y:.2f}}× faster"
+                           "<extra></extra>"))
+    layout = dict(
+        shapes=[_hline(1)], annotations=[_label(0.02, 1, "plain decode (1×)")],
+        xaxis=dict(range=[0, 1], title=dict(text="Draft acceptance rate α")),
+        yaxis=dict(range=[0, _y_top(float(np.max(sweep.speedup)))],
+                   title=dict(text="Speedup over plain decode (×)")),
+    ) | _legend_below(0.5)
+    return _figure(480, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
+
+
+def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = None) -> go.Figure:
+    """Speedup against batch size at the reader's alpha and k, with where the verify pass turns
+    compute-bound, the break-even line, and (on the matching setup) the measured EAGLE gains."""
+    lo, hi = float(sweep.batches[0]), float(sweep.batches[-1])
+    shapes, annotations = [_hline(1)], [_label(math.log10(lo), 1, "break-even (1×)")]
+    start = sweep.verify_compute_bound_batch
+    if math.isfinite(start):
+        shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=start, x1=hi, y0=0, y1=1,
+                              fillcolor=COLORS["compute"], opacity=0.12, line=dict(width=0),
+                              layer="below"))
+        annotations.append(_label(math.log10(start), 1, "verify pass<br>compute-bound", yref="paper",
+                                  yanchor="top", yshift=0))
+    traces = [dict(
+        type="scatter", x=sweep.batches, y=sweep.speedup, name=f"model, α {spec.alpha:.2f}, k = {spec.k}",
+        mode="lines", line=dict(color=COLORS["decode"], width=3),
+        customdata=np.stack([sweep.tokens_per_s, sweep.plain_tokens_per_s], axis=-1),
+        hovertemplate=("batch %{x}: %{y:.2f}×<br>%{customdata[0]:,.0f} tok/s speculative vs "
+                       "%{customdata[1]:,.0f} plain<extra></extra>"),
+    )]
+    if measured is not None:
+        for name, color, symbol in (("EAGLE", COLORS["compute"], "circle"),
+                                    ("EAGLE-3", OKABE_ITO["reddish_purple"], "square")):
+            traces.append(dict(
+                type="scatter", x=measured["batches"], y=measured[name], mode="markers",
+                name=f"measured {name}",
+                marker=dict(color=color, size=9, symbol=symbol, line=dict(color="white", width=1)),
+                hovertemplate=(f"<b>measured {name}</b> (EAGLE-3 Table 3: SGLang, H100, Llama-3.1-8B, "
+                               "chain of 3)<br>batch %{x}: %{y:.2f}× throughput<extra></extra>"),
+            ))
+    traces.append(_diamond(spec.batch, spec.speedup, "your batch",
+                           f"<b>your batch</b> {spec.batch}: %{{y:.2f}}×<extra></extra>"))
+    top = _y_top(float(np.max(sweep.full_acceptance_speedup)),
+                 *(max(measured[n]) for n in ("EAGLE", "EAGLE-3")) if measured else ())
+    ticks = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if lo <= b <= hi]
+    layout = dict(
+        shapes=shapes, annotations=annotations,
+        xaxis=dict(type="log", range=[math.log10(lo) - 0.04, math.log10(hi) + 0.04], tickvals=ticks,
+                   title=dict(text="Batch size (sequences decoding together)")),
+        yaxis=dict(range=[0, top], title=dict(text="Speedup over plain decode (×)")),
+    ) | _legend_below(0.5)
+    return _figure(480, f"Speedup against load, {spec.context_tokens:,}-token context", traces, layout)
+
+
+def rounds_table(rounds: Rounds) -> pd.DataFrame:
+    """How often each accepted-prefix length came up in the Monte Carlo, against the law
+    P(j) = alpha^j (1 - alpha) for j < k and alpha^k for j = k."""
+    j = np.arange(rounds.k + 1)
+    count = rounds.histogram
+    return pd.DataFrame({"accepted_drafts": j, "tokens_committed": j + 1, "rounds": count,
+                         "share": count / count.sum(), "probability": accepted_law(rounds.alpha, rounds.k)})
+
+
+def alpha_table(sweep: AlphaSweep) -> pd.DataFrame:
+    """One row per alpha: the 1/(1 - alpha) ceiling and the speedup at every k."""
+    columns = {"alpha": sweep.alphas, "free_ceiling": sweep.ceiling}
+    columns |= {f"speedup_k{k}": row for k, row in zip(sweep.ks, sweep.speedup, strict=True)}
+    return pd.DataFrame(columns)
+
+
+def batch_table(sweep: BatchSweep) -> pd.DataFrame:
+    return pd.DataFrame({
+        "batch": sweep.batches, "speedup": sweep.speedup,
+        "speculative_tokens_per_s": sweep.tokens_per_s, "plain_tokens_per_s": sweep.plain_tokens_per_s,
+        "verify_bound": np.where(sweep.verify_memory_bound, "memory", "compute"),
+        "decode_bound": np.where(sweep.decode_memory_bound, "memory", "compute"),
+    })
+
+
+def k_table(spec: Speculation) -> pd.DataFrame:
+    return pd.DataFrame({"k": spec.k_grid, "speedup": spec.speedup_by_k})
+
+
+def summary_table(spec: Speculation) -> pd.DataFrame:
+    """The round at the reader's setting, in base units."""
+    rows = {
+        "alpha": spec.alpha, "k": spec.k, "batch": spec.batch, "context_tokens": spec.context_tokens,
+        "expected_tokens_per_pass": spec.expected_tokens,
+        "monte_carlo_mean_tokens": spec.rounds.mean_tokens,
+        "monte_carlo_std_error": spec.rounds.std_error,
+        "decode_step_s": spec.decode_step_s, "draft_step_s": spec.draft_step_s,
+        "verify_pass_s": spec.verify_s, "round_s": spec.round_s,
+        "draft_cost_ratio_c": spec.cost_ratio, "speedup": spec.speedup,
+        "closed_form_speedup": spec.closed_form_speedup, "flops_per_token_ratio": spec.flops_ratio,
+        "tokens_per_s": spec.tokens_per_s, "plain_tokens_per_s": spec.plain_tokens_per_s,
+        "best_k": spec.best_k, "best_speedup": spec.best_speedup,
+    }
+    return pd.DataFrame({"quantity": list(rows), "value": [float(v) for v in rows.values()]})
