@@ -100,7 +100,7 @@ class Lengths:
 @dataclass(frozen=True)
 class Workload:
     key: str
-    label: str
+    label: str  # short: the page shows it, and a bound widget puts it in the URL
     prompt: Lengths
     output: Lengths
     source: str
@@ -110,16 +110,16 @@ _ANYSCALE_OUT = Lengths("exponential", 128, 1, 1536)
 WORKLOADS: dict[str, Workload] = {
     w.key: w
     for w in (
-        Workload("anyscale", "Anyscale benchmark: 512-token prompts, exponential outputs",
+        Workload("anyscale", "Anyscale benchmark",
                  Lengths("fixed", 512, 512, 512), _ANYSCALE_OUT,
                  "Anyscale continuous-batching benchmark, throughput test (REFERENCE.md §3.3)"),
-        Workload("anyscale_latency", "Anyscale latency test: prompts 1–512, exponential outputs",
+        Workload("anyscale_latency", "Anyscale latency test",
                  Lengths("uniform", 256, 1, 512), _ANYSCALE_OUT,
                  "Anyscale continuous-batching benchmark, latency test (REFERENCE.md §3.3)"),
-        Workload("chat", "Chat-like: short prompts, long-tailed answers",
+        Workload("chat", "Chat-like",
                  Lengths("lognormal", 200, 8, 4096, sigma=1.0), Lengths("lognormal", 150, 1, 2048, sigma=1.0),
                  "illustrative (long tails in both, like ShareGPT conversations); not a measured trace"),
-        Workload("fixed", "Control: every request 512 in, 128 out",
+        Workload("fixed", "Equal lengths (control)",
                  Lengths("fixed", 512, 512, 512), Lengths("fixed", 128, 128, 128),
                  "control case: with identical lengths static batching wastes nothing"),
     )
@@ -209,7 +209,12 @@ class BatchingRun:
     padding_slots: np.ndarray  # slots computing padding
     # over the run
     wall_s: float  # from t = 0 to the end of the last step
-    idle_s: float
+    idle_s: float  # engine idle (no step to run) in total
+    utilization_gpu: float  # nvidia-smi utilization.gpu: share of wall time with a kernel running
+    goodput_share: float  # share of the slot-time capacity (B slots x wall) advancing requests
+    padding_share: float  # share of slot-time computing padding (finished members, padded prompts)
+    idle_share: float  # share of slot-time with the slot empty (or the engine waiting for arrivals)
+    slot_efficiency: float  # step-weighted share of slot-steps advancing a request (V17's quantity)
 
     def __repr__(self) -> str:
         return (f"BatchingRun({self.policy}, slots={self.slots}, requests={self.requests.n}, "
@@ -218,35 +223,6 @@ class BatchingRun:
     @property
     def n_steps(self) -> int:
         return int(self.cost.time_s.size)
-
-    @property
-    def utilization_gpu(self) -> float:
-        """nvidia-smi utilization.gpu: share of wall time with a kernel running."""
-        return kernel_busy_fraction(self.cost, self.idle_s)
-
-    def _slot_time_share(self, slots_per_step: np.ndarray) -> float:
-        capacity = self.slots * self.wall_s
-        return float(np.dot(self.cost.time_s, slots_per_step)) / capacity if capacity > 0 else 0.0
-
-    @property
-    def goodput_share(self) -> float:
-        """Share of the slot-time capacity (B slots x wall time) spent advancing requests."""
-        return self._slot_time_share(self.useful_slots)
-
-    @property
-    def padding_share(self) -> float:
-        """Share of slot-time spent computing padding (finished members, padded prompt tokens)."""
-        return self._slot_time_share(self.padding_slots)
-
-    @property
-    def idle_share(self) -> float:
-        """Share of slot-time with the slot empty (or the whole engine waiting for arrivals)."""
-        return max(0.0, 1.0 - self.goodput_share - self.padding_share)
-
-    @property
-    def slot_efficiency(self) -> float:
-        """Step-weighted share of slot-steps advancing a request (REFERENCE.md V17's quantity)."""
-        return float(self.useful_slots.sum()) / (self.slots * self.n_steps)
 
     @property
     def output_tokens(self) -> int:
@@ -284,25 +260,21 @@ class BatchingRun:
         np.divide(self.finish_s - self.first_token_s, extra, out=out, where=extra > 0)
         return out
 
-    def percentile(self, values: np.ndarray, q: float) -> float:
-        finite = values[np.isfinite(values)]
-        return float(np.percentile(finite, q)) if finite.size else math.nan
-
     @property
     def ttft_p50_s(self) -> float:
-        return self.percentile(self.ttft_s, 50)
+        return _percentile(self.ttft_s, 50)
 
     @property
     def ttft_p99_s(self) -> float:
-        return self.percentile(self.ttft_s, 99)
+        return _percentile(self.ttft_s, 99)
 
     @property
     def tpot_p50_s(self) -> float:
-        return self.percentile(self.tpot_s, 50)
+        return _percentile(self.tpot_s, 50)
 
     @property
     def tpot_p99_s(self) -> float:
-        return self.percentile(self.tpot_s, 99)
+        return _percentile(self.tpot_s, 99)
 
     def idle_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(slot, start_s, end_s) of every stretch during which a slot holds no request, over
@@ -321,6 +293,11 @@ class BatchingRun:
         b = np.concatenate((begin, np.full(int(last.sum()), self.wall_s), np.full(unused.size, self.wall_s)))
         keep = b - a > 1e-12 * max(self.wall_s, 1.0)
         return s[keep], a[keep], b[keep]
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    finite = values[np.isfinite(values)]
+    return float(np.percentile(finite, q)) if finite.size else math.nan
 
 
 @dataclass(frozen=True)
@@ -552,12 +529,18 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
         idle_before[list(gaps)] = list(gaps.values())
     step_end = np.cumsum(cost.time_s + idle_before)
     step_start = step_end - cost.time_s
+    wall, idle = float(step_end[-1]), float(idle_before.sum())
+    padding = np.maximum(padding, 0.0)
+    goodput_share = float(np.sum(cost.time_s * useful)) / (slots * wall)
+    padding_share = float(np.sum(cost.time_s * padding)) / (slots * wall)
     return BatchingRun(
         policy=policy, slots=slots, requests=req, slot=slot, start_step=start, end_step=end,
         release_step=release, prefill_tokens=prefill, first_token_s=step_end[start],
         finish_s=step_end[end], release_s=step_end[release], cost=cost, step_start_s=step_start,
-        idle_before_s=idle_before, useful_slots=useful, padding_slots=np.maximum(padding, 0.0),
-        wall_s=float(step_end[-1]), idle_s=float(idle_before.sum()),
+        idle_before_s=idle_before, useful_slots=useful, padding_slots=padding, wall_s=wall, idle_s=idle,
+        utilization_gpu=kernel_busy_fraction(cost, idle), goodput_share=goodput_share,
+        padding_share=padding_share, idle_share=max(0.0, 1.0 - goodput_share - padding_share),
+        slot_efficiency=float(useful.sum()) / (slots * new.size),
     )
 
 
