@@ -101,24 +101,27 @@ st.plotly_chart(
 )
 
 m = st.columns(4)
-m[0].metric("GPU utilization (nvidia-smi)", fmt.percent(run.utilization_gpu), border=True,
-            help="Share of wall time with a kernel running, idle gaps included.")
-m[1].metric("Goodput (share of slot-time)", fmt.percent(run.goodput_share), border=True,
-            help="Share of B slots × wall time spent advancing a request's own tokens.")
-m[2].metric("Goodput, output tokens/s", fmt.rate(run.goodput_tokens_per_s), border=True,
+m[0].metric("GPU utilization", fmt.percent(run.utilization_gpu), border=True,
+            help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
+                 "included.")
+m[1].metric("Goodput", fmt.percent(run.goodput_share), border=True,
+            help="Share of the slot-time (B slots × wall time) spent advancing a request's own tokens.")
+m[2].metric("Goodput, tok/s", fmt.count(run.goodput_tokens_per_s), border=True,
             help="Requested output tokens delivered per second of wall time.")
-m[3].metric("Throughput incl. padding, tokens/s", fmt.rate(run.generated_tokens_per_s), border=True,
-            help="Every token the engine emitted per second, padding included: batch × steps / time, "
-                 "what a naive benchmark counts.")
-m = st.columns(4)
-m[0].metric("All requests done after", fmt.seconds(run.wall_s), border=True,
-            help=f"{run.requests.n:,} requests, {fmt.rate(run.requests_per_s, 'req/s')}.")
-m[1].metric("TTFT p50 / p99", f"{fmt.seconds(run.ttft_p50_s)} / {fmt.seconds(run.ttft_p99_s)}",
-            border=True, help="Time to first token: arrival to the end of the request's prefill step "
-                              "(queueing included).")
-m[2].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True,
+m[3].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
+            help="Every token the engine emitted per second, padding included (batch × steps / "
+                 "time): what a naive benchmark counts.")
+m = st.columns(5)
+m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
+            help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
+                 f"({fmt.rate(run.requests_per_s, 'req/s')}).")
+m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True,
+            help="Time to first token: arrival to the end of the request's prefill step, queueing "
+                 "included.")
+m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
+m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True,
             help="Time per output token after the first: (finish − first token) / (output − 1).")
-m[3].metric("TPOT p99", fmt.seconds(run.tpot_p99_s), border=True)
+m[4].metric("TPOT p99", fmt.seconds(run.tpot_p99_s), border=True)
 
 st.plotly_chart(
     views["timeline"], key="batching_timeline", config=PLOTLY_CONFIG,

@@ -15,13 +15,22 @@ TIMELINE_MAX_SLOTS = 64
 
 POLICY_LABEL = {"static": "Static", "continuous": "Continuous"}
 
-#: A stepped colour scale mapping request number mod 7 to the request colour cycle (one bar trace
-#: for all requests instead of one per colour).
+#: Request colours: the theme's cycle without the padding colour, so padding never looks like a request.
+_REQUEST_COLORS = [c for c in REQUEST_CYCLE if c not in (COLORS["padding"], COLORS["idle"])]
+#: A stepped colour scale mapping request number mod len(_REQUEST_COLORS) to its colour (one bar
+#: trace for all requests instead of one per colour).
 _CYCLE_SCALE = [
     [edge, color]
-    for i, color in enumerate(REQUEST_CYCLE)
-    for edge in (i / len(REQUEST_CYCLE), (i + 1) / len(REQUEST_CYCLE))
+    for i, color in enumerate(_REQUEST_COLORS)
+    for edge in (i / len(_REQUEST_COLORS), (i + 1) / len(_REQUEST_COLORS))
 ]
+
+
+def _title_above_legend(fig: go.Figure) -> go.Figure:
+    """Room for the title above a top legend (``style`` puts both at the top edge)."""
+    fig.update_layout(margin_t=86, title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                      legend=dict(y=1.01, traceorder="normal"))
+    return fig
 
 
 def _gauge(value: float, reference: float, title: str, color: str, other: str, domain_x) -> go.Indicator:
@@ -82,9 +91,9 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
                      "%{customdata[4]:.2f} s, done %{customdata[5]:.2f} s<extra></extra>")
     custom = np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
                               run.first_token_s[idx], run.finish_s[idx]])
-    requests = _bars(run.slot[idx], start[idx], run.finish_s[idx], idx % len(REQUEST_CYCLE),
+    requests = _bars(run.slot[idx], start[idx], run.finish_s[idx], idx % len(_REQUEST_COLORS),
                      "Request (one colour each)", custom, request_hover)
-    requests.marker.update(colorscale=_CYCLE_SCALE, cmin=-0.5, cmax=len(REQUEST_CYCLE) - 0.5)
+    requests.marker.update(colorscale=_CYCLE_SCALE, cmin=-0.5, cmax=len(_REQUEST_COLORS) - 0.5)
     fig.add_trace(requests)
     pad = idx[run.release_s[idx] > run.finish_s[idx]]
     if pad.size:
@@ -106,9 +115,9 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
     fig.update_xaxes(range=[0, x_max_s * 1.01], title="Wall time (s)")
     fig.update_yaxes(range=[shown - 0.5, -0.5], title="Slot", showgrid=False,
                      dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1))))))
-    height = int(np.clip(130 + 7 * shown, 300, 600))
-    return style(fig, height=height,
-                 title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}")
+    height = int(np.clip(160 + 7 * shown, 320, 640))
+    return _title_above_legend(style(
+        fig, height=height, title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}"))
 
 
 def breakdown_figure(comparison: Comparison) -> go.Figure:
@@ -132,7 +141,7 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
     fig.update_layout(barmode="stack")
     fig.update_xaxes(range=[0, 100], ticksuffix="%", title="Share of slot-time (B slots × wall time)")
     fig.update_yaxes(autorange="reversed")
-    return style(fig, height=220, title="Where the slot-time goes")
+    return _title_above_legend(style(fig, height=250, title="Where the slot-time goes"))
 
 
 def comparison_table(comparison: Comparison) -> pd.DataFrame:
@@ -141,13 +150,13 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
     for r in (comparison.static, comparison.continuous):
         rows.append({
             "Mode": POLICY_LABEL[r.policy],
-            "GPU utilization": percent(r.utilization_gpu),
+            "Utilization": percent(r.utilization_gpu),
             "Goodput": percent(r.goodput_share),
             "Padding": percent(r.padding_share),
             "Idle": percent(r.idle_share),
-            "Goodput tok/s": rate(r.goodput_tokens_per_s),
-            "Generated tok/s (incl. padding)": rate(r.generated_tokens_per_s),
-            "All done after": seconds(r.wall_s),
+            "Goodput tok/s": rate(r.goodput_tokens_per_s, ""),
+            "Tok/s incl. padding": rate(r.generated_tokens_per_s, ""),
+            "Done after": seconds(r.wall_s),
             "TTFT p50 / p99": f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
             "TPOT p50 / p99": f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
         })
