@@ -100,12 +100,17 @@ st.plotly_chart(
         f"{fmt.percent(run.goodput_share)} ({fmt.percent(other.goodput_share)} with {other.policy}).",
 )
 
+if load == "poisson":
+    st.caption("Under arrivals the engine is only as busy as the requests make it: goodput here says how "
+               "full the batches ran, and the tokens/s follow the arrival rate until one mode can no "
+               "longer keep up. Continuous batching's win shows in the time to first token.")
 m = st.columns(4)
 m[0].metric("GPU utilization", fmt.percent(run.utilization_gpu), border=True,
             help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
                  "included.")
 m[1].metric("Goodput", fmt.percent(run.goodput_share), border=True,
-            help="Share of the slot-time (B slots × wall time) spent advancing a request's own tokens.")
+            help="Share of the token capacity (each step can advance B slots by a token) spent on "
+                 "tokens someone asked for: padding and empty slots are the rest.")
 m[2].metric("Goodput, tok/s", fmt.count(run.goodput_tokens_per_s), border=True,
             help="Requested output tokens delivered per second of wall time.")
 m[3].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
@@ -127,7 +132,7 @@ st.plotly_chart(
     views["timeline"], key="batching_timeline", config=PLOTLY_CONFIG,
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
         f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
-        f"{fmt.percent(run.idle_share)} of slot-time.",
+        f"{fmt.percent(run.idle_share)} of the slot-steps.",
 )
 st.caption("Each bar is a request in its slot, from its prefill to its last token; hatched pink is "
            "padding, grey is an empty slot. The time axis is the same in both modes"
@@ -149,7 +154,7 @@ st.info(
     f"**{fmt.percent(k.utilization_gpu)}** continuous: a kernel is running either way. Goodput is "
     f"**{fmt.percent(s.goodput_share)}** against **{fmt.percent(k.goodput_share)}**, and the tokens "
     f"delivered per second differ **{k.goodput_tokens_per_s / s.goodput_tokens_per_s:.1f}×**. Static "
-    f"batching spends {fmt.percent(s.padding_share)} of its slot-time computing padding for requests "
+    f"batching spends {fmt.percent(s.padding_share)} of its token capacity computing padding for requests "
     "that already finished: busy, and useless.", icon=":material/lightbulb:",
 )
 
@@ -168,13 +173,17 @@ KV tokens $\sum(c_i+q_i)$ (padding included) go through the shared roofline mode
 $t_\text{step}=\max(\text{FLOPs}/F_\text{eff},\ \text{bytes}/B_\text{eff})+t_\text{host}$. Wall time is
 the running sum of step times plus idle gaps (nothing to run, waiting for the next arrival).
 
-**The gauges**, over the whole run, gaps included:
+**The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the
+token capacity is $B\,S$ slot-steps. With $u_s$ the slots at step $s$ advancing a request's own
+tokens (a padded prefill counts $p_i/P_\max$ of its slot):
 
 $$\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
-\text{goodput}=\frac{\sum_s t_s\,u_s}{B\,T_\text{wall}}$$
+\text{goodput}=\frac{\sum_s u_s}{B\,S}$$
 
-where $u_s$ counts the slots at step $s$ advancing a request's own tokens (a padded prefill counts
-$p_i/P_\max$ of its slot). The rest of the slot-time is padding or idle. Goodput tokens/s = requested
+The rest of the capacity is padding (computed, unwanted) or idle (empty slot). For static batching
+with exponential output lengths the goodput share is $1/H_B$ (REFERENCE.md V17: 0.21 at $B=64$).
+$T_\text{wall}$ includes the gaps in which the engine waits for arrivals: they lower utilization
+and tokens/s, but hold no steps, so they are not in the share. Goodput tokens/s = requested
 output tokens / $T_\text{wall}$; TTFT = arrival → end of the prefill step; TPOT = (last token − first
 token) / $(L-1)$; p50 and p99 over requests.
 """,
@@ -191,8 +200,9 @@ token) / $(L-1)$; p50 and p99 over requests.
         "chunking; chunked prefill comes with the next section), so those steps are slower.",
         "Tokens stream: a static request's time per output token ends at its own last token, not at "
         "its batch's end.",
-        "Goodput shares each step's time equally among the B slots; host overhead counts as part of "
-        "a step for goodput, and as idle for nvidia-smi (no kernel runs).",
+        "Goodput counts slot-steps (tokens), not seconds: a slow prefill step and a fast decode step "
+        "each offer B slots once. Host overhead is part of every step's time and is idle for "
+        "nvidia-smi (no kernel runs).",
         "Lengths and arrivals are drawn from a fixed seed; the same draw feeds both modes.",
         "One GPU, no tensor parallelism; the roofline is a floor (see section 00).",
     ],

@@ -20,11 +20,14 @@ Under Poisson arrivals admission depends on the wall clock, so the schedule is b
 *events* (a finish or an arrival), each pricing its run of steps with ``step_cost``; the finished
 schedule is then priced again in one call, which is what the result reports.
 
-What the two gauges mean (both over the whole run, idle gaps included):
-    utilization.gpu = sum(t_gpu) / wall                 (``kernel_busy_fraction``: what nvidia-smi shows)
-    goodput share   = sum_s t_s * useful_s / (B * wall) (share of slot-time advancing a real request)
-where useful_s counts the slots at step s that hold a request still producing its own tokens (a
-padded prefill counts p / P_max of its slot). Padding share and idle share split the rest.
+What the two gauges mean:
+    utilization.gpu = sum(t_gpu) / wall, idle gaps included  (``kernel_busy_fraction``: nvidia-smi)
+    goodput share   = sum_s useful_s / (B * steps)           (share of the token capacity used)
+Every step can advance B sequences by a token: that is the token capacity. useful_s counts the slots
+at step s that advance a request's own tokens (a padded prefill counts p / P_max of its slot); the
+rest is padding (computed, unwanted) or idle (empty slot). For static batching with exponential
+output lengths the share is 1 / H_B (REFERENCE.md V17). Time with no step to run (waiting for
+arrivals) lowers utilization.gpu and tokens/s; it has no steps, so it is not in the share.
 """
 
 from __future__ import annotations
@@ -211,10 +214,9 @@ class BatchingRun:
     wall_s: float  # from t = 0 to the end of the last step
     idle_s: float  # engine idle (no step to run) in total
     utilization_gpu: float  # nvidia-smi utilization.gpu: share of wall time with a kernel running
-    goodput_share: float  # share of the slot-time capacity (B slots x wall) advancing requests
-    padding_share: float  # share of slot-time computing padding (finished members, padded prompts)
-    idle_share: float  # share of slot-time with the slot empty (or the engine waiting for arrivals)
-    slot_efficiency: float  # step-weighted share of slot-steps advancing a request (V17's quantity)
+    goodput_share: float  # share of the token capacity (B per step) spent on requested tokens (V17)
+    padding_share: float  # share of the capacity computing padding (finished members, padded prompts)
+    idle_share: float  # share of the capacity left unused: empty slots
 
     def __repr__(self) -> str:
         return (f"BatchingRun({self.policy}, slots={self.slots}, requests={self.requests.n}, "
@@ -531,8 +533,9 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
     step_start = step_end - cost.time_s
     wall, idle = float(step_end[-1]), float(idle_before.sum())
     padding = np.maximum(padding, 0.0)
-    goodput_share = float(np.sum(cost.time_s * useful)) / (slots * wall)
-    padding_share = float(np.sum(cost.time_s * padding)) / (slots * wall)
+    capacity = slots * new.size  # slot-steps: B tokens a step
+    goodput_share = float(useful.sum()) / capacity
+    padding_share = float(padding.sum()) / capacity
     return BatchingRun(
         policy=policy, slots=slots, requests=req, slot=slot, start_step=start, end_step=end,
         release_step=release, prefill_tokens=prefill, first_token_s=step_end[start],
@@ -540,7 +543,6 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
         idle_before_s=idle_before, useful_slots=useful, padding_slots=padding, wall_s=wall, idle_s=idle,
         utilization_gpu=kernel_busy_fraction(cost, idle), goodput_share=goodput_share,
         padding_share=padding_share, idle_share=max(0.0, 1.0 - goodput_share - padding_share),
-        slot_efficiency=float(useful.sum()) / (slots * new.size),
     )
 
 

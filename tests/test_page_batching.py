@@ -36,7 +36,7 @@ def test_defaults_render_static_with_both_gauges(at):
     assert at.toggle(key="batching_continuous").value is False
     util, good = gauges(at)
     assert util == pytest.approx(97.1, abs=0.5)
-    assert good == pytest.approx(31.1, abs=1.5)
+    assert good == pytest.approx(21.4, abs=1.0)
     assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
     assert number(metric(at, "Goodput")) == pytest.approx(good, abs=0.05)
     assert len(at.get("plotly_chart")) == 3
@@ -124,4 +124,4 @@ def test_bad_url_values_fall_back_to_defaults(params):
     assert at.selectbox(key="batching_workload").value == "anyscale"
     assert at.segmented_control(key="batching_load").value == "burst"
     assert at.toggle(key="batching_continuous").value is False
-    assert gauges(at)[1] == pytest.approx(31.1, abs=1.5)
+    assert gauges(at)[1] == pytest.approx(21.4, abs=1.0)

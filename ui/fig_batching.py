@@ -60,7 +60,7 @@ def gauges_figure(run: BatchingRun, other: BatchingRun) -> go.Figure:
                "<br><span style='font-size:12px'>nvidia-smi: share of time a kernel is running</span>",
                COLORS["utilization"], other_name, [0, 0.44]),
         _gauge(run.goodput_share, other.goodput_share, "Goodput (what gets done)"
-               "<br><span style='font-size:12px'>share of slot-time spent on requested tokens</span>",
+               "<br><span style='font-size:12px'>share of token capacity spent on requested tokens</span>",
                COLORS["useful"], other_name, [0.56, 1]),
     ])
     fig.update_layout(height=290, margin=dict(l=30, r=30, t=60, b=10), font=FONT,
@@ -121,7 +121,7 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
 
 
 def breakdown_figure(comparison: Comparison) -> go.Figure:
-    """Where the slot-time goes in each mode: requested tokens, padding, idle (stacked to 100 %)."""
+    """Where the token capacity (B slots x steps) goes in each mode: requested tokens, padding, idle."""
     runs = [comparison.static, comparison.continuous]
     names = [POLICY_LABEL[r.policy] for r in runs]
     fig = go.Figure()
@@ -136,12 +136,13 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
             marker=dict(color=color, pattern=dict(shape=pattern, fgcolor="white", size=5, solidity=0.3)),
             text=[f"{v:.0f}%" if v >= 4 else "" for v in values], textposition="inside",
             insidetextanchor="middle",
-            hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of slot-time<extra></extra>",
+            hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of the slot-steps<extra></extra>",
         ))
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, 100], ticksuffix="%", title="Share of slot-time (B slots × wall time)")
+    fig.update_xaxes(range=[0, 100], ticksuffix="%",
+                     title="Share of the token capacity (B slots × steps: one token per slot per step)")
     fig.update_yaxes(autorange="reversed")
-    return _title_above_legend(style(fig, height=250, title="Where the slot-time goes"))
+    return _title_above_legend(style(fig, height=250, title="Where the token capacity goes"))
 
 
 def comparison_table(comparison: Comparison) -> pd.DataFrame:
@@ -171,7 +172,6 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
             "policy": r.policy, "slots": r.slots, "requests": r.requests.n, "steps": r.n_steps,
             "utilization_gpu": r.utilization_gpu, "goodput_share": r.goodput_share,
             "padding_share": r.padding_share, "idle_share": r.idle_share,
-            "slot_efficiency_step_weighted": r.slot_efficiency,
             "goodput_tokens_per_s": r.goodput_tokens_per_s,
             "generated_tokens_per_s": r.generated_tokens_per_s, "requests_per_s": r.requests_per_s,
             "wall_s": r.wall_s, "engine_idle_s": r.idle_s,
