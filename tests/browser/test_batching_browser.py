@@ -15,7 +15,8 @@ GOODPUT = "Goodput"
 def test_toggle_changes_goodput_and_url(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "continuous-batching")
     expect_no_exception(page)
-    expect(page.locator(".st-key-batching_gauges .js-plotly-plot")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator(".st-key-batching_gauges text.number")).to_have_count(2, timeout=TIMEOUT_MS)
+    expect(metric_value(page, GOODPUT)).to_have_text(re.compile(r"%$"), timeout=TIMEOUT_MS)
     before = metric_value(page, GOODPUT).inner_text()
     gauge_before = page.locator(".st-key-batching_gauges text.number").nth(1).text_content()
     page.locator(".st-key-batching_continuous label").click()
