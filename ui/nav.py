@@ -30,6 +30,9 @@ HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material
 SECTIONS: tuple[Section, ...] = (
     Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
             "Prefill saturates the tensor cores; decode streams every weight for a single token."),
+    Section("01", "Continuous batching", "app_pages/batching.py", "continuous-batching",
+            ":material/view_timeline:",
+            "Static batches wait for their slowest request: utilization reads the same, goodput does not."),
     Section("02", "PagedAttention", "app_pages/paging.py", "paged-attention", ":material/grid_view:",
             "Pages handed out as tokens arrive fit several times more requests than reserving for the max."),
     Section("03", "Speculative decoding", "app_pages/speculative.py", "speculative-decoding",

@@ -1,0 +1,224 @@
+"""01 · Keeping the slots full: static vs continuous batching, and two gauges that disagree."""
+
+import streamlit as st
+
+from sim.batching import LOADS, WORKLOADS, Comparison, compare
+from ui import format as fmt
+from ui.fig_batching import (
+    TIMELINE_MAX_SLOTS,
+    breakdown_figure,
+    comparison_table,
+    gauges_figure,
+    requests_frame,
+    summary_frame,
+    timeline_figure,
+)
+from ui.layout import data_expander, header, how_computed, next_link
+from ui.setup import current_setup
+from ui.theme import PLOTLY_CONFIG
+
+SLOT_OPTIONS = [2**i for i in range(9)]  # 1 .. 256 (sim.batching.SLOTS_RANGE allows up to 1024)
+REQUEST_OPTIONS = [50, 100, 200, 500, 1000, 2000]
+RATE_OPTIONS = [0.5, 1, 2, 4, 8, 16, 32, 64]  # requests per second
+LOAD_LABEL = {"burst": "All at once", "poisson": "Poisson arrivals"}
+
+
+# Cached as objects, not copies (st.cache_resource): a run is a frozen dataclass of arrays that nothing
+# writes to, and st.plotly_chart / st.dataframe only read figures and frames. Copying them on every
+# rerun (st.cache_data) cost more than the simulation itself. Few entries: a low-rate Poisson run of
+# 2,000 requests has ~250k steps (tens of MB of per-step arrays).
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _compare(_setup, setup_key: str, slots: int, workload: str, n: int, load: str, rate: float) -> Comparison:
+    """Both modes on the same requests (``setup_key`` stands for the unhashed ``_setup``)."""
+    return compare(_setup.gpu, _setup.model, slots=slots, workload=workload, n_requests=n, load=load,
+                   rate_per_s=rate, assumptions=_setup.assumptions)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
+    """Figures and tables for one mode (building a plotly figure costs 5-15 ms, mostly validation)."""
+    run = _comparison.run(policy)
+    other = _comparison.run("static" if policy == "continuous" else "continuous")
+    x_max = max(_comparison.static.wall_s, _comparison.continuous.wall_s)
+    return {
+        "gauges": gauges_figure(run, other), "timeline": timeline_figure(run, x_max),
+        "breakdown": breakdown_figure(_comparison), "table": comparison_table(_comparison),
+        "summary": summary_frame(_comparison), "requests": requests_frame(run),
+    }
+
+
+header("01", "Keeping the slots full: continuous batching", """
+One decode step barely uses the GPU, so a server runs many requests at once, one per **slot** of the
+batch. But requests finish at different times. **Static batching** keeps a batch together until its
+longest member is done: members that finished early keep their slot and keep computing padding, and
+nobody new gets in. **Continuous batching** (iteration-level scheduling, from Orca; standard in vLLM,
+SGLang and TensorRT-LLM) hands a slot to the next queued request the step after it frees. Flip the
+switch and watch both gauges: the one a dashboard shows hardly moves; the one that counts is the
+whole difference.
+""")
+
+setup = current_setup()
+continuous = st.toggle("**Continuous batching** (off: static batching)", value=False,
+                       key="batching_continuous", bind="query-params",
+                       help="Static: the batch waits for its slowest member. Continuous: a finished "
+                            "request's slot is refilled at the next step.")
+c = st.columns([1, 1.6, 1, 1.4])
+slots = c[0].select_slider("Slots (batch size B)", SLOT_OPTIONS, value=64, key="batching_slots",
+                           bind="query-params", help="Sequences the engine runs at once.")
+workload = c[1].selectbox("Workload", list(WORKLOADS), format_func=lambda k: WORKLOADS[k].label,
+                          key="batching_workload", bind="query-params")
+c[1].caption(f"Prompts {WORKLOADS[workload].prompt.describe()} tokens; outputs "
+             f"{WORKLOADS[workload].output.describe()} tokens.")
+n_requests = c[2].select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
+                                bind="query-params")
+with c[3]:
+    load = st.segmented_control("Load", LOADS, format_func=LOAD_LABEL.get, default="burst",
+                                required=True, key="batching_load", bind="query-params",
+                                help="All at once: every request queued at t = 0 (the throughput "
+                                     "view). Poisson arrivals: requests arrive at random at the rate "
+                                     "below (the latency view).") or "burst"
+    rate = st.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
+                            bind="query-params", disabled=load == "burst",
+                            help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
+
+key = (repr(setup), slots, workload, n_requests, load, float(rate))
+try:
+    comparison = _compare(setup, *key)
+except ValueError as err:  # only reachable through a direct call with bad values: say so, don't crash
+    st.error(f"Cannot run these settings: {err}")
+    st.stop()
+policy = "continuous" if continuous else "static"
+run = comparison.run(policy)
+other = comparison.run("static" if continuous else "continuous")
+mode = policy.capitalize()
+views = _views(comparison, key, policy)
+
+st.plotly_chart(
+    views["gauges"], key="batching_gauges", config=PLOTLY_CONFIG,
+    alt=f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
+        f"({fmt.percent(other.utilization_gpu)} with {other.policy}); goodput "
+        f"{fmt.percent(run.goodput_share)} ({fmt.percent(other.goodput_share)} with {other.policy}).",
+)
+
+if load == "poisson":
+    st.caption("Under arrivals the engine is only as busy as the requests make it: goodput here says how "
+               "full the batches ran, and the tokens/s follow the arrival rate until one mode can no "
+               "longer keep up. Continuous batching's win shows in the time to first token.")
+m = st.columns(4)
+m[0].metric("GPU utilization", fmt.percent(run.utilization_gpu), border=True,
+            help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
+                 "included.")
+m[1].metric("Goodput", fmt.percent(run.goodput_share), border=True,
+            help="Share of the token capacity (each step can advance B slots by a token) spent on "
+                 "tokens someone asked for: padding and empty slots are the rest.")
+m[2].metric("Goodput, tok/s", fmt.count(run.goodput_tokens_per_s), border=True,
+            help="Requested output tokens delivered per second of wall time.")
+m[3].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
+            help="Every token the engine emitted per second, padding included (batch × steps / "
+                 "time): what a naive benchmark counts.")
+m = st.columns(5)
+m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
+            help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
+                 f"({fmt.rate(run.requests_per_s, 'req/s')}).")
+m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True,
+            help="Time to first token: arrival to the end of the request's prefill step, queueing "
+                 "included.")
+m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
+m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True,
+            help="Time per output token after the first: (finish − first token) / (output − 1).")
+m[4].metric("TPOT p99", fmt.seconds(run.tpot_p99_s), border=True)
+
+st.plotly_chart(
+    views["timeline"], key="batching_timeline", config=PLOTLY_CONFIG,
+    alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
+        f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
+        f"{fmt.percent(run.idle_share)} of the slot-steps.",
+)
+st.caption("Each bar is a request in its slot, from its prefill to its last token; hatched pink is "
+           "padding, grey is an empty slot. The time axis is the same in both modes"
+           + (f"; only the first {TIMELINE_MAX_SLOTS} slots are drawn." if slots > TIMELINE_MAX_SLOTS
+              else "."))
+
+st.subheader("Both modes on these settings")
+st.dataframe(views["table"], hide_index=True, width="stretch")
+st.plotly_chart(
+    views["breakdown"], key="batching_breakdown", config=PLOTLY_CONFIG,
+    alt=f"Slot-time on requested tokens: static {fmt.percent(comparison.static.goodput_share)}, "
+        f"continuous {fmt.percent(comparison.continuous.goodput_share)}; static padding "
+        f"{fmt.percent(comparison.static.padding_share)}.",
+)
+
+s, k = comparison.static, comparison.continuous
+st.info(
+    f"**The thesis in one widget.** Utilization reads **{fmt.percent(s.utilization_gpu)}** static and "
+    f"**{fmt.percent(k.utilization_gpu)}** continuous: a kernel is running either way. Goodput is "
+    f"**{fmt.percent(s.goodput_share)}** against **{fmt.percent(k.goodput_share)}**, and the tokens "
+    f"delivered per second differ **{k.goodput_tokens_per_s / s.goodput_tokens_per_s:.1f}×**. Static "
+    f"batching spends {fmt.percent(s.padding_share)} of its token capacity computing padding for requests "
+    "that already finished: busy, and useless.", icon=":material/lightbulb:",
+)
+
+how_computed(
+    r"""
+**Schedule, in steps.** A request with a $p$-token prompt and $L$ output tokens takes one prefill
+step ($q=p$ new tokens, nothing cached; it emits the first token), then $L-1$ decode steps ($q=1$ on
+$c=p+j-1$ cached tokens at its $j$-th). *Static*: first-come batches of up to $B$; a batch prefills
+padded to its longest prompt $P_\max$ and decodes until its longest output is done, so it runs
+$\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them. *Continuous*: after every
+step finished requests leave, and queued requests that have arrived take the free slots; their
+prefill runs in that same step, beside the others' decodes.
+
+**Time.** Each step's new tokens $T=\sum q_i$, attention pairs $P=\sum q_i(c_i+\frac{q_i+1}{2})$ and
+KV tokens $\sum(c_i+q_i)$ (padding included) go through the shared roofline model in one call:
+$t_\text{step}=\max(\text{FLOPs}/F_\text{eff},\ \text{bytes}/B_\text{eff})+t_\text{host}$. Wall time is
+the running sum of step times plus idle gaps (nothing to run, waiting for the next arrival).
+
+**The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the
+token capacity is $B\,S$ slot-steps. With $u_s$ the slots at step $s$ advancing a request's own
+tokens (a padded prefill counts $p_i/P_\max$ of its slot):
+
+$$\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
+\text{goodput}=\frac{\sum_s u_s}{B\,S}$$
+
+The rest of the capacity is padding (computed, unwanted) or idle (empty slot). For static batching
+with exponential output lengths the goodput share is $1/H_B$ (REFERENCE.md V17: 0.21 at $B=64$).
+$T_\text{wall}$ includes the gaps in which the engine waits for arrivals: they lower utilization
+and tokens/s, but hold no steps, so they are not in the share. Goodput tokens/s = requested
+output tokens / $T_\text{wall}$; TTFT = arrival → end of the prefill step; TPOT = (last token − first
+token) / $(L-1)$; p50 and p99 over requests.
+""",
+    assumptions=[
+        "Slots are the only limit: every admitted request's KV cache fits. Memory (reserved vs paged "
+        "KV cache) is the next section's subject.",
+        "First come, first served; a new request takes the lowest free slot. Nobody knows a request's "
+        "output length in advance.",
+        "Static batching under arrivals takes every request already waiting, up to B, whenever the "
+        "engine is free; it does not wait to fill the batch (the kindest static policy).",
+        "Static pads every prompt to the batch's longest and keeps finished members decoding padding "
+        "(their KV keeps growing), as a padded batched generate does.",
+        "Continuous runs a joining request's whole prefill in one step with everyone's decodes (no "
+        "chunking; chunked prefill comes with the next section), so those steps are slower.",
+        "Tokens stream: a static request's time per output token ends at its own last token, not at "
+        "its batch's end.",
+        "Goodput counts slot-steps (tokens), not seconds: a slow prefill step and a fast decode step "
+        "each offer B slots once. Host overhead is part of every step's time and is idle for "
+        "nvidia-smi (no kernel runs).",
+        "Lengths and arrivals are drawn from a fixed seed; the same draw feeds both modes.",
+        "One GPU, no tensor parallelism; the roofline is a floor (see section 00).",
+    ],
+    sources=[
+        f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
+        f"Workload: {WORKLOADS[workload].source}; prompts {WORKLOADS[workload].prompt.describe()}, "
+        f"outputs {WORKLOADS[workload].output.describe()} tokens.",
+        "Orca (Yu et al., OSDI '22): iteration-level scheduling, 36.9× throughput over "
+        "FasterTransformer at the same latency (REFERENCE.md §3.1).",
+        "Anyscale, 'How continuous batching enables 23x throughput in LLM inference' (2023): 8× over "
+        "naive static batching from continuous batching alone (REFERENCE.md §3.3).",
+        "Static slot efficiency with exponential output lengths is 1/H_B (0.368 at B = 8, 0.246 at "
+        "B = 32): REFERENCE.md check V17, asserted in the tests.",
+        "utilization.gpu definition: NVML API reference, nvmlUtilization_t (REFERENCE.md §4).",
+    ],
+)
+data_expander({"Both modes": views["summary"], f"Requests ({policy})": views["requests"]},
+              key="batching_data")
+next_link(__file__)

@@ -1,0 +1,127 @@
+"""Page 01 through AppTest: the toggle moves goodput by tens of points and utilization by a few, every
+widget reruns cleanly, URL parameters set the widgets, and bad URL values fall back to defaults."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import metric, number, open_app
+
+PAGE = "app_pages/batching.py"
+
+
+def gauges(at) -> tuple[float, float]:
+    """(utilization %, goodput %) as the two gauges show them."""
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    util, good = spec["data"]
+    assert "GPU utilization (what the dashboard shows)" in util["title"]["text"]
+    assert "Goodput (what gets done)" in good["title"]["text"]
+    return util["value"], good["value"]
+
+
+def seconds(text: str) -> float:
+    value, unit = number(text), text.split()[1]
+    return value * {"µs": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_app(PAGE)
+
+
+def test_defaults_render_static_with_both_gauges(at):
+    assert not at.exception
+    assert at.toggle(key="batching_continuous").value is False
+    util, good = gauges(at)
+    assert util == pytest.approx(97.1, abs=0.5)
+    assert good == pytest.approx(21.4, abs=1.0)
+    assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
+    assert number(metric(at, "Goodput")) == pytest.approx(good, abs=0.05)
+    assert len(at.get("plotly_chart")) == 3
+    assert at.dataframe[0].value["Mode"].tolist() == ["Static", "Continuous"]
+
+
+def test_toggle_moves_goodput_by_tens_of_points_and_utilization_by_a_few(at):
+    util_s, good_s = gauges(at)
+    tok_s = number(metric(at, "Goodput, tok/s"))
+    done_s = seconds(metric(at, "All done after"))
+    at.toggle(key="batching_continuous").set_value(True).run()
+    assert not at.exception
+    util_c, good_c = gauges(at)
+    assert abs(util_c - util_s) < 3
+    assert good_c - good_s > 40
+    assert number(metric(at, "Goodput, tok/s")) > 2.5 * tok_s
+    assert seconds(metric(at, "All done after")) < 0.5 * done_s
+    # the padding counter only exists in static: with continuous, generated = goodput tokens/s
+    assert metric(at, "Tok/s incl. padding") == metric(at, "Goodput, tok/s")
+    at.toggle(key="batching_continuous").set_value(False).run()
+    assert gauges(at) == (util_s, good_s)
+
+
+@pytest.mark.parametrize(("kind", "key", "values"), [
+    ("select_slider", "batching_slots", [1, 8, 256]),
+    ("selectbox", "batching_workload", ["anyscale_latency", "chat", "fixed"]),
+    ("select_slider", "batching_requests", [50, 2000]),
+])
+def test_every_widget_reruns_cleanly(kind, key, values):
+    at = open_app(PAGE)
+    for value in values:
+        for continuous in (False, True):
+            at.toggle(key="batching_continuous").set_value(continuous)
+            getattr(at, kind)(key=key).set_value(value).run()
+            assert not at.exception, (key, value)
+            util, good = gauges(at)
+            assert 0 <= good <= 100 and 0 <= util <= 100
+
+
+def test_equal_lengths_control_makes_the_modes_equal():
+    at = open_app(PAGE, {"batching_workload": "Equal lengths (control)"})
+    static = gauges(at)
+    at.toggle(key="batching_continuous").set_value(True).run()
+    assert gauges(at) == pytest.approx(static, abs=0.01)
+
+
+def test_poisson_arrivals_show_the_latency_difference():
+    at = open_app(PAGE)
+    assert at.select_slider(key="batching_rate").disabled
+    at.segmented_control(key="batching_load").set_value("poisson").run()
+    assert not at.select_slider(key="batching_rate").disabled
+    at.select_slider(key="batching_rate").set_value(4).run()
+    assert not at.exception
+    ttft_static = seconds(metric(at, "TTFT p50"))
+    at.toggle(key="batching_continuous").set_value(True).run()
+    ttft_cont = seconds(metric(at, "TTFT p50"))
+    assert ttft_cont < 0.5 * ttft_static
+
+
+def test_url_parameters_set_the_widgets():
+    at = open_app(PAGE, {"batching_continuous": "true", "batching_slots": "16",
+                         "batching_workload": "Chat-like", "batching_requests": "200",
+                         "batching_load": "Poisson arrivals", "batching_rate": "4"})
+    assert not at.exception
+    assert at.toggle(key="batching_continuous").value is True
+    assert at.select_slider(key="batching_slots").value == 16
+    assert at.selectbox(key="batching_workload").value == "chat"
+    assert at.select_slider(key="batching_requests").value == 200
+    assert at.segmented_control(key="batching_load").value == "poisson"
+    assert at.select_slider(key="batching_rate").value == 4
+
+
+@pytest.mark.parametrize("params", [
+    {"batching_slots": "3"}, {"batching_slots": "100000"}, {"batching_slots": "abc"},
+    {"batching_requests": "0"}, {"batching_requests": "99999"}, {"batching_rate": "-1"},
+    {"batching_rate": "1e9"}, {"batching_workload": "sharegpt"}, {"batching_load": "closed"},
+    {"batching_continuous": "maybe"},
+])
+def test_bad_url_values_fall_back_to_defaults(params):
+    at = open_app(PAGE, params)
+    assert not at.exception
+    assert at.select_slider(key="batching_slots").value == 64
+    assert at.select_slider(key="batching_requests").value == 1000
+    assert at.select_slider(key="batching_rate").value == 8
+    assert at.selectbox(key="batching_workload").value == "anyscale"
+    assert at.segmented_control(key="batching_load").value == "burst"
+    assert at.toggle(key="batching_continuous").value is False
+    assert gauges(at)[1] == pytest.approx(21.4, abs=1.0)

@@ -1,0 +1,194 @@
+"""Figures and tables for section 01 (static vs continuous batching)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sim.batching import BatchingRun, Comparison
+from ui.format import percent, rate, seconds
+from ui.theme import COLORS, FONT, REQUEST_CYCLE, style
+
+#: The timeline draws at most this many slots (the first ones), so a 256-slot run stays readable.
+TIMELINE_MAX_SLOTS = 64
+
+POLICY_LABEL = {"static": "Static", "continuous": "Continuous"}
+
+#: Request colours: the theme's cycle without the padding colour, so padding never looks like a request.
+_REQUEST_COLORS = [c for c in REQUEST_CYCLE if c not in (COLORS["padding"], COLORS["idle"])]
+#: A stepped colour scale mapping request number mod len(_REQUEST_COLORS) to its colour (one bar
+#: trace for all requests instead of one per colour).
+_CYCLE_SCALE = [
+    [edge, color]
+    for i, color in enumerate(_REQUEST_COLORS)
+    for edge in (i / len(_REQUEST_COLORS), (i + 1) / len(_REQUEST_COLORS))
+]
+
+
+def _title_above_legend(fig: go.Figure) -> go.Figure:
+    """Room for the title above a top legend (``style`` puts both at the top edge)."""
+    fig.update_layout(margin_t=86, title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                      legend=dict(y=1.01, traceorder="normal"))
+    return fig
+
+
+def _gauge(value: float, reference: float, title: str, color: str, other: str, domain_x) -> go.Indicator:
+    return go.Indicator(
+        mode="gauge+number+delta", value=100 * value, domain=dict(x=domain_x, y=[0, 0.92]),
+        title=dict(text=title, font=dict(size=15, color=COLORS["text"])),
+        number=dict(suffix="%", valueformat=".1f", font=dict(size=40, color=COLORS["text"])),
+        delta=dict(reference=100 * reference, valueformat=".1f", suffix=f" pts vs {other}",
+                   increasing=dict(color=COLORS["useful"]), decreasing=dict(color=COLORS["waste"]),
+                   font=dict(size=14)),
+        gauge=dict(
+            axis=dict(range=[0, 100], ticksuffix="%", tickcolor=COLORS["muted"], tickwidth=1,
+                      tickfont=dict(color=COLORS["muted"], size=11)),
+            bar=dict(color=color, thickness=0.7),
+            bgcolor=COLORS["free"], borderwidth=1, bordercolor=COLORS["grid"],
+            threshold=dict(line=dict(color=COLORS["text"], width=3), thickness=0.85,
+                           value=100 * reference),
+        ),
+    )
+
+
+def gauges_figure(run: BatchingRun, other: BatchingRun) -> go.Figure:
+    """The two gauges side by side; the black tick and the delta mark the other mode's reading."""
+    other_name = POLICY_LABEL[other.policy].lower()
+    fig = go.Figure([
+        _gauge(run.utilization_gpu, other.utilization_gpu, "GPU utilization (what the dashboard shows)"
+               "<br><span style='font-size:12px'>nvidia-smi: share of time a kernel is running</span>",
+               COLORS["utilization"], other_name, [0, 0.44]),
+        _gauge(run.goodput_share, other.goodput_share, "Goodput (what gets done)"
+               "<br><span style='font-size:12px'>share of token capacity spent on requested tokens</span>",
+               COLORS["useful"], other_name, [0.56, 1]),
+    ])
+    fig.update_layout(height=290, margin=dict(l=30, r=30, t=60, b=10), font=FONT,
+                      paper_bgcolor="white")
+    return fig
+
+
+def _bars(y, start, end, color, name, custom, hover, *, pattern="") -> go.Bar:
+    return go.Bar(
+        y=y, x=end - start, base=start, orientation="h", name=name, width=0.86,
+        marker=dict(color=color, line=dict(width=0), pattern=dict(shape=pattern, fgcolor="white",
+                                                                  size=5, solidity=0.3)),
+        customdata=custom, hovertemplate=hover,
+    )
+
+
+def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
+    """Slot x wall-time: one bar per request in its slot, padding (static) hatched, idle in grey.
+    ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change."""
+    shown = min(run.slots, TIMELINE_MAX_SLOTS)
+    req = run.requests
+    start = run.step_start_s[run.start_step]
+    keep = run.slot < shown
+    idx = np.flatnonzero(keep)
+    fig = go.Figure()
+    request_hover = ("<b>Request #%{customdata[0]}</b> in slot %{y}<br>prompt %{customdata[1]} tokens, "
+                     "output %{customdata[2]} tokens<br>arrived %{customdata[3]:.2f} s, first token "
+                     "%{customdata[4]:.2f} s, done %{customdata[5]:.2f} s<extra></extra>")
+    custom = np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
+                              run.first_token_s[idx], run.finish_s[idx]])
+    requests = _bars(run.slot[idx], start[idx], run.finish_s[idx], idx % len(_REQUEST_COLORS),
+                     "Request (one colour each)", custom, request_hover)
+    requests.marker.update(colorscale=_CYCLE_SCALE, cmin=-0.5, cmax=len(_REQUEST_COLORS) - 0.5)
+    fig.add_trace(requests)
+    pad = idx[run.release_s[idx] > run.finish_s[idx]]
+    if pad.size:
+        fig.add_trace(_bars(
+            run.slot[pad], run.finish_s[pad], run.release_s[pad], COLORS["padding"],
+            "Padding: finished, still computing",
+            np.column_stack([pad, run.release_s[pad] - run.finish_s[pad]]),
+            "<b>Padding</b> in slot %{y}<br>request #%{customdata[0]} is done but holds its slot and "
+            "computes tokens nobody asked for<br>for %{customdata[1]:.2f} s, until its batch's "
+            "longest request finishes<extra></extra>", pattern="/"))
+    slot_i, a, b = run.idle_segments()
+    shown_idle = slot_i < shown
+    fig.add_trace(_bars(
+        slot_i[shown_idle], a[shown_idle], b[shown_idle], COLORS["idle"], "Idle: slot empty",
+        (b - a)[shown_idle],
+        "<b>Idle</b> slot %{y}: empty for %{customdata:.2f} s (no request to put in it)<extra></extra>"))
+    note = f" (first {shown} of {run.slots} slots)" if shown < run.slots else ""
+    fig.update_layout(barmode="overlay", bargap=0.1)
+    fig.update_xaxes(range=[0, x_max_s * 1.01], title="Wall time (s)")
+    fig.update_yaxes(range=[shown - 0.5, -0.5], title="Slot", showgrid=False,
+                     dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1))))))
+    height = int(np.clip(160 + 7 * shown, 320, 640))
+    return _title_above_legend(style(
+        fig, height=height, title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}"))
+
+
+def breakdown_figure(comparison: Comparison) -> go.Figure:
+    """Where the token capacity (B slots x steps) goes in each mode: requested tokens, padding, idle."""
+    runs = [comparison.static, comparison.continuous]
+    names = [POLICY_LABEL[r.policy] for r in runs]
+    fig = go.Figure()
+    for label, attr, color, pattern in (
+        ("Requested tokens (goodput)", "goodput_share", COLORS["useful"], ""),
+        ("Padding", "padding_share", COLORS["padding"], "/"),
+        ("Idle slot", "idle_share", COLORS["idle"], ""),
+    ):
+        values = [100 * getattr(r, attr) for r in runs]
+        fig.add_trace(go.Bar(
+            y=names, x=values, orientation="h", name=label,
+            marker=dict(color=color, pattern=dict(shape=pattern, fgcolor="white", size=5, solidity=0.3)),
+            text=[f"{v:.0f}%" if v >= 4 else "" for v in values], textposition="inside",
+            insidetextanchor="middle",
+            hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of the slot-steps<extra></extra>",
+        ))
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(range=[0, 100], ticksuffix="%",
+                     title="Share of the token capacity (B slots × steps: one token per slot per step)")
+    fig.update_yaxes(autorange="reversed")
+    return _title_above_legend(style(fig, height=250, title="Where the token capacity goes"))
+
+
+def comparison_table(comparison: Comparison) -> pd.DataFrame:
+    """Both modes on the current settings, formatted for reading."""
+    rows = []
+    for r in (comparison.static, comparison.continuous):
+        rows.append({
+            "Mode": POLICY_LABEL[r.policy],
+            "Utilization": percent(r.utilization_gpu),
+            "Goodput": percent(r.goodput_share),
+            "Padding": percent(r.padding_share),
+            "Idle": percent(r.idle_share),
+            "Goodput tok/s": rate(r.goodput_tokens_per_s, ""),
+            "Tok/s incl. padding": rate(r.generated_tokens_per_s, ""),
+            "Done after": seconds(r.wall_s),
+            "TTFT p50 / p99": f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
+            "TPOT p50 / p99": f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
+        })
+    return pd.DataFrame(rows)
+
+
+def summary_frame(comparison: Comparison) -> pd.DataFrame:
+    """Both modes in base units (fractions, seconds, tokens/s), for the CSV."""
+    rows = []
+    for r in (comparison.static, comparison.continuous):
+        rows.append({
+            "policy": r.policy, "slots": r.slots, "requests": r.requests.n, "steps": r.n_steps,
+            "utilization_gpu": r.utilization_gpu, "goodput_share": r.goodput_share,
+            "padding_share": r.padding_share, "idle_share": r.idle_share,
+            "goodput_tokens_per_s": r.goodput_tokens_per_s,
+            "generated_tokens_per_s": r.generated_tokens_per_s, "requests_per_s": r.requests_per_s,
+            "wall_s": r.wall_s, "engine_idle_s": r.idle_s,
+            "ttft_p50_s": r.ttft_p50_s, "ttft_p99_s": r.ttft_p99_s,
+            "tpot_p50_s": r.tpot_p50_s, "tpot_p99_s": r.tpot_p99_s,
+        })
+    return pd.DataFrame(rows)
+
+
+def requests_frame(run: BatchingRun) -> pd.DataFrame:
+    """One row per request: its lengths, slot, steps and timings (seconds; TTFT = first token -
+    arrival). Times are rounded to the microsecond, which keeps the CSV small and quick to write."""
+    req = run.requests
+    return pd.DataFrame({
+        "request": np.arange(req.n), "prompt_tokens": req.prompt_tokens,
+        "output_tokens": req.output_tokens, "arrival_s": req.arrival_s.round(6), "slot": run.slot,
+        "prefill_step": run.start_step, "last_token_step": run.end_step,
+        "slot_released_step": run.release_step, "first_token_s": run.first_token_s.round(6),
+        "finish_s": run.finish_s.round(6), "slot_released_s": run.release_s.round(6),
+    })
