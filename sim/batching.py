@@ -38,7 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, kernel_busy_fraction, step_cost
+from sim.cost import (
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    StepCost,
+    kernel_busy_fraction,
+    step_cost,
+    step_time_coefficients,
+)
 from sim.hardware import GPU
 from sim.models import Model
 
@@ -403,30 +410,12 @@ def _continuous_burst(req: Requests, slots: int):
 
 
 class _SegmentClock:
-    """Wall-clock arithmetic for the Poisson scheduler's runs of steps, priced like ``step_cost``.
-
-    For a step that runs, ``step_cost`` gives max(a_T * T + a_P * P, w + a_K * K) + h: its compute time
-    is linear in (T, P), its memory time affine in K. The coefficients are read off ``step_cost`` at
-    probe points (never re-derived here) and checked against it at random points; if the shared model
-    ever stops having that form, every run is priced by calling ``step_cost`` itself (slower, same
-    numbers). The clock only decides admissions; the finished run is priced again in one call.
-    """
+    """Wall-clock arithmetic for the Poisson scheduler's runs of steps, with the shared cost model's
+    own coefficients (``sim.cost.step_time_coefficients``). The clock only decides admissions; the
+    finished schedule is priced again in one ``step_cost`` call."""
 
     def __init__(self, gpu: GPU, model: Model, assumptions: Assumptions) -> None:
-        self._price = lambda t, p, k: step_cost(gpu, model, t, p, k, assumptions).time_s
-        probe = step_cost(gpu, model, [1.0, 1.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], assumptions)
-        self.a_t = float(probe.compute_time_s[0])
-        self.a_p = float(probe.compute_time_s[1]) - self.a_t
-        self.w = float(probe.memory_time_s[0])
-        self.a_k = float(probe.memory_time_s[2]) - self.w
-        self.h = float(probe.time_s[0] - probe.gpu_time_s[0])
-        rng = np.random.default_rng(0)
-        t = rng.integers(1, 100_000, 64).astype(float)
-        p, k = t * rng.integers(1, 50_000, 64), t * rng.integers(1, 50_000, 64)
-        self.affine = bool(np.allclose(self._affine(t, p, k), self._price(t, p, k), rtol=1e-9, atol=0))
-
-    def _affine(self, t, p, k):
-        return np.maximum(self.a_t * t + self.a_p * p, self.w + self.a_k * k) + self.h
+        self.coef = step_time_coefficients(gpu, model, assumptions)
 
     def run(self, t0: float, first: tuple[float, float, float], n_seq: int, kv0: float, m: int,
             deadline: float) -> tuple[int, float]:
@@ -434,20 +423,20 @@ class _SegmentClock:
         then decode steps of ``n_seq`` sequences whose KV tokens start at ``kv0 + n_seq`` and grow by
         ``n_seq`` a step. Stops after the first step that ends at or after ``deadline``.
         Returns (steps run, clock at the end of the last of them)."""
-        if self.affine and m <= 32:  # short runs: scalar arithmetic beats numpy's call overhead
-            clock = t0 + max(self.a_t * first[0] + self.a_p * first[1], self.w + self.a_k * first[2]) + self.h
-            j, comp, a_p, w, a_k, h = 1, self.a_t * n_seq, self.a_p, self.w, self.a_k, self.h
+        c = self.coef
+        if m <= 32:  # short runs: scalar arithmetic beats numpy's call overhead
+            clock = t0 + float(c.step_time_s(*first))
+            j, comp = 1, c.s_per_token * n_seq
             while clock < deadline and j < m:
                 kv = kv0 + n_seq * j
-                clock += max(comp + a_p * kv, w + a_k * kv) + h
+                clock += max(comp + c.s_per_pair * kv, c.weight_s + c.s_per_kv_token * kv) + c.host_s
                 j += 1
             return j, clock
         kv = kv0 + n_seq * np.arange(m, dtype=float)
         new = np.full(m, float(n_seq))
         pairs = kv.copy()
         new[0], pairs[0], kv[0] = first
-        times = self._affine(new, pairs, kv) if self.affine else self._price(new, pairs, kv)
-        ends = t0 + np.cumsum(times)
+        ends = t0 + np.cumsum(c.step_time_s(new, pairs, kv))
         j = min(m, int(np.searchsorted(ends, deadline, side="left")) + 1)
         return j, float(ends[j - 1])
 

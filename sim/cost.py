@@ -112,6 +112,42 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
     return q * (np.asarray(cached_tokens, dtype=float) + (q + 1) / 2)
 
 
+@dataclass(frozen=True)
+class StepTimeCoefficients:
+    """The step-time model as numbers: for a step that runs,
+    t_step = max(s_per_token * T + s_per_pair * P, weight_s + s_per_kv_token * K) + host_s,
+    with T new tokens, P attention pairs and K KV tokens read or written (see ``step_cost``).
+
+    For schedulers that must advance a clock step by step (admission under arrivals) and want
+    scalar arithmetic; ``step_cost`` is defined through these same numbers.
+    """
+
+    s_per_token: float  # 2 * N_params / (peak * compute_eff), seconds per new token
+    s_per_pair: float  # 4 * L * H * d_head / (peak * compute_eff), seconds per attention pair
+    weight_s: float  # weight_bytes / (bandwidth * memory_eff), seconds
+    s_per_kv_token: float  # kv_bytes_per_token / (bandwidth * memory_eff), seconds
+    host_s: float  # host overhead per step, seconds
+
+    def step_time_s(self, new_tokens, attn_pairs, kv_tokens):
+        """t_step for steps that run (new_tokens > 0); broadcasts like numpy."""
+        compute = self.s_per_token * new_tokens + self.s_per_pair * attn_pairs
+        memory = self.weight_s + self.s_per_kv_token * kv_tokens
+        return np.maximum(compute, memory) + self.host_s
+
+
+def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+                           ) -> StepTimeCoefficients:
+    flops_rate = gpu.peak_flops(model.compute_precision) * assumptions.compute_eff
+    byte_rate = gpu.hbm_bandwidth * assumptions.memory_eff
+    return StepTimeCoefficients(
+        s_per_token=2.0 * model.n_params / flops_rate,
+        s_per_pair=4.0 * model.n_layers * model.n_heads * model.head_dim / flops_rate,
+        weight_s=model.weight_bytes / byte_rate,
+        s_per_kv_token=model.kv_bytes_per_token / byte_rate,
+        host_s=assumptions.host_overhead_s,
+    )
+
+
 def step_cost(
     gpu: GPU,
     model: Model,
@@ -134,18 +170,17 @@ def step_cost(
     if np.any(t < 0) or np.any(p < 0) or np.any(k < 0):
         raise ValueError("new_tokens, attn_pairs and kv_tokens must be >= 0")
     runs = t > 0
-    peak = gpu.peak_flops(model.compute_precision)
-    bandwidth = gpu.hbm_bandwidth
-    attn_flops_per_pair = 4.0 * model.n_layers * model.n_heads * model.head_dim
-
-    flops = np.where(runs, 2.0 * model.n_params * t + attn_flops_per_pair * p, 0.0)
+    coef = step_time_coefficients(gpu, model, assumptions)
+    flops = np.where(runs, 2.0 * model.n_params * t + 4.0 * model.n_layers * model.n_heads
+                     * model.head_dim * p, 0.0)
     weight_bytes = np.where(runs, model.weight_bytes, 0.0)
     kv_bytes = np.where(runs, model.kv_bytes_per_token * k, 0.0)
-    compute_time = flops / (peak * assumptions.compute_eff)
-    weight_time = weight_bytes / (bandwidth * assumptions.memory_eff)
-    kv_time = kv_bytes / (bandwidth * assumptions.memory_eff)
+    compute_time = np.where(runs, coef.s_per_token * t + coef.s_per_pair * p, 0.0)
+    weight_time = np.where(runs, coef.weight_s, 0.0)
+    kv_time = np.where(runs, coef.s_per_kv_token * k, 0.0)
     gpu_time = np.maximum(compute_time, weight_time + kv_time)
-    time = np.where(runs, gpu_time + assumptions.host_overhead_s, 0.0)
+    time = np.where(runs, gpu_time + coef.host_s, 0.0)
+    peak, bandwidth = gpu.peak_flops(model.compute_precision), gpu.hbm_bandwidth
     return StepCost(
         time_s=time, gpu_time_s=gpu_time, compute_time_s=compute_time, weight_time_s=weight_time,
         kv_time_s=kv_time, flops=flops, bytes=weight_bytes + kv_bytes, kv_bytes=kv_bytes,

@@ -255,3 +255,11 @@ def test_custom_gpu_roundtrip(tflops, tbps, gb):
     g = custom_gpu(tflops, tbps, gb)
     assert isinstance(g, GPU) and g.ridge_point() == pytest.approx(tflops / tbps)
     assert dataclasses.replace(g) == g
+
+
+@given(gpus, models, assumptions, st.integers(1, 10**6), st.integers(0, 10**9), st.integers(0, 10**8))
+def test_coefficients_reproduce_step_cost(gpu, model, a, new, pairs, kv):
+    """The scalar coefficients schedulers use are the same model as step_cost."""
+    coef = cost.step_time_coefficients(gpu, model, a)
+    expected = step_cost(gpu, model, new, pairs, kv, a).time_s.item()
+    assert float(coef.step_time_s(new, pairs, kv)) == pytest.approx(expected, rel=1e-12)
