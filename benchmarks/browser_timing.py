@@ -60,12 +60,31 @@ CONTROLS: dict[str, list[Control]] = {
 # Page-side helpers. The listeners keep the timestamp of the latest input event (in the capture
 # phase, before Streamlit's handlers); the fingerprint is the watched chart's plotted data (its JSON
 # is compared only once the data object has been replaced, to keep the per-frame check cheap).
-_INSTALL = """() => {
-  if (window.__bt) return;
-  window.__bt = {t0: null};
+# The init script also notes when the frontend first sends a websocket frame after the input (the
+# rerun request), which splits the time into the frontend's part and the server's + drawing.
+_INIT = """(() => {
+  window.__bt = {t0: null, sent: null, recv: null};
   for (const type of ["keydown", "click"]) {
-    document.addEventListener(type, (e) => { window.__bt.t0 = e.timeStamp; }, true);
+    document.addEventListener(type, (e) => { window.__bt.t0 = e.timeStamp; window.__bt.sent = null; }, true);
   }
+  const Native = window.WebSocket;  // note the last frame received after the input
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => {
+        if (window.__bt.sent !== null) window.__bt.recv = performance.now();
+      });
+    }
+  };
+  const send = Native.prototype.send;
+  Native.prototype.send = function (data) {
+    if (window.__bt.t0 !== null && window.__bt.sent === null) window.__bt.sent = performance.now();
+    return send.call(this, data);
+  };
+})();"""
+_DRAWN = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  return !!(gd && gd.data && gd._fullData);
 }"""
 _FINGERPRINT = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
@@ -101,21 +120,28 @@ def _act(page: Page, control: Control, i: int) -> None:
         raise ValueError(f"unknown control kind {control.kind!r}")
 
 
-def time_control(page: Page, control: Control, changes: int, warmup: int = 2) -> list[float]:
-    """Milliseconds from input to redrawn chart for ``changes`` changes of ``control``."""
-    page.evaluate(_INSTALL)
+def time_control(page: Page, control: Control, changes: int,
+                 warmup: int = 2) -> tuple[list[float], list[float], list[float]]:
+    """Milliseconds from input to redrawn chart, from input to the rerun request being sent, and
+    from input to the run's last websocket frame, for ``changes`` changes of ``control``."""
+    page.wait_for_function(_DRAWN, arg=control.chart, timeout=TIMEOUT_MS)  # Plotly loads lazily
     samples: list[float] = []
+    sent: list[float] = []
+    done: list[float] = []
     for i in range(changes + warmup):
         if not page.evaluate(_FINGERPRINT, control.chart):
             raise RuntimeError(f"no plotly chart keyed {control.chart!r} on the page")
-        page.evaluate("() => { window.__bt.t0 = null; window.__bt.t1 = null; }")
+        page.evaluate("() => { Object.assign(window.__bt, {t0: null, t1: null, sent: null, recv: null}); }")
         _act(page, control, i)
         page.wait_for_function(_CHANGED, arg=control.chart, polling="raf", timeout=TIMEOUT_MS)
-        t0, t1 = page.evaluate("() => [window.__bt.t0, window.__bt.t1]")
         wait_idle(page)
+        t0, t1, t_sent, t_recv = page.evaluate(
+            "() => [window.__bt.t0, window.__bt.t1, window.__bt.sent, window.__bt.recv]")
         if i >= warmup:
             samples.append(t1 - t0)
-    return samples
+            sent.append(t_sent - t0 if t_sent is not None else float("nan"))
+            done.append(t_recv - t0 if t_recv is not None else float("nan"))
+    return samples, sent, done
 
 
 def _p95(ms: list[float]) -> float:
@@ -133,8 +159,9 @@ def main() -> None:
     wanted = [p for p in args.pages.split(",") if p] or [s.url_path for s in SECTIONS]
     sections = [s for s in SECTIONS if s.url_path in wanted]
 
-    rows: list[tuple[str, str, float, float, float]] = []
+    rows: list[tuple[str, str, float, float, float, float, float]] = []
     skipped = [s.label for s in sections if s.url_path not in CONTROLS]
+    load0 = os.getloadavg()[0]
     server = Server()
     config_home = tempfile.TemporaryDirectory()
     try:
@@ -143,12 +170,14 @@ def main() -> None:
                 executable_path=chromium_path(), args=CHROMIUM_ARGS,
                 env={**os.environ, "XDG_CONFIG_HOME": config_home.name})
             context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.add_init_script(_INIT)
             page = context.new_page()
             for section in sections:
                 for control in CONTROLS.get(section.url_path, []):
                     open_page(page, server.url, section.url_path)  # each control from defaults
-                    ms = time_control(page, control, args.changes)
-                    rows.append((section.label, control.name, statistics.median(ms), _p95(ms), max(ms)))
+                    ms, sent, done = time_control(page, control, args.changes)
+                    rows.append((section.label, control.name, statistics.median(ms), _p95(ms), max(ms),
+                                 statistics.median(sent), statistics.median(done)))
                     print(f"{section.label}, {control.name}: median {rows[-1][2]:.0f} ms, "
                           f"p95 {rows[-1][3]:.0f} ms", flush=True)
             browser.close()
@@ -158,12 +187,17 @@ def main() -> None:
 
     print()
     print(f"### Click-to-chart time in headless Chromium ({args.changes} changes per control, "
-          f"{os.cpu_count()} cores)")
+          f"{os.cpu_count()} cores, load average {load0:.1f} → {os.getloadavg()[0]:.1f})")
     print()
-    print("| Page | Control | Median | p95 | Max |")
-    print("|---|---|---:|---:|---:|")
-    for label, name, med, p95, worst in rows:
-        print(f"| {label} | {name} | {med:.0f} ms | {p95:.0f} ms | {worst:.0f} ms |")
+    print("| Page | Control | Median | p95 | Max | Input → rerun sent | Input → last frame of the run |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for label, name, med, p95, worst, to_send, to_done in rows:
+        print(f"| {label} | {name} | {med:.0f} ms | {p95:.0f} ms | {worst:.0f} ms | {to_send:.0f} ms | "
+              f"{to_done:.0f} ms |")
+    print()
+    print("Median, p95, max: input event → the chart's new data drawn. The last two columns are medians: "
+          "when the frontend sent the rerun request, and when the last websocket frame of the run "
+          "(script_finished and the status change after it) arrived.")
     if skipped:
         print()
         print(f"No CONTROLS row (skipped): {', '.join(skipped)}.")

@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import statistics
 import sys
 import threading
@@ -290,10 +291,13 @@ def main() -> int:
         sampler.start()
         time.sleep(1.0)
         cpu0, t0 = _cpu_s(server.proc.pid), time.monotonic()
+        me0, load0 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
         stats = Stats()
         asyncio.run(drive(server.url, args, stats))
         t_load_end = time.monotonic()
         cpu_load = _cpu_s(server.proc.pid) - cpu0
+        me1, load1 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
+        cpu_me = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime
         time.sleep(5.0)  # every session has closed: let the server drop them
         t_end = time.monotonic()
         peak_hwm_mib = _status_kib(server.proc.pid, "VmHWM") / 1024
@@ -327,7 +331,10 @@ def main() -> int:
           f"{_pct(stats.updates_s, 1.0):.0f} ms |")
     print(f"| Opening a link (first run): p50 / p95 | {_pct(stats.opens_s, 0.5):.0f} / "
           f"{_pct(stats.opens_s, 0.95):.0f} ms |")
-    print(f"| Server CPU during the run | {100 * cpu_load / load_s:.0f}% of one core |")
+    print(f"| CPU during the run: server / the readers' process | {100 * cpu_load / load_s:.0f}% / "
+          f"{100 * cpu_me / load_s:.0f}% of one core |")
+    print(f"| Machine load average (1 min) at start / end | {load0:.1f} / {load1:.1f} "
+          f"({os.cpu_count()} cores, shared with other work) |")
     print(f"| Server RSS: cold → start (after one visit per page) → peak → end (all sessions closed) | "
           f"{cold_mib:.0f} → {start_mib:.0f} → {peak_mib:.0f} → {end_mib:.0f} MiB "
           f"(VmHWM {peak_hwm_mib:.0f} MiB) |")
