@@ -9,8 +9,9 @@ Starts its own ``streamlit run app.py`` on a free loopback port (tests.browser.c
 stops it afterwards; all traffic goes to 127.0.0.1. Each session is a headless websocket reader
 (scripts/st_client.py) that does what the browser does, without rendering: it opens a shared link
 (a page with a few widget values in the query string), checks the link was applied, then changes one
-widget at a time, pausing a random think time between changes; after ``--updates-per-visit``
-changes it leaves and opens another shared link (a new session), so sessions come and go.
+widget at a time, pausing a random think time between changes (``--think-s``, 3 s on average; 0
+for a stress test); after ``--updates-per-visit`` changes it leaves and opens another shared link
+(a new session), so sessions come and go.
 
 What counts as an error (the run exits 1 if there is any): an exception element in the page, a
 compile error, a page not found, a shared link whose values the widgets did not take, a timeout
@@ -141,7 +142,7 @@ async def reader_loop(n: int, url: str, deadline: float, args: argparse.Namespac
                     stats.error(where, f"shared link not applied: {key}={value!r}, "
                                        f"widget holds {reader.value(key)}")
             for _ in range(args.updates_per_visit):
-                await asyncio.sleep(args.think_s * rng.uniform(0.5, 1.5))
+                await asyncio.sleep(args.think_s * rng.uniform(0.5, 1.5))  # 0: yields only
                 if time.monotonic() >= deadline:
                     break
                 rows = [(k, v) for k, v in changes_for(path) if k in reader.widgets]
@@ -266,8 +267,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20, help="concurrent readers (default 20)")
     parser.add_argument("--duration-s", type=float, default=180.0, help="length of the run (default 180)")
-    parser.add_argument("--think-s", type=float, default=1.0,
-                        help="mean pause between a reader's changes, uniform in [0.5, 1.5]x (default 1)")
+    parser.add_argument("--think-s", type=float, default=3.0,
+                        help="mean pause between a reader's changes, uniform in [0.5, 1.5]x (default 3)")
     parser.add_argument("--updates-per-visit", type=int, default=10,
                         help="changes before a reader leaves and opens another link (default 10)")
     parser.add_argument("--timeout-s", type=float, default=30.0, help="longest wait for one run")
@@ -333,6 +334,8 @@ def main() -> int:
           f"{_pct(stats.opens_s, 0.95):.0f} ms |")
     print(f"| CPU during the run: server / the readers' process | {100 * cpu_load / load_s:.0f}% / "
           f"{100 * cpu_me / load_s:.0f}% of one core |")
+    runs = len(stats.updates_s) + len(stats.opens_s)
+    print(f"| Server CPU per script run (updates and link opens) | {1e3 * cpu_load / max(1, runs):.0f} ms |")
     print(f"| Machine load average (1 min) at start / end | {load0:.1f} / {load1:.1f} "
           f"({os.cpu_count()} cores, shared with other work) |")
     print(f"| Server RSS: cold → start (after one visit per page) → peak → end (all sessions closed) | "

@@ -20,6 +20,8 @@ from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value,
 from ui import format as fmt
 from ui.setup import DEFAULT_SETUP
 
+pytestmark = pytest.mark.browser
+
 PATH = "two-phases"
 B_QUERY = "phases_context=4096"  # B's shared link: one non-default value
 
