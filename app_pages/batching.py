@@ -72,11 +72,11 @@ c[1].caption(f"Prompts {WORKLOADS[workload].prompt.describe()} tokens; outputs "
 n_requests = c[2].select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
                                 bind="query-params")
 with c[3]:
-    load = st.segmented_control("Load", LOADS, format_func=LOAD_LABEL.get, default="burst",
-                                required=True, key="batching_load", bind="query-params",
-                                help="All at once: every request queued at t = 0 (the throughput "
-                                     "view). Poisson arrivals: requests arrive at random at the rate "
-                                     "below (the latency view).") or "burst"
+    # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
+    load = st.radio("Load", LOADS, format_func=LOAD_LABEL.get, horizontal=True, key="batching_load",
+                    bind="query-params",
+                    help="All at once: every request queued at t = 0 (the throughput view). Poisson "
+                         "arrivals: requests arrive at random at the rate below (the latency view).")
     rate = st.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
                             bind="query-params", disabled=load == "burst",
                             help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")

@@ -65,8 +65,9 @@ page_tokens = c2.select_slider("Page size, tokens", PAGE_SIZES, value=16, key="p
 max_output = c3.select_slider("Max output length, tokens", MAX_OUTPUTS, value=256,
                               key="paging_max_output", bind="query-params",
                               help="What the reserved policy must set aside for every request.")
-step = st.slider("Step of the run", 0, DEFAULT_N_STEPS - 1, DEFAULT_STEP, key="paging_step",
-                 bind="query-params")
+# Integer sliders are select sliders: a bound st.slider truncates a linked "2.5" to 2 without a word.
+step = st.select_slider("Step of the run", list(range(DEFAULT_N_STEPS)), value=DEFAULT_STEP,
+                        key="paging_step", bind="query-params")
 
 cmp = _compare(page_tokens, max_output)
 policy, other = ("paged", "reserved") if paged else ("reserved", "paged")

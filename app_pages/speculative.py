@@ -41,20 +41,22 @@ def _apply_preset() -> None:
 
 
 setup = current_setup()
-name = st.segmented_control(
-    "Drafting method", list(spec.METHODS), default=spec.DEFAULT_METHOD, required=True,
-    key="spec_method", bind="query-params", on_change=_apply_preset,
+# A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
+name = st.radio(
+    "Drafting method", list(spec.METHODS), index=list(spec.METHODS).index(spec.DEFAULT_METHOD),
+    horizontal=True, key="spec_method", bind="query-params", on_change=_apply_preset,
     help="Each method sets the acceptance rate α and draft length k to published values; move the "
          "sliders to override them.",
-) or spec.DEFAULT_METHOD
+)
 method = spec.METHODS[name]
 
 c1, c2, c3, c4 = st.columns([2.4, 1.2, 1.2, 1.2])
 alpha = c1.slider("**Draft acceptance rate α**: chance the target keeps each draft token",
                   *spec.ALPHA_RANGE, value=method.alpha, step=0.01, key="spec_alpha",
                   bind="query-params")
-k = c2.slider("Draft length k, tokens per round", *spec.K_RANGE, value=method.k, key="spec_k",
-              bind="query-params")
+# A select slider: a bound st.slider truncates a linked "2.5" to 2 without a word.
+k = c2.select_slider("Draft length k, tokens per round", list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1)),
+                     value=method.k, key="spec_k", bind="query-params")
 batch = c3.select_slider("Batch size, sequences", BATCHES, value=1, key="spec_batch",
                          bind="query-params")
 context = c4.select_slider("Context, tokens cached", CONTEXTS, value=1024, key="spec_context",

@@ -36,6 +36,6 @@ PAGE_CASES = [
     PageCase("01 Batching: slots slider", "app_pages/batching.py",
              [("select_slider", "batching_slots", [16, 32, 64, 128])]),
     PageCase("01 Batching: Poisson rate slider", "app_pages/batching.py",
-             [("segmented_control", "batching_load", ["poisson"]),
+             [("radio", "batching_load", ["poisson"]),
               ("select_slider", "batching_rate", [2, 4, 8, 16])]),
 ]

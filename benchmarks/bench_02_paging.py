@@ -21,7 +21,7 @@ SIM_CASES = [
 
 PAGE = "app_pages/paging.py"
 PAGE_CASES = [
-    PageCase("02 Paging: step slider", PAGE, [("slider", "paging_step", [30, 120, 200, 239])]),
+    PageCase("02 Paging: step slider", PAGE, [("select_slider", "paging_step", [30, 120, 200, 239])]),
     PageCase("02 Paging: reserved/paged toggle", PAGE, [("toggle", "paging_paged", [True, False])]),
     PageCase("02 Paging: page size", PAGE, [("select_slider", "paging_page_tokens", [8, 16, 32, 64])]),
     PageCase("02 Paging: max output", PAGE, [("select_slider", "paging_max_output", [64, 256, 512, 1024])]),

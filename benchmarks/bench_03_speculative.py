@@ -44,5 +44,5 @@ PAGE_CASES = [
              [("select_slider", "spec_batch", [1, 8, 64, 512]),
               ("slider", "spec_alpha", _ALPHAS[::3])]),
     PageCase("03 Speculative: drafting method", "app_pages/speculative.py",
-             [("segmented_control", "spec_method", list(spec.METHODS))]),
+             [("radio", "spec_method", list(spec.METHODS))]),
 ]

@@ -4,7 +4,7 @@ Usage: python -m benchmarks.browser_timing [--changes 15] [--pages two-phases,..
 
 Starts its own streamlit server on a free loopback port, opens each page in headless Debian
 Chromium (Playwright) and changes one control at a time the way a reader does: arrow keys on a
-focused slider, a click on a toggle's label, a click on a selectbox's option or on a segmented
+focused slider, a click on a toggle's label, a click on a selectbox's option or on a radio
 control's button. For each change it measures, in the page's own clock, the time from the input
 event (the ``keydown`` or ``click`` event's timestamp) to the first animation frame at which the
 watched Plotly chart's data differs from what it drew before the input (``gd.data`` of the
@@ -36,15 +36,15 @@ from ui.nav import SECTIONS
 class Control:
     """One control a reader moves, and the chart that must follow it."""
 
-    kind: str  # "slider" (arrow keys), "toggle" (click the label), "selectbox", "segmented"
+    kind: str  # "slider" (arrow keys), "toggle" (click the label), "selectbox", "radio"
     key: str  # the widget's key: the element carries the CSS class st-key-<key>
     chart: str  # key of the st.plotly_chart that must redraw
-    values: Sequence[str] = ()  # selectbox / segmented: the option labels to alternate between
+    values: Sequence[str] = ()  # selectbox / radio: the option labels to alternate between
 
     @property
     def name(self) -> str:
         how = {"slider": "arrow key", "toggle": "click", "selectbox": "pick option",
-               "segmented": "click option"}[self.kind]
+               "radio": "click option"}[self.kind]
         return f"`{self.key}` ({self.kind}, {how})"
 
 
@@ -53,7 +53,7 @@ CONTROLS: dict[str, list[Control]] = {
         Control("slider", "phases_batch", "phases_roofline"),
         Control("slider", "phases_prompt", "phases_roofline"),
         Control("selectbox", "gpu", "phases_roofline", ("A100 80GB SXM", "H100 SXM")),
-        Control("segmented", "weights", "phases_busy", ("fp8", "bf16")),
+        Control("radio", "weights", "phases_busy", ("fp8", "bf16")),
     ],
 }
 
@@ -114,8 +114,8 @@ def _act(page: Page, control: Control, i: int) -> None:
     elif control.kind == "selectbox":
         root.get_by_role("combobox").click()
         page.get_by_role("option", name=control.values[i % len(control.values)], exact=True).click()
-    elif control.kind == "segmented":
-        root.get_by_role("radio", name=control.values[i % len(control.values)], exact=True).click()
+    elif control.kind == "radio":
+        root.get_by_text(control.values[i % len(control.values)], exact=True).click()
     else:
         raise ValueError(f"unknown control kind {control.kind!r}")
 

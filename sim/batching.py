@@ -48,6 +48,7 @@ from sim.cost import (
 )
 from sim.hardware import GPU
 from sim.models import Model
+from sim.validate import check_choice, check_float, check_int
 
 SLOTS_RANGE = (1, 1024)  # concurrent sequences (batch slots)
 N_REQUESTS_RANGE = (1, 20_000)
@@ -172,11 +173,11 @@ def sample_requests(workload: str, n_requests: int, load: str = "burst", rate_pe
     """Draw ``n_requests`` from a workload preset. Prompts, outputs and arrivals use separate seeded
     streams, so the same seed gives the same lengths whatever the load mode or rate. Poisson arrivals
     start at t = 0 with exponential gaps of mean 1 / rate."""
-    w = _check_choice("workload", workload, tuple(WORKLOADS))
-    n = _check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
-    load = _check_choice("load", load, LOADS)
-    seed = _check_int("seed", seed, *SEED_RANGE)
-    rate = _check_float("rate_per_s", rate_per_s, *RATE_RANGE)
+    w = check_choice("workload", workload, tuple(WORKLOADS))
+    n = check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
+    load = check_choice("load", load, LOADS)
+    seed = check_int("seed", seed, *SEED_RANGE)
+    rate = check_float("rate_per_s", rate_per_s, *RATE_RANGE)
     wl = WORKLOADS[w]
     prompt = wl.prompt.sample(np.random.default_rng([seed, 0]), n)
     output = wl.output.sample(np.random.default_rng([seed, 1]), n)
@@ -323,23 +324,7 @@ class Comparison:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
 
-
-def _check_float(name: str, value, lo: float, hi: float) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
-            or not math.isfinite(value) or not lo <= value <= hi):
-        raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}")
-    return float(value)
-
-
-def _check_choice(name: str, value, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -538,8 +523,8 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
 def simulate(gpu: GPU, model: Model, requests: Requests, slots: int, policy: str,
              assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> BatchingRun:
     """Run ``requests`` through B = ``slots`` slots under ``policy`` ('static' or 'continuous')."""
-    slots = _check_int("slots", slots, *SLOTS_RANGE)
-    policy = _check_choice("policy", policy, POLICIES)
+    slots = check_int("slots", slots, *SLOTS_RANGE)
+    policy = check_choice("policy", policy, POLICIES)
     if not isinstance(requests, Requests):
         raise ValueError("requests must be a Requests (see make_requests / sample_requests)")
 
@@ -570,5 +555,5 @@ def compare(gpu: GPU, model: Model, *, slots: int, workload: str = DEFAULT_WORKL
 
 def expected_static_slot_efficiency(slots: int) -> float:
     """1 / H_B: E[L] / E[max of B i.i.d. exponential L], static batching's slot efficiency (V17)."""
-    slots = _check_int("slots", slots, *SLOTS_RANGE)
+    slots = check_int("slots", slots, *SLOTS_RANGE)
     return 1.0 / float(np.sum(1.0 / np.arange(1, slots + 1)))

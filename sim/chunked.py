@@ -25,6 +25,7 @@ import numpy as np
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, attention_pairs, step_cost
 from sim.hardware import GPU
 from sim.models import Model
+from sim.validate import check_int
 
 PROMPT_TOKENS_RANGE = (1, 131072)
 DECODE_BATCH_RANGE = (1, 1024)
@@ -114,11 +115,6 @@ class ChunkedPrefill:
         return self.unchunked.worst_gap_s / self.chunked.worst_gap_s
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
 
 def _steps(prompt: int, chunk: int, batch: int, context: int, pad: int):
     """Per-step (chunk tokens, prefix tokens, decode sequences, new tokens, attention pairs, KV tokens)."""
@@ -149,11 +145,11 @@ def chunked_prefill(
     assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
 ) -> ChunkedPrefill:
     """The long prompt's arrival, unchunked and in chunks of ``chunk_tokens``, priced by ``sim.cost``."""
-    prompt = _check_int("prompt_tokens", prompt_tokens, *PROMPT_TOKENS_RANGE)
-    batch = _check_int("decode_batch", decode_batch, *DECODE_BATCH_RANGE)
-    chunk = _check_int("chunk_tokens", chunk_tokens, *CHUNK_TOKENS_RANGE)
-    context = _check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
-    pad = _check_int("pad_steps", pad_steps, *PAD_STEPS_RANGE)
+    prompt = check_int("prompt_tokens", prompt_tokens, *PROMPT_TOKENS_RANGE)
+    batch = check_int("decode_batch", decode_batch, *DECODE_BATCH_RANGE)
+    chunk = check_int("chunk_tokens", chunk_tokens, *CHUNK_TOKENS_RANGE)
+    context = check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
+    pad = check_int("pad_steps", pad_steps, *PAD_STEPS_RANGE)
 
     whole = _steps(prompt, prompt, batch, context, pad)
     parts = _steps(prompt, chunk, batch, context, pad)

@@ -39,6 +39,7 @@ import numpy as np
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, compute_bound_batch, decode_step_cost
 from sim.hardware import GPU
 from sim.models import Model
+from sim.validate import check_choice, check_int
 
 POLICIES = ("reserved", "paged")
 
@@ -102,16 +103,6 @@ DEFAULT_WORKLOAD = "toy chat"
 CARD_WORKLOAD = "sharegpt"
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
-
-def _check_choice(name: str, value, allowed) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
-    return value
 
 
 # --- Paging arithmetic (REFERENCE.md V16) -------------------------------------------------------------
@@ -137,9 +128,9 @@ def request_stream(
 
     The draws do not depend on ``max_output``: raising the cap lengthens only the requests it cut.
     """
-    _check_choice("workload", workload, WORKLOADS)
-    n_requests = _check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
-    max_output = _check_int("max_output", max_output, *MAX_OUTPUT_RANGE)
+    check_choice("workload", workload, WORKLOADS)
+    n_requests = check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
+    max_output = check_int("max_output", max_output, *MAX_OUTPUT_RANGE)
     w = WORKLOADS[workload]
     rng = np.random.default_rng(seed)
     mu = math.log(w.prompt_mean) - w.prompt_sigma**2 / 2  # lognormal with mean prompt_mean
@@ -249,11 +240,11 @@ def simulate(
     seed: int = DEFAULT_SEED,
 ) -> PagingRun:
     """Run ``policy`` ('reserved' or 'paged') on the seeded request stream for ``n_steps`` steps."""
-    _check_choice("policy", policy, POLICIES)
-    n_pages = _check_int("n_pages", n_pages, *N_PAGES_RANGE)
-    page_tokens = _check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
-    max_output = _check_int("max_output", max_output, *MAX_OUTPUT_RANGE)
-    n_steps = _check_int("n_steps", n_steps, *N_STEPS_RANGE)
+    check_choice("policy", policy, POLICIES)
+    n_pages = check_int("n_pages", n_pages, *N_PAGES_RANGE)
+    page_tokens = check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
+    max_output = check_int("max_output", max_output, *MAX_OUTPUT_RANGE)
+    n_steps = check_int("n_steps", n_steps, *N_STEPS_RANGE)
     prompt_arr, out_arr = request_stream(workload, n_requests, max_output, seed)
     reserved = policy == "reserved"
     P = page_tokens
@@ -396,7 +387,7 @@ class Comparison:
     paged: PagingRun
 
     def run(self, policy: str) -> PagingRun:
-        return self.reserved if _check_choice("policy", policy, POLICIES) == "reserved" else self.paged
+        return self.reserved if check_choice("policy", policy, POLICIES) == "reserved" else self.paged
 
 
 def compare(**kwargs) -> Comparison:
@@ -477,7 +468,7 @@ def card_fit(
     External fragmentation is ignored here (it only lowers the reserved batch further), and the
     ``max_num_seqs`` cap real engines put on a batch is not applied.
     """
-    page_tokens = _check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
+    page_tokens = check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
     if not (isinstance(memory_utilization, (int, float)) and
             MEMORY_UTILIZATION_RANGE[0] <= memory_utilization <= MEMORY_UTILIZATION_RANGE[1]):
         raise ValueError(f"memory_utilization must be in [{MEMORY_UTILIZATION_RANGE[0]}, "

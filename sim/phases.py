@@ -17,6 +17,7 @@ from sim.cost import (
 )
 from sim.hardware import GPU
 from sim.models import Model
+from sim.validate import check_int
 
 PROMPT_TOKENS_RANGE = (1, 131072)
 BATCH_RANGE = (1, 4096)
@@ -57,11 +58,6 @@ class TwoPhases:
         return kernel_busy_fraction(self.decode)
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
 
 def two_phases(
     gpu: GPU,
@@ -73,9 +69,9 @@ def two_phases(
 ) -> TwoPhases:
     """Prefill of a ``prompt_tokens`` prompt, and a decode step of ``batch`` sequences each holding
     ``context_tokens`` cached tokens."""
-    prompt_tokens = _check_int("prompt_tokens", prompt_tokens, *PROMPT_TOKENS_RANGE)
-    batch = _check_int("batch", batch, *BATCH_RANGE)
-    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
+    prompt_tokens = check_int("prompt_tokens", prompt_tokens, *PROMPT_TOKENS_RANGE)
+    batch = check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
     return TwoPhases(
         prefill=prefill_cost(gpu, model, np.array([prompt_tokens]), 1, assumptions),
         decode=decode_step_cost(gpu, model, np.array([batch]), context_tokens, assumptions),

@@ -33,6 +33,7 @@ import numpy as np
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, decode_step_cost, uniform_step_cost
 from sim.hardware import GPU
 from sim.models import DRAFT_MODEL, MODELS, Model
+from sim.validate import check_float, check_int
 
 # ---- ranges (the page's widgets use the same bounds) ----
 ALPHA_RANGE = (0.0, 1.0)  # per-token acceptance probability
@@ -55,17 +56,6 @@ DRAFTER_KINDS = ("model", "head", "ratio")
 # ---- argument checks ----
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
-
-def _check_float(name: str, value, lo: float, hi: float) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
-            or not math.isfinite(value) or not lo <= value <= hi):
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
-    return float(value)
 
 
 # ---- the acceptance law ----
@@ -92,7 +82,7 @@ def alpha_for_tokens(tau, k) -> float:
     Used to turn a published mean acceptance length (e.g. EAGLE-3 Table 1's tau) into the per-token
     alpha of an equivalent chain of length k.
     """
-    k = _check_int("k", k, *K_RANGE)
+    k = check_int("k", k, *K_RANGE)
     if not (isinstance(tau, (int, float, np.floating)) and 1.0 <= tau <= k + 1):
         raise ValueError(f"tau must be a number in [1, k + 1] = [1, {k + 1}], got {tau!r}")
     lo, hi = 0.0, 1.0
@@ -107,8 +97,8 @@ def alpha_for_tokens(tau, k) -> float:
 
 def accepted_law(alpha: float, k: int) -> np.ndarray:
     """P(accepted prefix = j) for j = 0..k: alpha^j (1 - alpha) below k, alpha^k at k (sums to 1)."""
-    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
-    k = _check_int("k", k, *K_RANGE)
+    alpha = check_float("alpha", alpha, *ALPHA_RANGE)
+    k = check_int("k", k, *K_RANGE)
     j = np.arange(k + 1)
     return np.where(j < k, alpha**j * (1.0 - alpha), alpha**k)
 
@@ -173,10 +163,10 @@ class Rounds:
 def simulate_rounds(alpha: float, k: int, rounds: int = DEFAULT_ROUNDS, seed: int = DEFAULT_SEED) -> Rounds:
     """Draw ``rounds`` rounds: each draft token is accepted with probability alpha, the round stops at
     the first rejection. Vectorised: one (rounds, k) uniform draw."""
-    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
-    k = _check_int("k", k, *K_RANGE)
-    rounds = _check_int("rounds", rounds, *ROUNDS_RANGE)
-    seed = _check_int("seed", seed, 0, 2**32 - 1)
+    alpha = check_float("alpha", alpha, *ALPHA_RANGE)
+    k = check_int("k", k, *K_RANGE)
+    rounds = check_int("rounds", rounds, *ROUNDS_RANGE)
+    seed = check_int("seed", seed, 0, 2**32 - 1)
     ok = np.random.default_rng(seed).random((rounds, k)) < alpha
     # Length of the all-True prefix: index of the first False, or k when none.
     accepted = np.where(ok.all(axis=1), k, np.argmin(ok, axis=1))
@@ -215,9 +205,9 @@ class Method:
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTER_KINDS:
             raise ValueError(f"drafter must be one of {DRAFTER_KINDS}, got {self.drafter!r}")
-        _check_float("alpha", self.alpha, *ALPHA_RANGE)
-        _check_int("k", self.k, *K_RANGE)
-        _check_float("cost_ratio", self.cost_ratio, *DRAFT_COST_RANGE)
+        check_float("alpha", self.alpha, *ALPHA_RANGE)
+        check_int("k", self.k, *K_RANGE)
+        check_float("cost_ratio", self.cost_ratio, *DRAFT_COST_RANGE)
 
 
 def _from_tau(name: str, tau: float, k: int, **kw) -> Method:
@@ -421,12 +411,12 @@ def speculate(
     """Speculative decoding of ``batch`` sequences at ``context_tokens`` cached tokens each, drafting
     ``k`` tokens per round with ``method`` at acceptance ``alpha``; the best k is searched over
     1..K_max in the same vectorised cost call."""
-    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
-    k = _check_int("k", k, *K_RANGE)
-    batch = _check_int("batch", batch, *BATCH_RANGE)
-    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    alpha = check_float("alpha", alpha, *ALPHA_RANGE)
+    k = check_int("k", k, *K_RANGE)
+    batch = check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
     if cost_ratio is not None:
-        cost_ratio = _check_float("cost_ratio", cost_ratio, *DRAFT_COST_RANGE)
+        cost_ratio = check_float("cost_ratio", cost_ratio, *DRAFT_COST_RANGE)
     k_grid = np.arange(K_RANGE[0], K_RANGE[1] + 1)
     cost = round_cost(gpu, target, method, batch, k_grid, context_tokens, assumptions, cost_ratio)
     speedups = _speedup(alpha, cost)
@@ -482,9 +472,9 @@ def speedup_vs_batch(
     batches=SWEEP_BATCHES,
 ) -> BatchSweep:
     """Speedup at each batch size: one broadcast cost call over all of them."""
-    alpha = _check_float("alpha", alpha, *ALPHA_RANGE)
-    k = _check_int("k", k, *K_RANGE)
-    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    alpha = check_float("alpha", alpha, *ALPHA_RANGE)
+    k = check_int("k", k, *K_RANGE)
+    context_tokens = check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
     b = np.asarray(batches)
     if b.ndim != 1 or b.size == 0 or np.any(b < BATCH_RANGE[0]) or np.any(b > BATCH_RANGE[1]):
         raise ValueError(f"batches must be a non-empty 1-D array of sizes in {list(BATCH_RANGE)}")
@@ -521,8 +511,8 @@ def speedup_vs_alpha(
     alphas=None,
 ) -> AlphaSweep:
     """Speedup against alpha for each k in ``ks`` (one cost call; E broadcast over the grid)."""
-    batch = _check_int("batch", batch, *BATCH_RANGE)
-    context_tokens = _check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
+    batch = check_int("batch", batch, *BATCH_RANGE)
+    context_tokens = check_int("context_tokens", context_tokens, *CONTEXT_RANGE)
     ks = np.asarray(ks, dtype=int)
     if ks.ndim != 1 or ks.size == 0 or np.any(ks < K_RANGE[0]) or np.any(ks > K_RANGE[1]):
         raise ValueError(f"ks must be a non-empty 1-D array of draft lengths in {list(K_RANGE)}")

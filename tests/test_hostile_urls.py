@@ -58,6 +58,8 @@ HOSTILE = st.one_of(
 
 
 def _matches(value: object, raw: str) -> bool:
+    if isinstance(value, bool):
+        return raw.lower() == str(value).lower()  # a toggle's "true" / "false"
     if str(value) == raw:
         return True
     try:

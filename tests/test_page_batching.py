@@ -86,7 +86,7 @@ def test_equal_lengths_control_makes_the_modes_equal():
 def test_poisson_arrivals_show_the_latency_difference():
     at = open_app(PAGE)
     assert at.select_slider(key="batching_rate").disabled
-    at.segmented_control(key="batching_load").set_value("poisson").run()
+    at.radio(key="batching_load").set_value("poisson").run()
     assert not at.select_slider(key="batching_rate").disabled
     at.select_slider(key="batching_rate").set_value(4).run()
     assert not at.exception
@@ -105,7 +105,7 @@ def test_url_parameters_set_the_widgets():
     assert at.select_slider(key="batching_slots").value == 16
     assert at.selectbox(key="batching_workload").value == "chat"
     assert at.select_slider(key="batching_requests").value == 200
-    assert at.segmented_control(key="batching_load").value == "poisson"
+    assert at.radio(key="batching_load").value == "poisson"
     assert at.select_slider(key="batching_rate").value == 4
 
 
@@ -122,6 +122,6 @@ def test_bad_url_values_fall_back_to_defaults(params):
     assert at.select_slider(key="batching_requests").value == 1000
     assert at.select_slider(key="batching_rate").value == 8
     assert at.selectbox(key="batching_workload").value == "anyscale"
-    assert at.segmented_control(key="batching_load").value == "burst"
+    assert at.radio(key="batching_load").value == "burst"
     assert at.toggle(key="batching_continuous").value is False
     assert gauges(at)[1] == pytest.approx(21.4, abs=1.0)

@@ -29,7 +29,7 @@ def at():
 def test_defaults_tell_the_story(at):
     _ok(at)
     assert at.toggle(key="paging_paged").value is False
-    assert at.slider(key="paging_step").value == 120
+    assert at.select_slider(key="paging_step").value == 120
     reserved = number(metric(at, "Requests resident"))
     assert number(metric(at, "Preemptions so far")) == 0
     assert number(metric(at, "Token-state share")) < 35
@@ -62,18 +62,18 @@ def test_step_slider_scrubs_the_run(at):
     seen = set()
     preempted = []
     for step in (0, 60, 120, 239):
-        at.slider(key="paging_step").set_value(step).run()
+        at.select_slider(key="paging_step").set_value(step).run()
         _ok(at)
         seen.add(number(metric(at, "Requests resident")))
         preempted.append(number(metric(at, "Preemptions so far")))
     assert len(seen) > 1
     assert preempted == sorted(preempted) and preempted[-1] > preempted[0]
-    at.slider(key="paging_step").set_value(120).run()
+    at.select_slider(key="paging_step").set_value(120).run()
     at.toggle(key="paging_paged").set_value(False).run()
 
 
 def test_max_output_and_page_size_move_the_reserved_pool(at):
-    at.slider(key="paging_step").set_value(120).run()
+    at.select_slider(key="paging_step").set_value(120).run()
     at.select_slider(key="paging_max_output").set_value(64).run()
     _ok(at)
     small = number(metric(at, "Requests resident"))
@@ -115,7 +115,7 @@ def test_url_parameters_set_the_widgets():
                          "paging_chunk": "128"})
     _ok(at)
     assert at.toggle(key="paging_paged").value is True
-    assert at.slider(key="paging_step").value == 30
+    assert at.select_slider(key="paging_step").value == 30
     assert at.select_slider(key="paging_page_tokens").value == 32
     assert at.select_slider(key="paging_chunk").value == 128
 
@@ -128,7 +128,7 @@ def test_url_parameters_set_the_widgets():
 def test_malformed_url_values_fall_back_to_defaults(params):
     at = open_app(PAGE, params)
     _ok(at)
-    assert at.slider(key="paging_step").value == 120
+    assert at.select_slider(key="paging_step").value == 120
     assert at.select_slider(key="paging_page_tokens").value == 16
     assert at.toggle(key="paging_paged").value is False
     assert at.select_slider(key="paging_chunk").value == 512

@@ -24,9 +24,9 @@ def page():
 
 
 def test_defaults_tell_the_story(page):
-    assert page.segmented_control(key="spec_method").value == spec.DEFAULT_METHOD
+    assert page.radio(key="spec_method").value == spec.DEFAULT_METHOD
     assert page.slider(key="spec_alpha").value == pytest.approx(0.8)
-    assert page.slider(key="spec_k").value == 4
+    assert page.select_slider(key="spec_k").value == 4
     n = _numbers(page)
     assert n["Tokens per pass"] == pytest.approx(3.36)
     assert n["Monte Carlo mean"] == pytest.approx(3.36, abs=0.1)
@@ -50,9 +50,9 @@ def test_acceptance_slider_drives_the_gain():
 def test_draft_length_batch_and_context_sliders():
     at = open_app(PAGE)
     before = _numbers(at)
-    k8 = _numbers(at.slider(key="spec_k").set_value(8).run())
+    k8 = _numbers(at.select_slider(key="spec_k").set_value(8).run())
     assert k8["Tokens per pass"] > before["Tokens per pass"]
-    at.slider(key="spec_k").set_value(4).run()
+    at.select_slider(key="spec_k").set_value(4).run()
     loaded = _numbers(at.select_slider(key="spec_batch").set_value(512).run())
     assert loaded["Speedup"] < 0.7 * before["Speedup"]  # the fade under load
     assert loaded["Tokens/s, whole batch"] > before["Tokens/s, whole batch"]  # batching still pays
@@ -64,32 +64,32 @@ def test_draft_length_batch_and_context_sliders():
 
 def test_presets_set_the_sliders_and_the_reader_can_override():
     at = open_app(PAGE)
-    at.segmented_control(key="spec_method").set_value("EAGLE").run()
+    at.radio(key="spec_method").set_value("EAGLE").run()
     eagle = spec.METHODS["EAGLE"]
     assert at.slider(key="spec_alpha").value == pytest.approx(eagle.alpha)
-    assert at.slider(key="spec_k").value == eagle.k
+    assert at.select_slider(key="spec_k").value == eagle.k
     assert number(metric(at, "Tokens per pass")) == pytest.approx(3.96, abs=0.05)
     at.slider(key="spec_alpha").set_value(0.5).run()  # override: the preset does not snap back
     at.select_slider(key="spec_batch").set_value(4).run()
     assert at.slider(key="spec_alpha").value == pytest.approx(0.5)
     assert any("You moved α from 0.83" in c.value for c in at.caption)
-    at.segmented_control(key="spec_method").set_value("n-gram lookup").run()
+    at.radio(key="spec_method").set_value("n-gram lookup").run()
     ngram = spec.METHODS["n-gram lookup"]
     assert at.slider(key="spec_alpha").value == pytest.approx(ngram.alpha)
-    assert at.slider(key="spec_k").value == ngram.k
+    assert at.select_slider(key="spec_k").value == ngram.k
     assert not at.exception
 
 
 def test_every_method_renders_and_manual_exposes_the_draft_cost():
     at = open_app(PAGE)
     for name in spec.METHODS:
-        at.segmented_control(key="spec_method").set_value(name).run()
+        at.radio(key="spec_method").set_value(name).run()
         assert not at.exception, name
-    assert at.segmented_control(key="spec_method").value == spec.MANUAL
+    assert at.radio(key="spec_method").value == spec.MANUAL
     cheap = number(metric(at, "Speedup"))
     dear = number(metric(at.slider(key="spec_draft_cost").set_value(0.4).run(), "Speedup"))
     assert dear < cheap
-    at.segmented_control(key="spec_method").set_value("Medusa").run()
+    at.radio(key="spec_method").set_value("Medusa").run()
     assert not [s for s in at.slider if s.key == "spec_draft_cost"]
 
 
@@ -97,10 +97,10 @@ def test_url_sets_the_widgets():
     at = open_app(PAGE, {"spec_method": "EAGLE-3", "spec_k": "6", "spec_batch": "64",
                          "spec_context": "4096"})
     assert not at.exception
-    assert at.segmented_control(key="spec_method").value == "EAGLE-3"
+    assert at.radio(key="spec_method").value == "EAGLE-3"
     # alpha is not in the URL: it follows the preset of the method in the URL.
     assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS["EAGLE-3"].alpha)
-    assert at.slider(key="spec_k").value == 6
+    assert at.select_slider(key="spec_k").value == 6
     assert at.select_slider(key="spec_batch").value == 64
     assert at.select_slider(key="spec_context").value == 4096
     at = open_app(PAGE, {"spec_alpha": "0.55"})
@@ -115,10 +115,10 @@ def test_url_sets_the_widgets():
 def test_malformed_url_falls_back_to_defaults(params):
     at = open_app(PAGE, params)
     assert not at.exception
-    method = at.segmented_control(key="spec_method").value
+    method = at.radio(key="spec_method").value
     assert method in spec.METHODS
     assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS[method].alpha)
-    assert at.slider(key="spec_k").value == spec.METHODS[method].k
+    assert at.select_slider(key="spec_k").value == spec.METHODS[method].k
     assert at.select_slider(key="spec_batch").value == 1
     assert len(at.get("plotly_chart")) == 3
 
@@ -127,7 +127,7 @@ def test_other_targets_warn_about_the_draft_vocabulary():
     at = open_app(PAGE, {"model": "Qwen2.5-7B"})
     assert not at.exception
     assert any("vocabulary" in w.value for w in at.warning)
-    at.segmented_control(key="spec_method").set_value("EAGLE").run()
+    at.radio(key="spec_method").set_value("EAGLE").run()
     assert not at.warning
     at = open_app(PAGE, {"model": "Llama-3.2-1B"})
     assert any("draft model itself" in w.value for w in at.warning)

@@ -221,7 +221,7 @@ def test_step_time_at_least_both_floors(gpu, model, a, batch, context):
     t = c.time_s.item()
     assert t >= c.flops.item() / (gpu.peak_flops(model.compute_precision) * a.compute_eff) * (1 - 1e-12)
     assert t >= c.bytes.item() / (gpu.hbm_bandwidth * a.memory_eff) * (1 - 1e-12)
-    assert 0 < c.mfu.item() <= 1 and 0 < c.mbu.item() <= 1
+    assert 0 < c.mfu.item() <= 1 + 1e-12 and 0 < c.mbu.item() <= 1 + 1e-12  # at eff = 1: rounding
     assert 0 < cost.kernel_busy_fraction(c) <= 1
 
 
