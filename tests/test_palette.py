@@ -77,3 +77,13 @@ def test_a_colour_blind_unsafe_pair_is_caught():
     """A typical red/green pair, far apart for normal vision, collapses under deuteranopia."""
     assert delta_e("#CC3333", "#669933", "normal") > 50
     assert delta_e("#CC3333", "#669933", "deuteranopia") < MIN_DELTA_E
+
+
+def test_figure_helper_styles_and_validation_catches_bad_properties():
+    from ui.theme import figure, validated
+
+    fig = figure([dict(type="bar", x=[1, 2], y=[3, 4], name="a")], dict(xaxis=dict(title="x")),
+                 height=300, title="T")
+    assert validated(fig).layout.height == 300 and fig.layout.title.text == "T"
+    with pytest.raises(ValueError):
+        validated(figure([dict(type="bar", x=[1], y=[1], colour="red")]))

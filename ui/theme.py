@@ -7,6 +7,9 @@ colour-vision deficiency; each role below maps to one of them, and charts never 
 
 from __future__ import annotations
 
+import copy
+import functools
+
 import plotly.graph_objects as go
 
 OKABE_ITO = {
@@ -72,6 +75,42 @@ def style(fig: go.Figure, *, height: int = 380, title: str | None = None) -> go.
                                yanchor="top", font=dict(size=15))
     fig.update_layout(layout)
     return fig
+
+
+@functools.cache
+def _house_layout(height: int, titled: bool) -> dict:
+    """``style`` resolved once per (height, titled) as a plain layout dict."""
+    return style(go.Figure(), height=height, title="-" if titled else None).to_dict()["layout"]
+
+
+def merge(base: dict, extra: dict) -> dict:
+    """``base`` updated in place with ``extra``, recursing into nested dicts; returns ``base``."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
+           title: str | None = None) -> go.Figure:
+    """A house-styled figure from plain dicts (traces carry their ``type``), built in one call.
+
+    Plotly validates every property as graph objects are built and updated: 10-20 ms a figure, most of
+    a page's 50 ms rerun budget. Builders here write plain dicts over the house layout (``style``
+    resolved once) and wrap them unvalidated (plotly's ``_validate=False``); the figure tests rebuild
+    every figure with ``validated(fig)``, so an invalid property still fails a test.
+    """
+    merged = merge(copy.deepcopy(_house_layout(height, title is not None)), layout or {})
+    if title is not None:
+        merged["title"]["text"] = title
+    return go.Figure(data=traces, layout=merged, _validate=False)
+
+
+def validated(fig: go.Figure) -> go.Figure:
+    """The same figure rebuilt with plotly's validation on (raises on any invalid property)."""
+    return go.Figure(fig.to_dict())
 
 
 #: Plotly config for every chart: no logo, a lean mode bar.
