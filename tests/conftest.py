@@ -8,6 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from streamlit.testing.v1 import AppTest
 
+import ui.theme
+
+ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is validated by plotly
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # CI: derandomised so a red run is reproducible; locally: random, to keep finding new cases.

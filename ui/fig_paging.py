@@ -20,7 +20,7 @@ from sim.paging import (
     Comparison,
     PagingRun,
 )
-from ui.theme import COLORS, OKABE_ITO, style
+from ui.theme import COLORS, OKABE_ITO, figure
 
 # Requests get the palette's colours that no page state uses (orange: reserved, yellow: slack,
 # vermillion: stranded), so a state is never mistaken for a request. Cell labels carry the identity.
@@ -41,27 +41,8 @@ POLICY_COLORS = {"reserved": COLORS["reserved"], "paged": COLORS["decode"]}
 
 
 # --- Assembly ------------------------------------------------------------------------------------------
-# Plotly checks every property of a graph object as it is set, which costs 10-20 ms per figure here
-# (mostly inside ``style``'s update_layout), and this page draws five figures per rerun against a 50 ms
-# budget. So the figures are written as plain dicts on top of the house layout, which is computed once
-# by ``ui.theme.style`` itself, and wrapped without re-validation. The tests build every figure.
-
-_HOUSE: dict = style(go.Figure(), title="-").to_dict()["layout"]  # the house style, resolved once
-# Of the template, keep what a 2-D cartesian chart uses: the rest (polar, geo, 3-D, per-trace defaults
-# for every trace type; all colours here are set explicitly) is most of its weight, and both plotly and
-# Streamlit deep-copy and walk the whole figure on every rerun.
-_CARTESIAN = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor",
-              "plot_bgcolor", "xaxis", "yaxis", "title", "shapedefaults", "annotationdefaults")
-_HOUSE["template"] = {"layout": {k: v for k, v in _HOUSE["template"]["layout"].items() if k in _CARTESIAN}}
-
-
-def _merge(base: dict, extra: dict) -> dict:
-    """``base`` updated with ``extra``, nested dicts merged (neither argument is modified)."""
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
-            else value
-    return out
+# Five figures a rerun against a 50 ms budget: written as plain dicts and built by ``ui.theme.figure``
+# in one unvalidated call; the tests rebuild every figure with ``ui.theme.validated``.
 
 
 def _figure(data: list[dict], layout: dict, *, height: int, title: str, legend_below: float | None = None,
@@ -70,17 +51,18 @@ def _figure(data: list[dict], layout: dict, *, height: int, title: str, legend_b
 
     ``legend_below``: put the legend under the plot at this paper y (the house style puts it on top,
     where a long one meets the title); ``legend_columns`` lays its entries out in equal columns (a
-    horizontal legend that overflows otherwise falls back to one entry per row).
+    horizontal legend that overflows otherwise falls back to one entry per row). Every axis, also
+    xaxis2 etc. of subplots, gets the house grid.
     """
-    house = _merge(_HOUSE, {"height": height, "title": {"text": title}, "margin": {"b": bottom_px}})
+    extra: dict = {"margin": {"b": bottom_px}}
     if legend_below is not None:
-        house["legend"] = _merge(house["legend"], {"yanchor": "top", "y": legend_below})
+        extra["legend"] = {"yanchor": "top", "y": legend_below}
     if legend_columns:
-        house["legend"] = _merge(house["legend"], {"entrywidth": 1 / legend_columns,
-                                                   "entrywidthmode": "fraction"})
-    for axis in [k for k in layout if k.startswith(("xaxis", "yaxis"))]:
-        layout = {**layout, axis: _merge(_HOUSE["xaxis"], layout[axis])}
-    return go.Figure({"data": data, "layout": _merge(house, layout)}, _validate=False)
+        extra.setdefault("legend", {}).update(entrywidth=1 / legend_columns, entrywidthmode="fraction")
+    grid = {"gridcolor": COLORS["grid"], "zeroline": False}
+    for key, value in layout.items():
+        extra[key] = {**grid, **value} if key.startswith(("xaxis", "yaxis")) else value
+    return figure(data, extra, height=height, title=title)
 
 
 def _vline(x: float, color: str, dash: str = "dot", xref: str = "x") -> dict:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import functools
 import math
 
 import numpy as np
@@ -11,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sim.speculative import AlphaSweep, BatchSweep, Rounds, Speculation, accepted_law
-from ui.theme import COLORS, OKABE_ITO, style
+from ui.theme import COLORS, OKABE_ITO, figure
 
 STRIP_ROUNDS = 8  # rounds drawn in the Monte Carlo strip
 #: Draft lengths drawn on the speedup-against-acceptance chart, each with a fixed colour; the
@@ -28,34 +26,9 @@ _CELL = {  # status code -> (name, colour, text in the cell, hover text)
 }
 
 
-@functools.cache
-def _house_layout(height: int) -> dict:
-    """``ui.theme.style`` applied once per height, kept as a plain layout dict.
-
-    ``style`` re-resolves the plotly_white template on every call (about 8 ms), and each
-    ``add_trace`` / ``update_*`` call re-validates and deep-copies: three charts built that way took
-    ~70 ms, most of the page's 50 ms rerun budget. So each figure here is assembled as plain dicts
-    on top of this cached layout and built in one unvalidated call (plotly's ``_validate=False``);
-    the unit tests build every figure again with validation on, so a bad property still fails.
-    """
-    return style(go.Figure(), height=height, title=" ").to_dict()["layout"]
-
-
-def _merge(base: dict, extra: dict) -> dict:
-    """``base`` updated in place with ``extra``, recursing into nested dicts."""
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
-    return base
-
-
 def _figure(height: int, title: str, traces: list[dict], layout: dict) -> go.Figure:
-    """Traces (dicts with a ``type``) on the house style, with ``layout`` merged over it."""
-    merged = _merge(copy.deepcopy(_house_layout(height)), layout)
-    merged["title"]["text"] = title
-    return go.Figure(data=traces, layout=merged, _validate=False)
+    """Traces (dicts with a ``type``) on the house style (``ui.theme.figure``)."""
+    return figure(traces, layout, height=height, title=title)
 
 
 def _hline(y: float) -> dict:

@@ -77,6 +77,11 @@ def style(fig: go.Figure, *, height: int = 380, title: str | None = None) -> go.
     return fig
 
 
+#: Build figures with plotly's full validation. Off in the app for speed; the test suite turns it on
+#: (tests/conftest.py), so every figure every page draws under test is checked property by property.
+VALIDATE_FIGURES = False
+
+
 @functools.cache
 def _house_layout(height: int, titled: bool) -> dict:
     """``style`` resolved once per (height, titled) as a plain layout dict."""
@@ -99,13 +104,13 @@ def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
 
     Plotly validates every property as graph objects are built and updated: 10-20 ms a figure, most of
     a page's 50 ms rerun budget. Builders here write plain dicts over the house layout (``style``
-    resolved once) and wrap them unvalidated (plotly's ``_validate=False``); the figure tests rebuild
-    every figure with ``validated(fig)``, so an invalid property still fails a test.
+    resolved once) and wrap them unvalidated (plotly's ``_validate=False``); under test,
+    ``VALIDATE_FIGURES`` is on, so an invalid property fails the page's tests.
     """
     merged = merge(copy.deepcopy(_house_layout(height, title is not None)), layout or {})
     if title is not None:
         merged["title"]["text"] = title
-    return go.Figure(data=traces, layout=merged, _validate=False)
+    return go.Figure(data=traces, layout=merged, _validate=VALIDATE_FIGURES)
 
 
 def validated(fig: go.Figure) -> go.Figure:
