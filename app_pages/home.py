@@ -4,7 +4,7 @@ import streamlit as st
 
 from sim.phases import two_phases
 from ui import format as fmt
-from ui.nav import SECTIONS
+from ui.nav import SECTIONS, SOURCES
 from ui.setup import current_setup
 
 st.title("Where the GPU lies")
@@ -31,7 +31,10 @@ right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.deco
 st.caption(f"Every number is computed live for **{setup.label}**. Pick another GPU or model "
            "in the sidebar and every page follows. Copy the URL to share exactly what you see.")
 
+st.subheader("The story, in order")
+st.markdown("Each section builds on the one before; each ends with a link to the next.")
 for section in SECTIONS:
     with st.container(border=True):
         st.page_link(section.path, label=section.label, icon=section.icon)
         st.caption(section.blurb)
+st.page_link(SOURCES.path, label="Sources: where every figure comes from", icon=SOURCES.icon)

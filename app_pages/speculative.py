@@ -23,8 +23,9 @@ CONTEXTS = [2**i for i in range(7, 16)]  # 128..32768 cached tokens
 ALPHA_SWEEP_KS = list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1))
 
 header("03", "Spending the idle headroom: speculative decoding", """
-Decode is memory-bound: to make **one** token the target model streams all its weights while the
-tensor cores mostly wait. So give them work. A cheap **drafter** guesses the next *k* tokens, and
+Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
+memory-bound: to make **one** token per sequence the model streams all its weights while the tensor
+cores mostly wait. So give them work. A cheap **drafter** guesses the next *k* tokens, and
 the target checks all of them in **one** pass, which costs about what a single decode step does,
 because that step was paying for the weight reads anyway. Every draft the target agrees with is a
 token for free. **Drag the draft-acceptance slider**: the share of drafts the target keeps decides
