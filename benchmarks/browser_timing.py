@@ -55,6 +55,18 @@ CONTROLS: dict[str, list[Control]] = {
         Control("selectbox", "gpu", "phases_roofline", ("A100 80GB SXM", "H100 SXM")),
         Control("radio", "weights", "phases_busy", ("fp8", "bf16")),
     ],
+    "continuous-batching": [
+        Control("toggle", "batching_continuous", "batching_gauges"),
+        Control("slider", "batching_slots", "batching_timeline"),
+    ],
+    "paged-attention": [
+        Control("toggle", "paging_paged", "paging_pool"),
+        Control("slider", "paging_step", "paging_pool"),
+    ],
+    "speculative-decoding": [
+        Control("slider", "spec_alpha", "spec_alpha_chart"),
+        Control("slider", "spec_batch", "spec_batch_chart"),
+    ],
 }
 
 # Page-side helpers. The listeners keep the timestamp of the latest input event (in the capture

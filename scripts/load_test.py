@@ -65,7 +65,7 @@ SIDEBAR_CHANGES: list[Change] = [
     ("kv", list(KV_DTYPES)),
     ("compute_eff", [0.4, 0.6, 0.8]),
     ("memory_eff", [0.6, 0.8, 0.95]),
-    ("overhead_us", [0, 300, 1000]),
+    ("overhead_us", [0.0, 300.0, 1000.0]),
 ]
 
 # Per page (url path): the page's own widgets and values a reader would pick. Add a row per page.
@@ -74,6 +74,24 @@ CHANGES: dict[str, list[Change]] = {
         ("phases_prompt", [256, 1024, 2048, 8192, 32768]),
         ("phases_batch", [1, 4, 16, 64, 256, 1024]),
         ("phases_context", [128, 512, 4096, 32768]),
+    ],
+    "continuous-batching": [
+        ("batching_continuous", [True, False]),
+        ("batching_slots", [8, 32, 64, 128]),
+        ("batching_requests", [100, 500, 1000]),
+        ("batching_load", ["All at once", "Poisson arrivals"]),  # the options as labelled
+    ],
+    "paged-attention": [
+        ("paging_paged", [True, False]),
+        ("paging_step", [30, 120, 200]),
+        ("paging_page_tokens", [8, 16, 32]),
+        ("paging_chunk", [128, 512, 2048]),
+    ],
+    "speculative-decoding": [
+        ("spec_alpha", [0.5, 0.7, 0.9]),
+        ("spec_k", [2, 4, 8]),
+        ("spec_batch", [1, 16, 256]),
+        ("spec_method", ["Draft model", "EAGLE", "n-gram lookup"]),
     ],
 }
 
