@@ -134,7 +134,7 @@ st.plotly_chart(
         f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
         f"{fmt.percent(run.idle_share)} of the slot-steps.",
 )
-st.caption("Each bar is a request in its slot, from its prefill to its last token; hatched pink is "
+st.caption("Each bar is a request in its slot, from its prefill to its last token; pink is "
            "padding, grey is an empty slot. The time axis is the same in both modes"
            + (f"; only the first {TIMELINE_MAX_SLOTS} slots are drawn." if slots > TIMELINE_MAX_SLOTS
               else "."))

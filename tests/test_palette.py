@@ -87,3 +87,11 @@ def test_figure_helper_styles_and_validation_catches_bad_properties():
     assert validated(fig).layout.height == 300 and fig.layout.title.text == "T"
     with pytest.raises(ValueError):
         validated(figure([dict(type="bar", x=[1], y=[1], colour="red")]))
+
+
+def test_figure_helper_expands_shorthand_axis_titles():
+    """Without validation plotly would pass title="..." through as a string, which plotly.js drops."""
+    from ui.theme import figure
+
+    fig = figure([dict(type="bar", x=[1], y=[1])], dict(xaxis=dict(title="Wall time (s)")))
+    assert fig.to_dict()["layout"]["xaxis"]["title"] == {"text": "Wall time (s)"}

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from sim.batching import BatchingRun, Comparison
 from ui.format import percent, rate, seconds
-from ui.theme import COLORS, FONT, REQUEST_CYCLE, style
+from ui.theme import COLORS, FONT, REQUEST_CYCLE, figure, style
 
 #: The timeline draws at most this many slots (the first ones), so a 256-slot run stays readable.
 TIMELINE_MAX_SLOTS = 64
@@ -17,15 +17,6 @@ POLICY_LABEL = {"static": "Static", "continuous": "Continuous"}
 
 #: Request colours: the theme's cycle without the padding colour, so padding never looks like a request.
 _REQUEST_COLORS = [c for c in REQUEST_CYCLE if c not in (COLORS["padding"], COLORS["idle"])]
-#: A stepped colour scale mapping request number mod len(_REQUEST_COLORS) to its colour (one bar
-#: trace for all requests instead of one per colour).
-_CYCLE_SCALE = [
-    [edge, color]
-    for i, color in enumerate(_REQUEST_COLORS)
-    for edge in (i / len(_REQUEST_COLORS), (i + 1) / len(_REQUEST_COLORS))
-]
-
-
 def _title_above_legend(fig: go.Figure) -> go.Figure:
     """Room for the title above a top legend (``style`` puts both at the top edge)."""
     fig.update_layout(margin_t=86, title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
@@ -68,56 +59,76 @@ def gauges_figure(run: BatchingRun, other: BatchingRun) -> go.Figure:
     return fig
 
 
-def _bars(y, start, end, color, name, custom, hover, *, pattern="") -> go.Bar:
-    return go.Bar(
-        y=y, x=end - start, base=start, orientation="h", name=name, width=0.86,
-        marker=dict(color=color, line=dict(width=0), pattern=dict(shape=pattern, fgcolor="white",
-                                                                  size=5, solidity=0.3)),
-        customdata=custom, hovertemplate=hover,
-    )
+_HALF = 0.43  # half the height of a slot's bar, in slot units
+
+
+def _rects(slot, start, end, color: str, name: str, hover_name: str) -> dict:
+    """Rectangles [start, end) x slot as ONE filled polygon path (a ``toself`` scatter): a browser draws
+    a thousand of them as a single SVG path, where a thousand bars cost ~300 ms per redraw. Per-item
+    hover comes from ``_hover_points`` (requests only: every extra marker costs drawing time too)."""
+    n = len(slot)
+    x = np.column_stack([start, end, end, start, start, np.full(n, np.nan)]).ravel()
+    y0, y1 = slot - _HALF, slot + _HALF
+    y = np.column_stack([y0, y0, y1, y1, y0, np.full(n, np.nan)]).ravel()
+    return dict(type="scatter", x=x, y=y, mode="lines", fill="toself", fillcolor=color, name=name,
+                line=dict(width=0, color=color), hoverinfo="skip", legendgroup=hover_name)
+
+
+def _hover_points(slot, start, end, custom, hover: str, group: str) -> dict:
+    """Invisible markers at the middle of each rectangle carrying its hover text."""
+    return dict(type="scatter", x=(start + end) / 2, y=slot, mode="markers", showlegend=False,
+                marker=dict(size=6, opacity=0), customdata=custom, hovertemplate=hover,
+                legendgroup=group)
 
 
 def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
-    """Slot x wall-time: one bar per request in its slot, padding (static) hatched, idle in grey.
+    """Slot x wall-time: each request in its slot, padding (static) in pink, empty slots in grey.
     ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change."""
     shown = min(run.slots, TIMELINE_MAX_SLOTS)
     req = run.requests
     start = run.step_start_s[run.start_step]
-    keep = run.slot < shown
-    idx = np.flatnonzero(keep)
-    fig = go.Figure()
-    request_hover = ("<b>Request #%{customdata[0]}</b> in slot %{y}<br>prompt %{customdata[1]} tokens, "
-                     "output %{customdata[2]} tokens<br>arrived %{customdata[3]:.2f} s, first token "
-                     "%{customdata[4]:.2f} s, done %{customdata[5]:.2f} s<extra></extra>")
-    custom = np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
-                              run.first_token_s[idx], run.finish_s[idx]])
-    requests = _bars(run.slot[idx], start[idx], run.finish_s[idx], idx % len(_REQUEST_COLORS),
-                     "Request (one colour each)", custom, request_hover)
-    requests.marker.update(colorscale=_CYCLE_SCALE, cmin=-0.5, cmax=len(_REQUEST_COLORS) - 0.5)
-    fig.add_trace(requests)
+    idx = np.flatnonzero(run.slot < shown)
+    slot = run.slot[idx].astype(float)
+    traces = []
+    colour_of = idx % len(_REQUEST_COLORS)
+    for c, color in enumerate(_REQUEST_COLORS):
+        sel = colour_of == c
+        traces.append(_rects(slot[sel], start[idx][sel], run.finish_s[idx][sel], color,
+                             "Request (one colour each)" if c == 0 else f"requests {c}", "requests"))
+        if c:
+            traces[-1]["showlegend"] = False
+    traces.append(_hover_points(
+        slot, start[idx], run.finish_s[idx],
+        np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
+                         run.first_token_s[idx], run.finish_s[idx]]),
+        "<b>Request #%{customdata[0]}</b> in slot %{y}<br>prompt %{customdata[1]} tokens, output "
+        "%{customdata[2]} tokens<br>arrived %{customdata[3]:.2f} s, first token %{customdata[4]:.2f} s, "
+        "done %{customdata[5]:.2f} s<extra></extra>", "requests"))
     pad = idx[run.release_s[idx] > run.finish_s[idx]]
     if pad.size:
-        fig.add_trace(_bars(
-            run.slot[pad], run.finish_s[pad], run.release_s[pad], COLORS["padding"],
-            "Padding: finished, still computing",
-            np.column_stack([pad, run.release_s[pad] - run.finish_s[pad]]),
-            "<b>Padding</b> in slot %{y}<br>request #%{customdata[0]} is done but holds its slot and "
-            "computes tokens nobody asked for<br>for %{customdata[1]:.2f} s, until its batch's "
-            "longest request finishes<extra></extra>", pattern="/"))
+        traces.append(_rects(run.slot[pad].astype(float), run.finish_s[pad], run.release_s[pad],
+                             COLORS["padding"], "Padding: finished, still computing", "padding"))
+        traces[-1].update(hoveron="fills", hoverinfo="text",
+                          text="Padding: the request is done but holds its slot, computing tokens nobody "
+                               "asked for, until its batch's longest request finishes")
     slot_i, a, b = run.idle_segments()
-    shown_idle = slot_i < shown
-    fig.add_trace(_bars(
-        slot_i[shown_idle], a[shown_idle], b[shown_idle], COLORS["idle"], "Idle: slot empty",
-        (b - a)[shown_idle],
-        "<b>Idle</b> slot %{y}: empty for %{customdata:.2f} s (no request to put in it)<extra></extra>"))
+    keep = slot_i < shown
+    traces.append(_rects(slot_i[keep].astype(float), a[keep], b[keep], COLORS["idle"], "Idle: slot empty",
+                         "idle"))
+    traces[-1].update(hoveron="fills", hoverinfo="text", text="Idle: the slot is empty, no request in it")
     note = f" (first {shown} of {run.slots} slots)" if shown < run.slots else ""
-    fig.update_layout(barmode="overlay", bargap=0.1)
-    fig.update_xaxes(range=[0, x_max_s * 1.01], title="Wall time (s)")
-    fig.update_yaxes(range=[shown - 0.5, -0.5], title="Slot", showgrid=False,
-                     dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1))))))
+    layout = dict(
+        hovermode="closest",
+        xaxis=dict(range=[0, x_max_s * 1.01], title=dict(text="Wall time (s)")),
+        yaxis=dict(range=[shown - 0.5, -0.5], title=dict(text="Slot"), showgrid=False, zeroline=False,
+                   dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1)))))),
+        margin=dict(t=86),
+        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
+        legend=dict(y=1.01, traceorder="normal"),
+    )
     height = int(np.clip(160 + 7 * shown, 320, 640))
-    return _title_above_legend(style(
-        fig, height=height, title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}"))
+    return figure(traces, layout, height=height,
+                  title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}")
 
 
 def breakdown_figure(comparison: Comparison) -> go.Figure:
@@ -125,15 +136,15 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
     runs = [comparison.static, comparison.continuous]
     names = [POLICY_LABEL[r.policy] for r in runs]
     fig = go.Figure()
-    for label, attr, color, pattern in (
-        ("Requested tokens (goodput)", "goodput_share", COLORS["useful"], ""),
-        ("Padding", "padding_share", COLORS["padding"], "/"),
-        ("Idle slot", "idle_share", COLORS["idle"], ""),
+    for label, attr, color in (
+        ("Requested tokens (goodput)", "goodput_share", COLORS["useful"]),
+        ("Padding", "padding_share", COLORS["padding"]),
+        ("Idle slot", "idle_share", COLORS["idle"]),
     ):
         values = [100 * getattr(r, attr) for r in runs]
         fig.add_trace(go.Bar(
             y=names, x=values, orientation="h", name=label,
-            marker=dict(color=color, pattern=dict(shape=pattern, fgcolor="white", size=5, solidity=0.3)),
+            marker=dict(color=color),
             text=[f"{v:.0f}%" if v >= 4 else "" for v in values], textposition="inside",
             insidetextanchor="middle",
             hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of the slot-steps<extra></extra>",

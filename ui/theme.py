@@ -107,7 +107,12 @@ def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
     resolved once) and wrap them unvalidated (plotly's ``_validate=False``); under test,
     ``VALIDATE_FIGURES`` is on, so an invalid property fails the page's tests.
     """
-    merged = merge(copy.deepcopy(_house_layout(height, title is not None)), layout or {})
+    layout = dict(layout or {})
+    for key, value in layout.items():  # unvalidated, plotly.js would drop a shorthand title="..."
+        axis = key.startswith(("xaxis", "yaxis")) and isinstance(value, dict)
+        if axis and isinstance(value.get("title"), str):
+            layout[key] = {**value, "title": {"text": value["title"]}}
+    merged = merge(copy.deepcopy(_house_layout(height, title is not None)), layout)
     if title is not None:
         merged["title"]["text"] = title
     return go.Figure(data=traces, layout=merged, _validate=VALIDATE_FIGURES)
