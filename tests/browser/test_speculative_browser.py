@@ -37,7 +37,7 @@ def test_dragging_the_acceptance_slider(page: Page, streamlit_server):
 
 def test_preset_writes_alpha_and_k_to_the_url_and_a_reload_restores_it(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "speculative-decoding")
-    page.locator(".st-key-spec_method").get_by_role("radio", name="EAGLE", exact=True).click()
+    page.locator(".st-key-spec_method").get_by_text("EAGLE", exact=True).click()  # the label takes clicks
     wait_idle(page)
     expect(page).to_have_url(re.compile("spec_method=EAGLE"), timeout=TIMEOUT_MS)
     expect(metric_value(page, "Tokens per pass")).to_have_text("3.96", timeout=TIMEOUT_MS)
