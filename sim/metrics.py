@@ -61,6 +61,13 @@ class SLO:
                 raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
 
 
+#: Ranges of the latency targets the page offers (seconds).
+SLO_TTFT_RANGE_S = (0.1, 10.0)
+SLO_TPOT_RANGE_S = (0.01, 0.2)
+#: DistServe's attainment goal: an hour "meets its SLO" when this share of its requests do.
+SLO_ATTAINMENT_GOAL = 0.9
+
+
 @dataclass(frozen=True)
 class ServingMetrics:
     """What each dashboard metric would read over one run. NaN where a run does not model it."""
@@ -529,6 +536,14 @@ class DashboardDay:
     def goodput_rps(self, slo: SLO) -> np.ndarray:
         """Requests per second that arrived in the window and met both targets (DistServe goodput)."""
         return self._met(slo)[0] / self.window_s
+
+    def hours_missing(self, slo: SLO, goal: float = SLO_ATTAINMENT_GOAL) -> int:
+        """Windows in which fewer than ``goal`` of the arrivals met both targets."""
+        return int(np.sum(self.slo_attainment(slo) < goal))
+
+    @property
+    def worst_ttft_p99_s(self) -> float:
+        return float(np.nanmax(self.ttft_p99_s))
 
     def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:
         ok = (self.run.ttft_s <= slo.ttft_s) & ~(self.run.tpot_s > slo.tpot_s)
