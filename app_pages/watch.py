@@ -114,7 +114,7 @@ chart(views["bars"], key="watch_bars",
       title="The same GPU, ten situations: utilization barely moves, goodput spans orders of magnitude",
       alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while goodput "
           f"runs from {good_lo:,.0f} to {good_hi:,.0f} output tokens per second.")
-st.dataframe(views["table"], hide_index=True, width="stretch", key="watch_table",
+st.dataframe(views["table"], hide_index=True, width="stretch",
              column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=250),
                             "What is happening": st.column_config.TextColumn(width="large")})
 st.caption("– : the run does not model it (a steady state has no queue and no whole requests; the "
