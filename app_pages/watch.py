@@ -4,6 +4,8 @@ metric that catches each failure."""
 import streamlit as st
 
 from sim.metrics import (
+    DEFAULT_DAY_LOW,
+    DEFAULT_DAY_PEAK,
     SLO,
     SLO_ATTAINMENT_GOAL,
     SLO_TPOT_RANGE_S,
@@ -109,7 +111,8 @@ with metric_row():
 st.subheader("Every scenario, one ruler")
 st.markdown("One row per situation the article shows, each run by that section's own model at its "
             f"page's first view, on {setup.gpu.name} serving {setup.model.name}. Left, what the "
-            "dashboard reads; right, what the users get.")
+            "dashboard reads (`nvidia-smi` utilization); right, what the users get (output tokens "
+            "per second, on a log scale).")
 chart(views["bars"], key="watch_bars",
       title="The same GPU, ten situations: utilization barely moves, goodput spans orders of magnitude",
       alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while goodput "
@@ -194,7 +197,7 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
 
 **The day.** The arrival rate follows $\lambda(h) = C\,(\ell + (p-\ell)\,\tfrac{1-\cos(2\pi(h-4)/24)}{2})$,
 $C$ the requests/s section 01's continuous batching serves with every request queued at once,
-$\ell$ = """ + f"{day.load.min():.2f}, $p$ = {day.load.max():.2f} at the hours' middles" + r""". Each
+$\ell$ = """ + f"{DEFAULT_DAY_LOW:g} and $p$ = {DEFAULT_DAY_PEAK:g}" + r""". Each
 hour is a window of fixed length in which arrivals are Poisson at that hour's rate; the window length
 is set so about 2,400 requests arrive over the day, whatever the GPU. The run is section 01's
 ``simulate``; each step's kernel time, FLOPs and tokens are spread evenly over the step and summed per
@@ -212,7 +215,8 @@ window. TTFT p99 is over the requests that arrived in the hour.
         "same runs.",
         "MFU and MBU stand in for DCGM's tensor-pipe and DRAM activity. DCGM counts active cycles, "
         "not FLOPs or bytes: a tensor pipe running below full rate reads as active, so the real "
-        "counters sit somewhat above MFU and MBU, yet still far below utilization.gpu.",
+        "counters read somewhat above MFU and MBU. They still tell a starved GPU from a busy one, "
+        "which utilization.gpu cannot.",
         "Steady-state rows (batch-1 decode, the card's two KV policies, speculative decoding) have no "
         "request lifetimes: no SLO goodput and no queue. The card's rows run under a full queue.",
         "KV-cache use counts token states. vLLM's usage gauge counts blocks handed out: under paging "
