@@ -143,10 +143,11 @@ def run_metrics(
 
     Args:
         cost: the run's steps, priced by ``sim.cost``.
-        useful_tokens: prompt tokens prefilled plus output tokens generated for requests (no padding,
-            no recomputation, no rejected drafts).
-        processed_tokens: tokens the GPU processed, padding, recomputation and rejected drafts
-            included; None means no waste (``useful_tokens``, goodput share 1).
+        useful_tokens: tokens someone asked for (no padding, no recomputation, no rejected drafts).
+            The adapters below count output tokens delivered, what a user receives, as section 01's
+            goodput does.
+        processed_tokens: the same kind of tokens as the GPU computed them, padding, recomputation
+            and rejected drafts included; None means no waste (``useful_tokens``, goodput share 1).
         idle_s: wall time with no step running (engine idle between arrivals), seconds.
         ttft_s, tpot_s: per-request time to first token and mean time per output token, seconds.
         kv_use: per-step share of KV memory holding token states (0..1), or one number.

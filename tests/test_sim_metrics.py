@@ -391,3 +391,17 @@ def test_scenarios_reject_bad_arguments_by_name():
         measure(scenario_runs(H100, LLAMA8), slo=1.0)
     with pytest.raises(ValueError, match="policy"):
         card_metrics(card_fit(H100, LLAMA8), H100, LLAMA8, "contiguous")
+
+
+@given(st.integers(1, 16), st.integers(1, 60), st.sampled_from(["static", "continuous"]),
+       st.floats(0.5, 200.0), st.integers(0, 5))
+def test_batching_adapter_invariants(slots, n, policy, rate, seed):
+    req = sample_requests("chat", n, "poisson", rate, seed)
+    run = simulate(H100, LLAMA8, req, slots, policy)
+    m = batching_metrics(run, slo=SLO(), kv_budget_bytes=5e10)
+    for share in (m.utilization_gpu, m.mfu, m.mbu, m.goodput_share, m.slo_attainment):
+        assert 0 <= share <= 1
+    assert m.goodput_tok_s <= m.throughput_tok_s * (1 + 1e-12)
+    assert 0 <= m.queue_depth <= n
+    assert not m.itl_p50_s > m.itl_p99_s  # (both NaN when no request outlives its first token)
+    assert m.goodput_rps <= n / m.wall_s + 1e-12
