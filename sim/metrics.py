@@ -11,16 +11,36 @@ run into the same metrics, so every scenario is measured with the same ruler:
 - goodput: useful tokens per second (tokens someone asked for), and DistServe's request goodput,
   requests per second that meet both the TTFT and the time-per-output-token target.
 - latency percentiles, time-weighted KV-cache use and queue depth, preemptions.
+
+The adapters below (``phases_metrics``, ``batching_metrics``, ``card_metrics``, ``chunked_metrics``,
+``plain_decode_metrics``, ``speculative_metrics``) read a run object of each other section and call
+``run_metrics`` with that run's own priced steps, latencies and memory state: nothing is re-derived.
+``scenarios`` measures one run of every situation the article shows, for the reader's GPU and model;
+``dashboard_day`` runs a simulated day of traffic through section 01's continuous batching and
+windows it as a monitoring dashboard would; ``ALERTS`` names, for each failure the article
+describes, the metric that catches it and an alert rule that fires on it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import StepCost, kernel_busy_fraction
+from sim import speculative as spec
+from sim.batching import RATE_RANGE, SEED_RANGE, BatchingRun, make_requests, sample_requests, simulate
+from sim.batching import WORKLOADS as BATCH_WORKLOADS
+from sim.chunked import ChunkedPrefill, Schedule, chunked_prefill
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, decode_step_cost, kernel_busy_fraction
+from sim.hardware import GPU
+from sim.models import Model
+from sim.paging import POLICIES as PAGING_POLICIES
+from sim.paging import CardFit, card_fit
+from sim.phases import TwoPhases, two_phases
+from sim.speculative import Speculation
+from sim.validate import check_choice, check_float, check_int
 
 
 @dataclass(frozen=True)
@@ -39,6 +59,13 @@ class SLO:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+
+
+#: Ranges of the latency targets the page offers (seconds).
+SLO_TTFT_RANGE_S = (0.1, 10.0)
+SLO_TPOT_RANGE_S = (0.01, 0.2)
+#: DistServe's attainment goal: an hour "meets its SLO" when this share of its requests do.
+SLO_ATTAINMENT_GOAL = 0.9
 
 
 @dataclass(frozen=True)
@@ -60,13 +87,33 @@ class ServingMetrics:
     tpot_p99_s: float
     kv_cache_use: float  # time-weighted share of the KV cache holding token states
     queue_depth: float  # time-weighted mean number of requests waiting
-    preemptions: int
+    preemptions: float  # requests evicted and recomputed (a count; NaN where the run does not model it)
+    itl_p50_s: float = math.nan  # inter-token latency: the gap before each output token, per token
+    itl_p99_s: float = math.nan
 
 
 def _percentile(values, q: float) -> float:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     return float(np.percentile(v, q)) if v.size else math.nan
+
+
+def weighted_percentile(values, weights, q: float) -> float:
+    """The q-th percentile (inverse CDF: the smallest value whose cumulative weight reaches q %) of
+    ``values`` each counted ``weights`` times; NaN when the weights sum to 0. ``weights`` None: 1 each.
+
+    Inter-token latency uses it: a step of t seconds that gives n users a token is n samples of t.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    w = np.ones_like(v) if weights is None else np.broadcast_to(np.asarray(weights, dtype=float), v.shape)
+    keep = np.isfinite(v) & (w > 0)
+    v, w = v[keep], w[keep]
+    if not v.size:
+        return math.nan
+    order = np.argsort(v, kind="stable")
+    cum = np.cumsum(w[order])
+    i = int(np.searchsorted(cum, q / 100.0 * cum[-1] * (1 - 1e-12), side="left"))
+    return float(v[order][min(i, v.size - 1)])
 
 
 def _time_weighted_mean(values, weights_s: np.ndarray) -> float:
@@ -87,25 +134,31 @@ def run_metrics(
     tpot_s=None,
     kv_use=None,
     queue_depth=None,
-    preemptions: int = 0,
+    preemptions: int | None = 0,
     slo: SLO | None = None,
+    itl_s=None,
+    itl_weights=None,
 ) -> ServingMetrics:
     """Metrics of one run.
 
     Args:
         cost: the run's steps, priced by ``sim.cost``.
-        useful_tokens: prompt tokens prefilled plus output tokens generated for requests (no padding,
-            no recomputation, no rejected drafts).
-        processed_tokens: tokens the GPU processed, padding, recomputation and rejected drafts
-            included; None means no waste (``useful_tokens``, goodput share 1).
+        useful_tokens: tokens someone asked for (no padding, no recomputation, no rejected drafts).
+            The adapters below count output tokens delivered, what a user receives, as section 01's
+            goodput does.
+        processed_tokens: the same kind of tokens as the GPU computed them, padding, recomputation
+            and rejected drafts included; None means no waste (``useful_tokens``, goodput share 1).
         idle_s: wall time with no step running (engine idle between arrivals), seconds.
         ttft_s, tpot_s: per-request time to first token and mean time per output token, seconds.
         kv_use: per-step share of KV memory holding token states (0..1), or one number.
         queue_depth: per-step number of requests waiting, or one number.
-        preemptions: requests evicted and recomputed during the run.
+        preemptions: requests evicted and recomputed during the run; None where the run does not
+            model eviction (NaN in the result).
         slo: latency targets for request goodput (needs ttft_s and tpot_s).
+        itl_s, itl_weights: inter-token gaps, seconds, and how many output tokens waited each one
+            (e.g. step times weighted by the users each step gave a token); weights None: 1 each.
     """
-    if useful_tokens < 0 or idle_s < 0 or preemptions < 0:
+    if useful_tokens < 0 or idle_s < 0 or (preemptions is not None and preemptions < 0):
         raise ValueError("useful_tokens, idle_s and preemptions must be >= 0")
     step_s = np.asarray(cost.time_s, dtype=float).ravel()
     wall = float(step_s.sum()) + idle_s
@@ -137,7 +190,9 @@ def run_metrics(
         tpot_p99_s=_percentile(tpot_s, 99) if tpot_s is not None else math.nan,
         kv_cache_use=_time_weighted_mean(kv_use, step_s),
         queue_depth=_time_weighted_mean(queue_depth, step_s),
-        preemptions=int(preemptions),
+        preemptions=math.nan if preemptions is None else int(preemptions),
+        itl_p50_s=weighted_percentile(itl_s, itl_weights, 50) if itl_s is not None else math.nan,
+        itl_p99_s=weighted_percentile(itl_s, itl_weights, 99) if itl_s is not None else math.nan,
     )
 
 
@@ -154,3 +209,513 @@ def per_gpu_goodput(prefill_gpus: int, prefill_rps_per_gpu: float, decode_gpus: 
         raise ValueError("request rates must be >= 0")
     system = min(prefill_gpus * prefill_rps_per_gpu, decode_gpus * decode_rps_per_gpu)
     return system / (prefill_gpus + decode_gpus)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Adapters: one ServingMetrics from a run of each other section's model
+# ---------------------------------------------------------------------------------------------------
+
+#: A run that cannot happen on this card (the weights leave no room for a KV cache).
+NOT_RUN = ServingMetrics(*(math.nan,) * 16)
+
+
+def _kv_use(kv_bytes, kv_budget_bytes: float | None):
+    """Share of the card's KV-cache budget holding token states (None where the model does not fit)."""
+    if kv_budget_bytes is None or kv_budget_bytes <= 0:
+        return None
+    return np.asarray(kv_bytes, dtype=float) / kv_budget_bytes
+
+
+def phases_metrics(r: TwoPhases, kv_budget_bytes: float | None = None) -> ServingMetrics:
+    """Section 00's decode, running back to back: every user gets a token each step (TPOT = ITL = the
+    step); the prompt's prefill is each user's TTFT. A steady state: no request goodput, no queue."""
+    step = r.decode_step_s
+    return run_metrics(r.decode, useful_tokens=r.batch, ttft_s=[r.prefill_time_s], tpot_s=[step],
+                       itl_s=[step], kv_use=_kv_use(r.decode.kv_bytes, kv_budget_bytes), preemptions=None)
+
+
+def batching_metrics(run: BatchingRun, *, slo: SLO | None = None,
+                     kv_budget_bytes: float | None = None) -> ServingMetrics:
+    """Section 01's run: its step costs and idle gaps, its requests' TTFT and TPOT; the queue at each
+    step is the requests that have arrived by the step's start and not yet been admitted; each step's
+    time is an inter-token gap for every request it gives a token after its first. Useful tokens are
+    the requests' output tokens; processed ones add static batching's padding."""
+    n = run.n_steps
+    arrived = np.searchsorted(run.requests.arrival_s, run.step_start_s, side="right")
+    admitted = np.cumsum(np.bincount(run.start_step, minlength=n))
+    queue = np.maximum(arrived - admitted, 0)
+    decoding = np.cumsum(np.bincount(run.start_step + 1, minlength=n + 1)
+                         - np.bincount(run.end_step + 1, minlength=n + 1))[:n]
+    return run_metrics(
+        run.cost, useful_tokens=run.output_tokens, processed_tokens=run.generated_tokens,
+        idle_s=run.idle_s, ttft_s=run.ttft_s, tpot_s=run.tpot_s, slo=slo,
+        kv_use=_kv_use(run.cost.kv_bytes, kv_budget_bytes), queue_depth=queue, preemptions=None,
+        itl_s=run.cost.time_s + run.idle_before_s, itl_weights=decoding,
+    )
+
+
+def card_metrics(fit: CardFit, gpu: GPU, model: Model, policy: str,
+                 assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ServingMetrics:
+    """Section 02's card fit: decode at the batch ``policy`` keeps resident on this card, at the mean
+    context a resident request holds (the step ``card_fit`` priced). The KV budget holds the batch's
+    token states; the rest is reserved (reserved policy) or last-page slack (paged). A steady state
+    under a full queue: no TTFT, no request goodput."""
+    check_choice("policy", policy, PAGING_POLICIES)
+    batch = fit.batch[policy]
+    if not fit.fits or batch < 1:
+        return NOT_RUN
+    cost = decode_step_cost(gpu, model, np.array([batch]), fit.context_tokens, assumptions)
+    step = float(cost.time_s[0])
+    return run_metrics(cost, useful_tokens=batch, tpot_s=[step], itl_s=[step],
+                       kv_use=_kv_use(cost.kv_bytes, fit.kv_budget_bytes), preemptions=None)
+
+
+def chunked_metrics(schedule: Schedule, kv_budget_bytes: float | None = None) -> ServingMetrics:
+    """Section 02b's long prompt among decoding users: each step's time is the gap every decoding user
+    waits for a token (ITL, weighted by the users decoding); the long prompt's TTFT is from its first
+    step to the end of its last prefill step. Useful tokens: the output tokens of the window."""
+    return run_metrics(
+        schedule.cost, useful_tokens=float(schedule.decode_seqs.sum()) + 1, ttft_s=[schedule.ttft_s],
+        itl_s=schedule.time_s, itl_weights=schedule.decode_seqs, preemptions=None,
+        kv_use=_kv_use(schedule.cost.kv_bytes, kv_budget_bytes),
+    )
+
+
+def _concat(costs: list[StepCost]) -> StepCost:
+    """Steps of several StepCosts as one run (peaks of the first: the target's)."""
+    arrays = {f: np.concatenate([np.ravel(getattr(c, f)) for c in costs])
+              for f in ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops",
+                        "bytes", "kv_bytes")}
+    return StepCost(**arrays, peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth)
+
+
+def _scaled(cost: StepCost, c: float) -> StepCost:
+    """A step costing ``c`` of ``cost`` in every respect (a 'ratio' drafter)."""
+    fields = ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops", "bytes",
+              "kv_bytes")
+    return StepCost(**{f: c * np.ravel(getattr(cost, f)) for f in fields},
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth)
+
+
+def speculation_steps(s: Speculation, gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+                      cost_ratio: float | None = None) -> tuple[StepCost, StepCost]:
+    """(one plain decode step, one speculative round: k draft steps then the verify pass) of section
+    03's setting, from its own ``round_cost``; the drafter's steps are priced as ``round_cost`` prices
+    them (a decode step of the draft model or head, or c times a target decode step)."""
+    rc = spec.round_cost(gpu, model, s.method, s.batch, s.k, s.context_tokens, assumptions, cost_ratio)
+    if s.method.drafter == "ratio":
+        c = s.method.cost_ratio if cost_ratio is None else cost_ratio
+        draft = _scaled(rc.decode, c)
+    else:
+        drafter = (spec.draft_model_for(model) if s.method.drafter == "model"
+                   else spec.draft_head_for(model, s.method.head_vocab))
+        draft = decode_step_cost(gpu, drafter, np.array([s.batch]), s.context_tokens, assumptions)
+    return _concat([rc.decode]), _concat([draft] * s.k + [rc.verify])
+
+
+def plain_decode_metrics(s: Speculation, gpu: GPU, model: Model,
+                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+                         kv_budget_bytes: float | None = None) -> ServingMetrics:
+    """Section 03's baseline: plain decode at its batch and context (TPOT = ITL = one step)."""
+    decode, _ = speculation_steps(s, gpu, model, assumptions)
+    step = float(decode.time_s[0])
+    return run_metrics(decode, useful_tokens=s.batch, tpot_s=[step], itl_s=[step], preemptions=None,
+                       kv_use=_kv_use(decode.kv_bytes, kv_budget_bytes))
+
+
+def speculative_metrics(s: Speculation, gpu: GPU, model: Model,
+                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS, cost_ratio: float | None = None,
+                        kv_budget_bytes: float | None = None) -> ServingMetrics:
+    """Section 03's round as a run of k + 1 steps: E tokens per sequence are useful, k + 1 positions per
+    sequence were verified (rejected drafts are processed, not useful). Tokens arrive in bursts: TPOT is
+    round / E, while the gap a user waits between bursts (ITL) is the whole round. The KV cache holds
+    the target's sequences (the draft's own small cache is left out)."""
+    decode, rounds = speculation_steps(s, gpu, model, assumptions, cost_ratio)
+    return run_metrics(
+        rounds, useful_tokens=s.batch * s.expected_tokens, processed_tokens=s.batch * (s.k + 1),
+        tpot_s=[s.time_per_token_s], itl_s=[s.round_s], preemptions=None,
+        kv_use=_kv_use(float(decode.kv_bytes[0]), kv_budget_bytes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The scenario table: one run of every situation the article shows, measured with one ruler
+# ---------------------------------------------------------------------------------------------------
+
+# Each section's page defaults, so that a row shows what that page shows at first view.
+PHASES_PROMPT, PHASES_BATCH, PHASES_CONTEXT = 2048, 1, 512  # 00: prompt, decode batch, context
+BATCH_SLOTS, BATCH_WORKLOAD, BATCH_REQUESTS = 64, "anyscale", 1000  # 01
+CARD_PAGE_TOKENS, CARD_MAX_OUTPUT = 16, 2048  # 02, on a real card
+SPEC_BATCH, SPEC_CONTEXT = 1, 1024  # 03, with its default drafting method's alpha and k
+#: Arrival rates of the two Poisson runs, as shares of what continuous batching serves flat out (its
+#: burst run): moderate rounds down, high rounds up, to a power of two requests/s (section 01's
+#: choices), so the same run can be seen there.
+MODERATE_LOAD, HIGH_LOAD = 0.8, 1.3
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str  # stable id: 'batch1', 'static', ...
+    name: str
+    section: str  # "00".."03": where the article shows it
+    what: str  # one line: what is happening
+    metrics: ServingMetrics
+
+
+@dataclass(frozen=True, repr=False)
+class ScenarioRuns:
+    """The runs behind the scenario table, for one GPU, model and set of assumptions (no SLO: the
+    latency targets only decide which requests count, see ``measure``)."""
+
+    gpu: GPU
+    model: Model
+    assumptions: Assumptions
+    phases: TwoPhases  # 00
+    capacity: BatchingRun  # 01: continuous batching, every request queued at once (its capacity)
+    moderate_rate_rps: float
+    high_rate_rps: float
+    static: BatchingRun  # 01: static batching, Poisson arrivals at the moderate rate
+    continuous: BatchingRun  # 01: continuous batching, the same arrivals
+    overload: BatchingRun  # 01: continuous batching, Poisson arrivals at the high rate
+    fit: CardFit  # 02: reserved vs paged on this card
+    chunked: ChunkedPrefill  # 02b
+    speculation: Speculation  # 03
+
+    @property
+    def capacity_rps(self) -> float:
+        """Requests per second continuous batching serves with every request queued at once."""
+        return self.capacity.requests_per_s
+
+    @property
+    def kv_budget_bytes(self) -> float | None:
+        """The card's KV-cache budget (section 02); None where the weights leave no room."""
+        return self.fit.kv_budget_bytes if self.fit.fits else None
+
+
+def _pow2(x: float, up: bool) -> float:
+    e = math.ceil(math.log2(x)) if up else math.floor(math.log2(x))
+    return float(min(max(2.0**e, RATE_RANGE[0]), RATE_RANGE[1]))
+
+
+def _check_setup(gpu, model, assumptions) -> None:
+    for name, value, kind in (("gpu", gpu, GPU), ("model", model, Model),
+                              ("assumptions", assumptions, Assumptions)):
+        if not isinstance(value, kind):
+            raise ValueError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+
+
+def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ScenarioRuns:
+    """Run every section's model at its page's defaults on this GPU and model (a few ms in all)."""
+    _check_setup(gpu, model, assumptions)
+    burst = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS)
+    capacity = simulate(gpu, model, burst, BATCH_SLOTS, "continuous", assumptions)
+    moderate = _pow2(MODERATE_LOAD * capacity.requests_per_s, up=False)
+    high = _pow2(HIGH_LOAD * capacity.requests_per_s, up=True)
+    arriving = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", moderate)
+    method = spec.METHODS[spec.DEFAULT_METHOD]
+    return ScenarioRuns(
+        gpu=gpu, model=model, assumptions=assumptions,
+        phases=two_phases(gpu, model, PHASES_PROMPT, PHASES_BATCH, PHASES_CONTEXT, assumptions),
+        capacity=capacity, moderate_rate_rps=moderate, high_rate_rps=high,
+        static=simulate(gpu, model, arriving, BATCH_SLOTS, "static", assumptions),
+        continuous=simulate(gpu, model, arriving, BATCH_SLOTS, "continuous", assumptions),
+        overload=simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", high),
+                          BATCH_SLOTS, "continuous", assumptions),
+        fit=card_fit(gpu, model, CARD_PAGE_TOKENS, CARD_MAX_OUTPUT, assumptions),
+        chunked=chunked_prefill(gpu, model, assumptions=assumptions),
+        speculation=spec.speculate(gpu, model, method, method.alpha, method.k, SPEC_BATCH, SPEC_CONTEXT,
+                                   assumptions),
+    )
+
+
+def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
+    """One row per situation the article shows, each measured by ``run_metrics`` through its adapter."""
+    if not isinstance(slo, SLO):
+        raise ValueError(f"slo must be an SLO, got {type(slo).__name__}")
+    kv = runs.kv_budget_bytes
+    g, m, a = runs.gpu, runs.model, runs.assumptions
+    s, cp, fit = runs.speculation, runs.chunked, runs.fit
+    n, slots = BATCH_REQUESTS, BATCH_SLOTS
+    return [
+        Scenario("batch1", "Batch-1 decode", "00",
+                 f"One user: a {PHASES_PROMPT:,}-token prompt, then one token a step at "
+                 f"{PHASES_CONTEXT:,} tokens of context", phases_metrics(runs.phases, kv)),
+        Scenario("static", "Static batching", "01",
+                 f"{n:,} requests arriving at {runs.moderate_rate_rps:g}/s into {slots} slots; each "
+                 "batch runs until its longest answer is done", batching_metrics(runs.static, slo=slo,
+                                                                               kv_budget_bytes=kv)),
+        Scenario("continuous", "Continuous batching", "01",
+                 "The same arrivals; a finished request's slot is refilled at the next step",
+                 batching_metrics(runs.continuous, slo=slo, kv_budget_bytes=kv)),
+        Scenario("reserved", "KV cache reserved for the max", "02",
+                 f"Decoding the {fit.batch['reserved']:,} requests that fit when each reserves its "
+                 f"prompt + {CARD_MAX_OUTPUT:,} tokens", card_metrics(fit, g, m, "reserved", a)),
+        Scenario("paged", "Paged KV cache", "02",
+                 f"Decoding the {fit.batch['paged']:,} requests that fit when pages are handed out as "
+                 "tokens arrive", card_metrics(fit, g, m, "paged", a)),
+        Scenario("unchunked", "Long prompt, one prefill step", "02",
+                 f"A {cp.prompt_tokens:,}-token prompt joins {cp.decode_batch} decoding users in one step",
+                 chunked_metrics(cp.unchunked, kv)),
+        Scenario("chunked", "Long prompt, chunked prefill", "02",
+                 f"The same prompt in {cp.n_chunks} chunks of {cp.chunk_tokens:,} tokens, riding along "
+                 "with the decodes", chunked_metrics(cp.chunked, kv)),
+        Scenario("plain", "Decode, no speculation", "03",
+                 f"One user at {s.context_tokens:,} tokens of context (section 03's baseline)",
+                 plain_decode_metrics(s, g, m, a, kv)),
+        Scenario("speculative", "Speculative decoding", "03",
+                 f"{s.method.name} drafts k = {s.k} tokens, accepted with α = {s.alpha:.2f}: "
+                 f"{s.expected_tokens:.2f} tokens per target pass", speculative_metrics(s, g, m, a,
+                                                                                      kv_budget_bytes=kv)),
+        Scenario("overload", "High load", "01",
+                 f"{n:,} requests arriving at {runs.high_rate_rps:g}/s: more than continuous batching "
+                 f"serves ({runs.capacity_rps:.3g}/s)",
+                 batching_metrics(runs.overload, slo=slo, kv_budget_bytes=kv)),
+    ]
+
+
+def scenarios(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+              slo: SLO = SLO()) -> list[Scenario]:
+    """The scenario table for this GPU and model: ``measure(scenario_runs(...), slo)``."""
+    return measure(scenario_runs(gpu, model, assumptions), slo)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A day on the dashboard
+# ---------------------------------------------------------------------------------------------------
+
+DAY_WINDOWS_RANGE = (4, 96)
+DAY_REQUESTS_RANGE = (100, 20_000)
+DAY_LOAD_RANGE = (0.01, 5.0)  # arrival rate as a share of continuous batching's capacity
+DEFAULT_DAY_WINDOWS = 24  # one window an hour
+DEFAULT_DAY_REQUESTS = 2400  # requests over the day (expected): keeps the run to ~10 ms
+DEFAULT_DAY_LOW, DEFAULT_DAY_PEAK = 0.1, 1.4  # load at 04:00 and at 16:00
+DAY_SEED = 0
+
+
+def diurnal_load(hours, low: float = DEFAULT_DAY_LOW, peak: float = DEFAULT_DAY_PEAK) -> np.ndarray:
+    """Arrival rate over the day as a share of capacity: a cosine from ``low`` at 04:00 to ``peak``
+    at 16:00."""
+    h = np.asarray(hours, dtype=float)
+    return low + (peak - low) * (1 - np.cos(2 * np.pi * (h - 4) / 24)) / 2
+
+
+@dataclass(frozen=True, repr=False)
+class DashboardDay:
+    """A day of traffic through continuous batching, read out per window as a dashboard would.
+
+    Every per-window array has one entry per window; a window is one hour of the day, compressed to
+    ``window_s`` seconds of simulated traffic.
+    """
+
+    hours: np.ndarray  # the hour each window starts
+    window_s: float  # simulated seconds per window
+    capacity_rps: float  # what continuous batching serves flat out, requests/s
+    capacity_tok_s: float  # the same in output tokens/s
+    load: np.ndarray  # expected arrival rate / capacity
+    arrivals: np.ndarray  # requests that arrived
+    demand_tok_s: np.ndarray  # output tokens the window's arrivals ask for, per second
+    utilization_gpu: np.ndarray  # nvidia-smi utilization.gpu
+    mfu: np.ndarray  # tensor activity
+    mbu: np.ndarray  # DRAM activity
+    goodput_tok_s: np.ndarray  # output tokens delivered per second
+    queue_depth: np.ndarray  # mean requests waiting
+    running: np.ndarray  # mean requests in the batch
+    ttft_p99_s: np.ndarray  # of the requests that arrived in the window
+    itl_p99_s: np.ndarray  # of the tokens the window's steps produced
+    run: BatchingRun
+    request_window: np.ndarray  # (requests,) the window each request arrived in
+
+    @property
+    def n_windows(self) -> int:
+        return int(self.hours.size)
+
+    def slo_attainment(self, slo: SLO) -> np.ndarray:
+        """Share of each window's arrivals that met both targets (NaN for a window with none)."""
+        met, n = self._met(slo)
+        return np.divide(met, n, out=np.full(self.n_windows, np.nan), where=n > 0)
+
+    def goodput_rps(self, slo: SLO) -> np.ndarray:
+        """Requests per second that arrived in the window and met both targets (DistServe goodput)."""
+        return self._met(slo)[0] / self.window_s
+
+    def hours_missing(self, slo: SLO, goal: float = SLO_ATTAINMENT_GOAL) -> int:
+        """Windows in which fewer than ``goal`` of the arrivals met both targets."""
+        return int(np.sum(self.slo_attainment(slo) < goal))
+
+    @property
+    def worst_ttft_p99_s(self) -> float:
+        return float(np.nanmax(self.ttft_p99_s))
+
+    def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:
+        ok = (self.run.ttft_s <= slo.ttft_s) & ~(self.run.tpot_s > slo.tpot_s)
+        met = np.bincount(self.request_window, ok.astype(float), self.n_windows)
+        return met, np.bincount(self.request_window, minlength=self.n_windows)
+
+
+def _integral_of_count(event_s: np.ndarray, at_s: np.ndarray) -> np.ndarray:
+    """∫_0^b N(t) dt at each b, for N(t) the number of events at or before t: sum of (b - t_j)+."""
+    t = np.sort(event_s)
+    k = np.searchsorted(t, at_s, side="right")
+    csum = np.concatenate(([0.0], np.cumsum(t)))
+    return k * at_s - csum[k]
+
+
+def dashboard_day(
+    gpu: GPU,
+    model: Model,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+    *,
+    n_windows: int = DEFAULT_DAY_WINDOWS,
+    n_requests: int = DEFAULT_DAY_REQUESTS,
+    low: float = DEFAULT_DAY_LOW,
+    peak: float = DEFAULT_DAY_PEAK,
+    capacity: BatchingRun | None = None,
+    seed: int = DAY_SEED,
+) -> DashboardDay:
+    """A seeded day: Poisson arrivals whose rate follows ``diurnal_load`` (constant within a window),
+    section 01's workload and 64 continuous-batching slots, run by section 01's ``simulate``.
+
+    ``capacity`` is continuous batching's burst run at section 01's defaults (``ScenarioRuns.capacity``);
+    None runs it. The window length is set so that ``n_requests`` arrive over the day on average, so the
+    run costs the same on any GPU.
+    """
+    _check_setup(gpu, model, assumptions)
+    n_windows = check_int("n_windows", n_windows, *DAY_WINDOWS_RANGE)
+    n_requests = check_int("n_requests", n_requests, *DAY_REQUESTS_RANGE)
+    low = check_float("low", low, *DAY_LOAD_RANGE)
+    peak = check_float("peak", peak, low, DAY_LOAD_RANGE[1])
+    seed = check_int("seed", seed, *SEED_RANGE)
+    if capacity is None:
+        capacity = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), BATCH_SLOTS,
+                            "continuous", assumptions)
+    cap = capacity.requests_per_s
+    hours = np.arange(n_windows) * 24 / n_windows
+    load = diurnal_load(hours + 12 / n_windows, low, peak)  # the rate at the window's middle
+    window_s = n_requests / (cap * float(load.sum()))
+    edges = window_s * np.arange(n_windows + 1)
+
+    # Arrivals: a Poisson count per window, placed uniformly in it (a piecewise-constant-rate process).
+    rng = np.random.default_rng([seed, 3])
+    counts = rng.poisson(cap * load * window_s)
+    if counts.sum() == 0:
+        counts[int(np.argmax(load))] = 1
+    window_of = np.repeat(np.arange(n_windows), counts)
+    arrival = np.sort((window_of + rng.random(window_of.size)) * window_s)
+    n = arrival.size
+    wl = BATCH_WORKLOADS[BATCH_WORKLOAD]
+    req = make_requests(wl.prompt.sample(np.random.default_rng([seed, 0]), n),
+                        wl.output.sample(np.random.default_rng([seed, 1]), n), arrival)
+    run = simulate(gpu, model, req, BATCH_SLOTS, "continuous", assumptions)
+
+    # Per-step quantities, spread evenly over each step, summed per window.
+    cost, start = run.cost, run.step_start_s
+    xp = np.column_stack([start, start + cost.time_s]).ravel()
+
+    def per_window(values) -> np.ndarray:
+        c = np.cumsum(values)
+        return np.diff(np.interp(edges, xp, np.column_stack([c - values, c]).ravel()))
+
+    steps = run.n_steps
+    emitting = np.cumsum(np.bincount(run.start_step, minlength=steps + 1)
+                         - np.bincount(run.end_step + 1, minlength=steps + 1))[:steps]
+    decoding = emitting - np.bincount(run.start_step, minlength=steps)
+    admitted_s = start[run.start_step]
+    finished_s = run.finish_s
+    waiting_area = _integral_of_count(arrival, edges) - _integral_of_count(admitted_s, edges)
+    running_area = _integral_of_count(admitted_s, edges) - _integral_of_count(finished_s, edges)
+    request_window = np.minimum((arrival // window_s).astype(np.int64), n_windows - 1)
+    step_window = np.minimum((start // window_s).astype(np.int64), n_windows)  # n_windows: after the day
+    ttft, itl = np.full(n_windows, np.nan), np.full(n_windows, np.nan)
+    for w in range(n_windows):  # 24 small groups: a loop reads better than a segmented sort
+        mine = run.ttft_s[request_window == w]
+        if mine.size:
+            ttft[w] = np.percentile(mine, 99)
+        sel = step_window == w
+        itl[w] = weighted_percentile(cost.time_s[sel] + run.idle_before_s[sel], decoding[sel], 99)
+    return DashboardDay(
+        hours=hours, window_s=window_s, capacity_rps=cap, capacity_tok_s=capacity.goodput_tokens_per_s,
+        load=load, arrivals=counts, demand_tok_s=np.bincount(request_window, req.output_tokens,
+                                                             n_windows) / window_s,
+        utilization_gpu=per_window(cost.gpu_time_s) / window_s,
+        mfu=per_window(cost.flops) / (cost.peak_flops * window_s),
+        mbu=per_window(cost.bytes) / (cost.bandwidth * window_s),
+        goodput_tok_s=per_window(emitting.astype(float)) / window_s,
+        queue_depth=np.diff(waiting_area) / window_s, running=np.diff(running_area) / window_s,
+        ttft_p99_s=ttft, itl_p99_s=itl, run=run, request_window=request_window,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Failures and the metrics that catch them
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One failure the article describes, the metric that catches it, and an alert rule.
+
+    ``rule`` may hold ``{ttft}`` and ``{tpot}``: the page fills in the reader's SLO. ``test`` is the
+    rule's threshold applied to a run's metrics (the rule's time window is for production; a run here
+    is already an average over its whole length).
+    """
+
+    key: str
+    failure: str
+    scenario: str | None  # the scenario row that shows the failure (None: section 02's 64-page pool)
+    fixed_in: str | None  # the row where the article's fix shows, where the alert clears there
+    watch: str  # the quantity, in words
+    names: tuple[str, ...]  # what NVML / DCGM / the serving engine call it (REFERENCE.md §4, vLLM docs)
+    note: str  # how to read them
+    rule: str
+    shows: tuple[str, ...]  # the ServingMetrics fields that show it
+    test: Callable[[ServingMetrics, SLO], bool]
+
+    def fires(self, m: ServingMetrics, slo: SLO = SLO()) -> bool:
+        return bool(self.test(m, slo))
+
+
+ALERTS: tuple[Alert, ...] = (
+    Alert("memory_starved", "Decode starved by memory: each step streams every weight for a few tokens",
+          "batch1", "paged", "Tensor activity (MFU) beside DRAM activity (MBU)",
+          ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE"),
+          "NVML GPM on Hopper: ANY_TENSOR_UTIL and DRAM_BW_UTIL",
+          "tensor active < 5 % while DRAM active > 50 %, 15-min average: batch more requests",
+          ("mfu", "mbu"), lambda m, slo: m.mfu < 0.05 and m.mbu > 0.5),
+    Alert("padding", "Static batching: finished requests keep their slots and compute padding",
+          "static", "continuous", "Useful share: output tokens delivered over tokens computed",
+          ("usage.completion_tokens", "vllm:generation_tokens_total"),
+          "count delivered tokens at the API (or the engine's counter, where it batches continuously) "
+          "against tokens per step × steps; no GPU counter can tell padding from work",
+          "useful share < 50 % over 15 min", ("goodput_share",), lambda m, slo: m.goodput_share < 0.5),
+    Alert("over_reservation", "KV cache reserved for the longest possible answer: the memory is full, "
+          "the batch is small", "reserved", "paged", "Share of the KV cache holding tokens",
+          ("vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"),
+          "the usage gauge (vllm:gpu_cache_usage_perc before V1) counts blocks handed out, which paging "
+          "keeps close to the tokens held; a reserving engine reads full: compare the tokens its "
+          "running requests hold with the cache's size",
+          "tokens held < 50 % of the cache while requests wait, 10 min", ("kv_cache_use",),
+          lambda m, slo: m.kv_cache_use < 0.5),
+    Alert("prefill_stall", "A long prompt's prefill stalls every decoding user", "unchunked", "chunked",
+          "Inter-token latency, p99",
+          ("vllm:inter_token_latency_seconds",),
+          "a histogram (older releases: vllm:time_per_output_token_seconds); take its p99 with "
+          "histogram_quantile",
+          "p99 > {tpot} (your time-per-token target) for 5 min", ("itl_p99_s",),
+          lambda m, slo: m.itl_p99_s > slo.tpot_s),
+    Alert("idle_tensor", "Tensor cores idle at low load: headroom speculative decoding can spend",
+          "plain", None, "Tensor activity while few requests run",
+          ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "vllm:num_requests_running"),
+          "speculation lifts it, but at batch 1 it stays far below 10 %: read it as an opportunity",
+          "tensor active < 10 % with ≤ 8 requests running for 1 h: a ticket, not a page", ("mfu",),
+          lambda m, slo: m.mfu < 0.10),
+    Alert("overload", "More traffic than the engine serves: the queue grows, first tokens come late",
+          "overload", "continuous", "Queue depth and time to first token, p99",
+          ("vllm:num_requests_waiting", "vllm:time_to_first_token_seconds"),
+          "the first a gauge, the second a histogram",
+          "waiting > 0 for 5 min and TTFT p99 > {ttft} (your target)", ("queue_depth", "ttft_p99_s"),
+          lambda m, slo: m.queue_depth > 1 and m.ttft_p99_s > slo.ttft_s),
+    Alert("preemption", "The KV cache runs out mid-answer: a paged engine evicts a request and "
+          "recomputes it later", None, None, "Preemptions", ("vllm:num_preemptions_total",),
+          "a counter: alert on its rate", "rate > 0 for 10 min: more KV memory, or a smaller batch cap",
+          ("preemptions",), lambda m, slo: m.preemptions > 0),
+)

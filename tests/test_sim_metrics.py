@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,12 +10,40 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sim import speculative as spec
+from sim.batching import make_requests, sample_requests, simulate
+from sim.chunked import chunked_prefill
 from sim.cost import decode_step_cost, step_cost
 from sim.hardware import GPUS
-from sim.metrics import SLO, per_gpu_goodput, run_metrics
+from sim.metrics import (
+    ALERTS,
+    DEFAULT_DAY_REQUESTS,
+    HIGH_LOAD,
+    MODERATE_LOAD,
+    NOT_RUN,
+    SLO,
+    _integral_of_count,
+    batching_metrics,
+    card_metrics,
+    chunked_metrics,
+    dashboard_day,
+    measure,
+    per_gpu_goodput,
+    phases_metrics,
+    plain_decode_metrics,
+    run_metrics,
+    scenario_runs,
+    scenarios,
+    speculative_metrics,
+    weighted_percentile,
+)
 from sim.models import MODELS
+from sim.paging import card_fit
+from sim.paging import compare as paging_compare
+from sim.phases import two_phases
 
-H100, LLAMA8 = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+H100, A100, LLAMA8 = GPUS["H100 SXM"], GPUS["A100 80GB SXM"], MODELS["Llama-3.1-8B"]
+LLAMA70 = MODELS["Llama-3.1-70B"]
 
 
 def test_idle_gaps_lower_utilization_exactly_by_their_share():
@@ -96,3 +125,283 @@ def test_metrics_are_shares(batch, context, idle_s, useful_share):
     for share in (m.utilization_gpu, m.mfu, m.mbu, m.goodput_share):
         assert 0 <= share <= 1
     assert m.goodput_tok_s <= m.throughput_tok_s * (1 + 1e-12)
+
+
+# --- inter-token latency and unmodelled preemptions ------------------------------------------------
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.data())
+def test_weighted_percentile_is_the_inverse_cdf_of_the_repeated_samples(values, data):
+    weights = data.draw(st.lists(st.integers(0, 5), min_size=len(values), max_size=len(values)))
+    q = data.draw(st.sampled_from([1, 50, 90, 99, 100]))
+    repeated = np.repeat(values, weights)
+    got = weighted_percentile(values, weights, q)
+    if repeated.size == 0:
+        assert math.isnan(got)
+    else:
+        assert got == np.percentile(repeated, q, method="inverted_cdf")
+
+
+def test_itl_and_preemptions_not_modelled():
+    steps = decode_step_cost(H100, LLAMA8, np.ones(4), 128)
+    m = run_metrics(steps, useful_tokens=4, itl_s=[0.01, 0.5], itl_weights=[99, 1], preemptions=None)
+    assert m.itl_p50_s == 0.01 and m.itl_p99_s == 0.01  # 1 token in 100 waited 0.5 s
+    assert run_metrics(steps, useful_tokens=4, itl_s=[0.01, 0.5], itl_weights=[98, 2]).itl_p99_s == 0.5
+    assert math.isnan(m.preemptions)
+    assert run_metrics(steps, useful_tokens=4).preemptions == 0
+
+
+# --- adapters: each reuses its section's run and agrees with what that section reports ----------------
+
+
+def test_batching_adapter_hand_built_queue_and_itl():
+    """One slot, three 2-token requests queued at t = 0: they run one after another (steps 0-1, 2-3,
+    4-5). Waiting: 2, 2, 1, 1, 0, 0 requests; each request's second token waits one decode step."""
+    req = make_requests(np.array([1, 1, 1]), np.array([2, 2, 2]))
+    run = simulate(H100, LLAMA8, req, 1, "continuous")
+    m = batching_metrics(run)
+    w = run.cost.time_s
+    assert m.queue_depth == pytest.approx(float(np.dot([2, 2, 1, 1, 0, 0], w) / w.sum()))
+    assert m.itl_p50_s == pytest.approx(w[1]) and m.itl_p99_s == pytest.approx(w[1])
+    assert m.goodput_tok_s == pytest.approx(6 / run.wall_s)
+    assert m.ttft_p99_s == pytest.approx(run.ttft_p99_s)
+
+
+def test_batching_adapter_agrees_with_section_01():
+    burst = sample_requests("anyscale", 300)
+    for policy in ("static", "continuous"):
+        run = simulate(H100, LLAMA8, burst, 32, policy)
+        m = batching_metrics(run, slo=SLO())
+        assert m.wall_s == pytest.approx(run.wall_s)
+        assert m.utilization_gpu == pytest.approx(run.utilization_gpu)
+        assert m.goodput_tok_s == pytest.approx(run.goodput_tokens_per_s)
+        assert m.throughput_tok_s == pytest.approx(run.generated_tokens_per_s)
+        assert (m.ttft_p50_s, m.tpot_p99_s) == pytest.approx((run.ttft_p50_s, run.tpot_p99_s))
+    assert batching_metrics(simulate(H100, LLAMA8, burst, 32, "continuous")).goodput_share == 1.0
+
+
+def test_card_adapter_prices_the_step_card_fit_priced_v14():
+    """V14: reserving for the max leaves ~20 % of the KV cache holding tokens (15-40 %); paging >= 95 %."""
+    fit = card_fit(H100, LLAMA8, 16, 2048)
+    for policy in ("reserved", "paged"):
+        m = card_metrics(fit, H100, LLAMA8, policy)
+        assert m.tpot_p50_s == pytest.approx(fit.step_s[policy])
+        assert m.goodput_tok_s == pytest.approx(fit.tokens_per_s[policy])
+    assert 0.15 <= card_metrics(fit, H100, LLAMA8, "reserved").kv_cache_use <= 0.40
+    assert card_metrics(fit, H100, LLAMA8, "paged").kv_cache_use >= 0.95
+
+
+def test_card_adapter_when_the_model_does_not_fit():
+    fit = card_fit(H100, LLAMA70, 16, 2048)
+    assert not fit.fits
+    assert math.isnan(card_metrics(fit, H100, LLAMA70, "paged").utilization_gpu)
+
+
+def test_phases_adapter_v21():
+    """V21: Llama-3.1-8B at batch 1 on H100: MFU ~0.26 % while utilization.gpu reads ~100 %."""
+    r = two_phases(H100, LLAMA8, 2048, 1, 512)
+    m = phases_metrics(r)
+    assert m.goodput_tok_s == pytest.approx(r.decode_tokens_per_s)
+    assert m.utilization_gpu == pytest.approx(r.decode_utilization_gpu) and m.utilization_gpu > 0.9
+    assert m.mfu * 100 == pytest.approx(0.26, abs=0.05)
+    assert m.ttft_p50_s == pytest.approx(r.prefill_time_s)
+
+
+def test_chunked_adapter_worst_gap_and_ttft():
+    cp = chunked_prefill(H100, LLAMA8)
+    for sched in (cp.unchunked, cp.chunked):
+        m = chunked_metrics(sched)
+        assert m.itl_p99_s == pytest.approx(sched.worst_gap_s)
+        assert m.ttft_p50_s == pytest.approx(sched.ttft_s)
+        assert m.wall_s == pytest.approx(float(sched.time_s.sum()))
+    assert chunked_metrics(cp.unchunked).itl_p99_s > 10 * chunked_metrics(cp.chunked).itl_p99_s
+
+
+@pytest.mark.parametrize("method", list(spec.METHODS))
+def test_speculative_adapter_is_section_03s_round(method):
+    mth = spec.METHODS[method]
+    s = spec.speculate(H100, LLAMA8, mth, mth.alpha, mth.k, 1, 1024)
+    m = speculative_metrics(s, H100, LLAMA8)
+    plain = plain_decode_metrics(s, H100, LLAMA8)
+    assert m.wall_s == pytest.approx(s.round_s)
+    assert m.goodput_tok_s == pytest.approx(s.tokens_per_s)
+    assert plain.goodput_tok_s == pytest.approx(s.plain_tokens_per_s)
+    assert m.tpot_p50_s == pytest.approx(s.time_per_token_s)
+    assert m.goodput_share == pytest.approx(s.expected_tokens / (s.k + 1))
+    assert m.mfu > plain.mfu  # verifying k + 1 tokens a pass: the idle tensor cores get work
+
+
+# --- the scenario table --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r.key: r.metrics for r in scenarios(H100, LLAMA8)}
+
+
+def test_scenario_rows_in_article_order(rows):
+    assert list(rows) == ["batch1", "static", "continuous", "reserved", "paged", "unchunked", "chunked",
+                          "plain", "speculative", "overload"]
+    assert [r.section for r in scenarios(H100, LLAMA8)] == ["00", "01", "01", "02", "02", "02", "02", "03",
+                                                           "03", "01"]
+
+
+def test_headline_utilization_flat_while_goodput_and_mfu_differ_by_orders_of_magnitude(rows):
+    util = np.array([m.utilization_gpu for m in rows.values()])
+    good = np.array([m.goodput_tok_s for m in rows.values()])
+    mfu = np.array([m.mfu for m in rows.values()])
+    assert util.min() > 0.85 and util.max() - util.min() < 0.15
+    # all but the speculative row within 5 points: the one that moves, moves the wrong way
+    others = np.array([m.utilization_gpu for k, m in rows.items() if k != "speculative"])
+    assert others.max() - others.min() < 0.05
+    assert good.max() / good.min() > 100
+    assert mfu.max() / mfu.min() > 100
+
+
+def test_each_scenario_tells_its_story(rows):
+    r = rows
+    assert r["continuous"].goodput_tok_s > 1.5 * r["static"].goodput_tok_s
+    assert r["continuous"].slo_attainment > 0.9 > 0.1 > r["static"].slo_attainment
+    assert r["paged"].kv_cache_use > 3 * r["reserved"].kv_cache_use
+    assert r["paged"].goodput_tok_s > 1.5 * r["reserved"].goodput_tok_s
+    assert r["unchunked"].itl_p99_s > 10 * r["chunked"].itl_p99_s
+    assert r["chunked"].ttft_p50_s > r["unchunked"].ttft_p50_s  # the prompt's own first token: later
+    assert r["speculative"].goodput_tok_s > 1.5 * r["plain"].goodput_tok_s
+    assert r["speculative"].utilization_gpu < r["plain"].utilization_gpu  # more work, lower reading
+    assert r["overload"].queue_depth > 50 and r["continuous"].queue_depth < 1
+    assert r["overload"].ttft_p99_s > 10 * r["continuous"].ttft_p99_s
+    assert abs(r["overload"].utilization_gpu - r["continuous"].utilization_gpu) < 0.03
+
+
+def test_runs_match_section_01_choices_of_rate():
+    runs = scenario_runs(H100, LLAMA8)
+    assert runs.moderate_rate_rps == 16 and runs.high_rate_rps == 64  # capacity ~35 req/s
+    assert runs.moderate_rate_rps <= MODERATE_LOAD * runs.capacity_rps
+    assert runs.high_rate_rps >= HIGH_LOAD * runs.capacity_rps
+
+
+def test_slo_changes_only_which_requests_count():
+    runs = scenario_runs(H100, LLAMA8)
+    strict, loose = measure(runs, SLO(0.05, 0.01)), measure(runs, SLO(60.0, 0.5))
+    for a, b in zip(strict, loose, strict=True):
+        assert a.metrics.utilization_gpu == b.metrics.utilization_gpu
+        assert a.metrics.goodput_tok_s == b.metrics.goodput_tok_s
+        if math.isfinite(a.metrics.slo_attainment):
+            assert a.metrics.slo_attainment <= b.metrics.slo_attainment
+    assert {r.key: r.metrics.slo_attainment for r in loose}["static"] == 1.0
+
+
+def test_model_that_does_not_fit_blanks_only_the_card_rows():
+    got = {r.key: r.metrics for r in scenarios(H100, LLAMA70)}
+    assert math.isnan(got["reserved"].utilization_gpu) and math.isnan(got["paged"].goodput_tok_s)
+    assert all(math.isfinite(m.utilization_gpu) for k, m in got.items() if k not in ("reserved", "paged"))
+    assert math.isnan(got["batch1"].kv_cache_use)  # no KV budget to measure against
+
+
+def test_scenarios_follow_the_gpu():
+    a100 = {r.key: r.metrics for r in scenarios(A100, LLAMA8)}
+    h100 = {r.key: r.metrics for r in scenarios(H100, LLAMA8)}
+    assert a100["batch1"].goodput_tok_s < h100["batch1"].goodput_tok_s
+
+
+# --- alerts ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alert", [a for a in ALERTS if a.scenario], ids=lambda a: a.key)
+def test_each_alert_fires_on_its_failure_and_clears_with_the_fix(alert, rows):
+    assert alert.fires(rows[alert.scenario])
+    if alert.fixed_in:
+        assert not alert.fires(rows[alert.fixed_in])
+    for field in alert.shows:
+        assert hasattr(rows[alert.scenario], field)
+
+
+def test_alert_rules_use_the_slo(rows):
+    stall = next(a for a in ALERTS if a.key == "prefill_stall")
+    assert not stall.fires(rows["unchunked"], SLO(1.0, 0.5))  # a 500 ms budget tolerates the stall
+    assert "{tpot}" in stall.rule
+
+
+def test_preemption_alert_on_section_02s_pool():
+    pool = paging_compare()
+    alert = next(a for a in ALERTS if a.key == "preemption")
+    m = dataclasses.replace(NOT_RUN, preemptions=pool.paged.total_preemptions)
+    assert pool.paged.total_preemptions > 0 and alert.fires(m)
+    assert not alert.fires(dataclasses.replace(NOT_RUN, preemptions=0))
+
+
+# --- a day on the dashboard ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def day():
+    return dashboard_day(H100, LLAMA8)
+
+
+def test_day_utilization_flat_while_goodput_and_latency_move(day):
+    slo = SLO()
+    assert day.utilization_gpu.max() - day.utilization_gpu.min() < 0.05
+    assert day.utilization_gpu.min() > 0.9
+    assert day.goodput_tok_s.max() / day.goodput_tok_s.min() > 5
+    assert day.mfu.max() / day.mfu.min() > 5
+    assert np.nanmax(day.ttft_p99_s) > 2 * slo.ttft_s  # the peak overruns the engine
+    assert day.ttft_p99_s[:8].max() < 0.2 * slo.ttft_s  # the night does not
+    assert day.slo_attainment(slo).min() < 0.1 and day.slo_attainment(slo)[:8].min() == 1.0
+    assert day.queue_depth.max() > 50 and day.queue_depth[:8].max() < 1
+
+
+def test_day_windows_conserve_tokens_and_arrivals(day):
+    run = day.run
+    in_day = float(day.goodput_tok_s.sum() * day.window_s)
+    end_of_day = 24 * day.window_s
+    after = run.finish_s > end_of_day
+    assert in_day <= run.output_tokens
+    assert in_day >= run.output_tokens - run.requests.output_tokens[after].sum() - 1e-6
+    assert day.arrivals.sum() == run.requests.n
+    assert run.requests.n == pytest.approx(DEFAULT_DAY_REQUESTS, rel=0.1)
+    assert np.array_equal(day.arrivals, np.bincount(day.request_window, minlength=24))
+    busy = day.utilization_gpu * day.window_s
+    assert busy.sum() <= float(run.cost.gpu_time_s.sum()) + 1e-9
+
+
+def test_day_is_deterministic_and_seeded():
+    a, b = dashboard_day(H100, LLAMA8, n_requests=300), dashboard_day(H100, LLAMA8, n_requests=300)
+    assert np.array_equal(a.goodput_tok_s, b.goodput_tok_s)
+    c = dashboard_day(H100, LLAMA8, n_requests=300, seed=1)
+    assert not np.array_equal(a.arrivals, c.arrivals)
+
+
+def test_integral_of_count():
+    assert np.allclose(_integral_of_count(np.array([1.0, 2.0]), np.array([0.5, 1.5, 3.0])), [0, 0.5, 3.0])
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    (dict(n_windows=2), "n_windows"), (dict(n_requests=10**6), "n_requests"), (dict(low=0.0), "low"),
+    (dict(low=0.5, peak=0.2), "peak"), (dict(seed=-1), "seed"),
+])
+def test_day_rejects_bad_arguments_by_name(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        dashboard_day(H100, LLAMA8, **kwargs)
+
+
+def test_scenarios_reject_bad_arguments_by_name():
+    with pytest.raises(ValueError, match="gpu"):
+        scenario_runs("H100 SXM", LLAMA8)
+    with pytest.raises(ValueError, match="slo"):
+        measure(scenario_runs(H100, LLAMA8), slo=1.0)
+    with pytest.raises(ValueError, match="policy"):
+        card_metrics(card_fit(H100, LLAMA8), H100, LLAMA8, "contiguous")
+
+
+@given(st.integers(1, 16), st.integers(1, 60), st.sampled_from(["static", "continuous"]),
+       st.floats(0.5, 200.0), st.integers(0, 5))
+def test_batching_adapter_invariants(slots, n, policy, rate, seed):
+    req = sample_requests("chat", n, "poisson", rate, seed)
+    run = simulate(H100, LLAMA8, req, slots, policy)
+    m = batching_metrics(run, slo=SLO(), kv_budget_bytes=5e10)
+    for share in (m.utilization_gpu, m.mfu, m.mbu, m.goodput_share, m.slo_attainment):
+        assert 0 <= share <= 1
+    assert m.goodput_tok_s <= m.throughput_tok_s * (1 + 1e-12)
+    assert 0 <= m.queue_depth <= n
+    assert not m.itl_p50_s > m.itl_p99_s  # (both NaN when no request outlives its first token)
+    assert m.goodput_rps <= n / m.wall_s + 1e-12

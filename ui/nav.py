@@ -37,6 +37,8 @@ SECTIONS: tuple[Section, ...] = (
             "Pages handed out as tokens arrive fit several times more requests than reserving for the max."),
     Section("03", "Speculative decoding", "app_pages/speculative.py", "speculative-decoding",
             ":material/bolt:", "Decode idles the tensor cores: a cheap draft guesses, the target checks."),
+    Section("04", "What to watch instead", "app_pages/watch.py", "what-to-watch", ":material/monitoring:",
+            "Utilization reads the same in every scenario; goodput, tensor activity and latency do not."),
 )
 
 

@@ -1,0 +1,109 @@
+"""The article as a whole, through AppTest: a GPU or model chosen in the sidebar on one page reaches
+every page, and the same quantity reads the same on the page that introduces it and on page 04's
+scenario table."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.hardware import GPUS
+from sim.metrics import scenario_runs
+from sim.models import MODELS
+from tests.conftest import metric, number, open_app
+
+WATCH, PHASES, BATCHING, PAGING, SPEC = ("app_pages/watch.py", "app_pages/two_phases.py",
+                                         "app_pages/batching.py", "app_pages/paging.py",
+                                         "app_pages/speculative.py")
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _row(at, name: str):
+    table = at.dataframe[0].value.set_index("Scenario")
+    return table.loc[name]
+
+
+def _tokens(text: str) -> float:
+    """'31,470', '158 tok/s', '2,066' -> tokens/s."""
+    return number(text)
+
+
+def _seconds(text: str) -> float:
+    return number(text) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6}[text.split()[-1]]
+
+
+def _switch(at, page: str):
+    at.switch_page(page).run()
+    _ok(at)
+    return at
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("A100 80GB SXM", "Qwen2.5-7B"), ("H100 SXM", "Llama-3.1-8B")])
+def test_one_sidebar_choice_reaches_every_page_and_the_numbers_agree(gpu, model):
+    at = open_app(PHASES)
+    default_decode = metric(at, "Decode throughput")
+    at.selectbox(key="gpu").set_value(gpu)
+    at.selectbox(key="model").set_value(model).run()
+    _ok(at)
+    decode = metric(at, "Decode throughput")
+    if (gpu, model) != ("H100 SXM", "Llama-3.1-8B"):
+        assert decode != default_decode
+
+    # 04: the same setup, and batch-1 decode agrees with page 00
+    _switch(at, WATCH)
+    assert f"on {gpu}" in at.caption[0].value and model in at.caption[0].value
+    batch1 = _row(at, "00 · Batch-1 decode")["Goodput, tok/s"]
+    assert _tokens(batch1) == pytest.approx(_tokens(decode), rel=0.01)
+    watch = {name: _row(at, name) for name in ("02 · Paged KV cache", "02 · KV cache reserved for the max",
+                                               "03 · Speculative decoding", "01 · Static batching",
+                                               "01 · Continuous batching", "01 · High load")}
+
+    # 02: what fits on the card and its throughput, per policy
+    _switch(at, PAGING)
+    for policy, name in (("paged", "02 · Paged KV cache"),
+                         ("reserved", "02 · KV cache reserved for the max")):
+        fit = metric(at, f"Fit, {policy}")
+        assert f"Decoding the {fit} requests" in watch[name]["What is happening"]
+        assert _tokens(watch[name]["Goodput, tok/s"]) == pytest.approx(
+            _tokens(metric(at, f"Decode throughput, {policy}")), rel=0.01)
+
+    # 03: speculative decoding's tokens/s
+    _switch(at, SPEC)
+    assert _tokens(watch["03 · Speculative decoding"]["Goodput, tok/s"]) == pytest.approx(
+        _tokens(metric(at, "Tokens/s, whole batch")), rel=0.01)
+
+    # 01: the arrival rates page 04 uses are page 01's choices, and its runs are page 01's runs
+    runs = scenario_runs(GPUS[gpu], MODELS[model], DEFAULT_ASSUMPTIONS)
+    _switch(at, BATCHING)
+    at.radio(key="batching_load").set_value("poisson").run()
+    for rate, rows in ((runs.moderate_rate_rps, (("01 · Static batching", False),
+                                                 ("01 · Continuous batching", True))),
+                       (runs.high_rate_rps, (("01 · High load", True),))):
+        at.select_slider(key="batching_rate").set_value(int(rate) if rate >= 1 else rate)  # page 01's options
+        for name, continuous in rows:
+            at.toggle(key="batching_continuous").set_value(continuous).run()
+            _ok(at)
+            assert at.select_slider(key="batching_rate").value == rate
+            assert _tokens(watch[name]["Goodput, tok/s"]) == pytest.approx(
+                _tokens(metric(at, "Goodput, tok/s")), rel=0.01), name
+            assert _seconds(watch[name]["TTFT p99"]) == pytest.approx(
+                _seconds(metric(at, "TTFT p99")), rel=0.01), name
+
+    # the landing page follows too
+    _switch(at, "app_pages/home.py")
+    assert any(gpu in c.value for c in at.caption)
+
+
+def test_a_change_on_page_04_reaches_page_00():
+    at = open_app(WATCH)
+    at.selectbox(key="gpu").set_value("B200").run()
+    _ok(at)
+    batch1 = _row(at, "00 · Batch-1 decode")["Goodput, tok/s"]
+    _switch(at, PHASES)
+    assert re.search("B200", at.caption[0].value)
+    assert _tokens(metric(at, "Decode throughput")) == pytest.approx(_tokens(batch1), rel=0.01)

@@ -1,0 +1,132 @@
+"""Page 04 through AppTest: the scenario table's utilization column is flat while goodput is not, the
+latency targets move what counts, URL parameters set the widgets and bad ones fall back, and the
+figures are valid Plotly."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.hardware import GPUS
+from sim.metrics import SLO, dashboard_day, measure, scenario_runs
+from sim.models import MODELS
+from tests.conftest import metric, open_app
+from ui.fig_watch import day_figure, scenario_figure
+from ui.theme import validated
+
+PAGE = "app_pages/watch.py"
+UTIL, GOOD = "nvidia-smi util", "Goodput, tok/s"
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _table(at):
+    return at.dataframe[0].value.set_index("Scenario")
+
+
+def _percent(text: str) -> float:
+    return float(text.rstrip("%"))
+
+
+def _hours_missing(at) -> int:
+    return int(metric(at, "Hours missing the SLO").split()[0])
+
+
+def _slo_goodput(at) -> tuple[float, float]:
+    continuous, static = metric(at, "SLO goodput, req/s").split(" vs ")
+    return float(continuous), float(static)
+
+
+@pytest.fixture(scope="module")
+def at():
+    at = open_app(PAGE)
+    _ok(at)
+    return at
+
+
+def test_defaults_utilization_flat_goodput_orders_of_magnitude_apart(at):
+    table = _table(at)
+    assert len(table) == 10
+    util = table[UTIL].map(_percent)
+    good = table[GOOD].map(lambda s: float(s.replace(",", "")))
+    assert util.max() - util.min() < 15 and util.min() > 85
+    assert good.max() / good.min() > 100
+    assert metric(at, "nvidia-smi utilization") == "87–99%"
+    assert "200× apart" in str(at.metric[1].delta)
+    assert table.loc["02 · Paged KV cache", "KV cache holding tokens"] == "98.6%"
+    assert table.loc["00 · Batch-1 decode", "Queue"] == "–"  # not modelled: shown as a dash
+    assert len(at.get("plotly_chart")) == 2
+    assert len(at.table[0].value) == 7  # one row per failure
+    assert at.slider(key="watch_ttft").value == pytest.approx(1.0)
+    assert at.slider(key="watch_tpot").value == pytest.approx(50.0)
+    assert _hours_missing(at) == 9
+
+
+def test_latency_targets_move_what_counts_not_what_runs(at):
+    util_before = _table(at)[UTIL].tolist()
+    cont, static = _slo_goodput(at)
+    missing = _hours_missing(at)
+    at.slider(key="watch_ttft").set_value(10.0).run()
+    _ok(at)
+    assert _table(at)[UTIL].tolist() == util_before
+    assert _slo_goodput(at)[1] > static  # some queued static requests now count
+    assert _hours_missing(at) < missing
+    at.slider(key="watch_tpot").set_value(10.0).run()
+    _ok(at)
+    assert _slo_goodput(at)[0] < cont  # a 10 ms time-per-token target fails continuous batching too
+    assert "p99 > 10 ms" in at.table[0].value.loc[3, "Alert"]
+    at.slider(key="watch_ttft").set_value(1.0)
+    at.slider(key="watch_tpot").set_value(50.0).run()
+    assert _slo_goodput(at) == (cont, static)
+
+
+def test_gpu_choice_changes_the_numbers():
+    at = open_app(PAGE)
+    before = _table(at)[GOOD].tolist()
+    at.selectbox(key="gpu").set_value("L4").run()
+    _ok(at)
+    assert _table(at)[GOOD].tolist() != before
+    assert "L4" in at.caption[0].value
+
+
+def test_a_model_that_does_not_fit_renders_with_dashes():
+    at = open_app(PAGE, {"model": "Llama-3.1-70B"})
+    _ok(at)
+    row = _table(at).loc["02 · Paged KV cache"]
+    assert row[UTIL] == "–" and row[GOOD] == "–"
+
+
+def test_url_parameters_set_the_widgets():
+    at = open_app(PAGE, {"watch_ttft": "2.5", "watch_tpot": "100"})
+    _ok(at)
+    assert at.slider(key="watch_ttft").value == pytest.approx(2.5)
+    assert at.slider(key="watch_tpot").value == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("params", [
+    {"watch_ttft": "0"}, {"watch_ttft": "1e9"}, {"watch_ttft": "abc"}, {"watch_ttft": "nan"},
+    {"watch_tpot": "-5"}, {"watch_tpot": "5000"}, {"watch_tpot": ""},
+])
+def test_bad_url_values_fall_back_to_defaults(params):
+    at = open_app(PAGE, params)
+    _ok(at)
+    assert at.slider(key="watch_ttft").value == pytest.approx(1.0)
+    assert at.slider(key="watch_tpot").value == pytest.approx(50.0)
+    assert _hours_missing(at) == 9
+
+
+def test_figures_are_valid_plotly():
+    g, m = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    runs = scenario_runs(g, m, DEFAULT_ASSUMPTIONS)
+    day = dashboard_day(g, m, capacity=runs.capacity)
+    bars = validated(scenario_figure(measure(runs)))
+    assert len(bars.data) == 2 and len(bars.data[0].y) == 10
+    fig = day_figure(day, SLO())
+    assert len(validated(fig).data) == 5
+    util = fig.data[0].y  # (arrays come back encoded from a validated copy: read the original)
+    assert util.max() - util.min() < 5  # utilization, %: flat all day
+    # a model that does not fit: the bars say so instead of failing
+    none_fit = validated(scenario_figure(measure(scenario_runs(g, MODELS["Llama-3.1-70B"]))))
+    assert "does not fit" in none_fit.data[1].text

@@ -1,0 +1,266 @@
+"""Figures and tables for section 04 (what to watch instead of utilization)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ServingMetrics
+from ui.format import percent, seconds
+from ui.theme import COLORS, figure
+
+DASH = "–"  # a metric the run does not model
+
+
+def _num(fmt: str):
+    return lambda v: f"{v:{fmt}}"
+
+
+#: How each ServingMetrics field reads on the page: (column label, formatter of a finite value).
+FIELDS: dict[str, tuple[str, object]] = {
+    "utilization_gpu": ("nvidia-smi util", lambda v: percent(v)),
+    "mfu": ("MFU (tensor)", lambda v: percent(v)),
+    "mbu": ("MBU (DRAM)", lambda v: percent(v, 0)),
+    "goodput_tok_s": ("Goodput, tok/s", lambda v: f"{v:,.0f}"),
+    "goodput_share": ("Useful share", lambda v: percent(v, 0)),
+    "goodput_rps": ("SLO goodput, req/s", lambda v: f"{v:.3g}"),
+    "slo_attainment": ("Meets SLO", lambda v: percent(v, 0)),
+    "ttft_p50_s": ("TTFT p50", seconds),
+    "ttft_p99_s": ("TTFT p99", seconds),
+    "tpot_p50_s": ("TPOT p50", seconds),
+    "tpot_p99_s": ("TPOT p99", seconds),
+    "itl_p99_s": ("ITL p99", seconds),
+    "kv_cache_use": ("KV cache holding tokens", lambda v: percent(v)),
+    "queue_depth": ("Queue", lambda v: f"{v:.3g}"),
+    "preemptions": ("Preemptions", lambda v: f"{v:,.0f}"),
+}
+#: The columns of the on-screen table, in order (the CSV has every field).
+TABLE_FIELDS = ("utilization_gpu", "mfu", "mbu", "goodput_tok_s", "goodput_share", "goodput_rps",
+                "slo_attainment", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "itl_p99_s", "kv_cache_use",
+                "queue_depth")
+
+
+def show(field: str, value: float) -> str:
+    """A metric as the page writes it; NaN (not modelled for that run) as a dash."""
+    return FIELDS[field][1](value) if math.isfinite(value) else DASH
+
+
+def _label(row: Scenario) -> str:
+    return f"{row.section} · {row.name}"
+
+
+def scenario_table(rows: list[Scenario]) -> pd.DataFrame:
+    """The table on screen: one row per scenario, formatted strings ('–' where not modelled)."""
+    data = {"Scenario": [_label(r) for r in rows]}
+    for f in TABLE_FIELDS:
+        data[FIELDS[f][0]] = [show(f, getattr(r.metrics, f)) for r in rows]
+    data["What is happening"] = [r.what for r in rows]
+    return pd.DataFrame(data)
+
+
+def scenario_frame(rows: list[Scenario]) -> pd.DataFrame:
+    """Every field of every scenario, in SI units (shares 0-1, seconds), for the CSV."""
+    return pd.DataFrame([{"key": r.key, "scenario": r.name, "section": r.section, "what": r.what,
+                          **dataclasses.asdict(r.metrics)} for r in rows])
+
+
+def spread(rows: list[Scenario], field: str) -> tuple[float, float]:
+    """(min, max) of a field over the scenarios that model it."""
+    v = np.array([getattr(r.metrics, field) for r in rows], dtype=float)
+    v = v[np.isfinite(v)]
+    return (float(v.min()), float(v.max())) if v.size else (math.nan, math.nan)
+
+
+def percent_range(lo: float, hi: float) -> str:
+    """'87–99%' (one percent sign, so a metric stays short)."""
+    return f"{percent(lo, 0).rstrip('%')}–{percent(hi, 0)}"
+
+
+def count_range(lo: float, hi: float) -> str:
+    return f"{lo:,.0f}–{hi:,.0f}"
+
+
+def scenario_figure(rows: list[Scenario]) -> go.Figure:
+    """Two panels, one bar per scenario: what nvidia-smi reads (left, linear) and the output tokens
+    per second actually delivered (right, log scale)."""
+    labels = [_label(r) for r in rows]
+    m = [r.metrics for r in rows]
+    util = np.array([x.utilization_gpu for x in m]) * 100
+    good = np.array([x.goodput_tok_s for x in m])
+    mfu = np.array([x.mfu for x in m]) * 100
+    missing = ~np.isfinite(util)
+    custom = np.stack([mfu, good, util], axis=-1)
+    hover = ("<b>%{y}</b><br>nvidia-smi utilization %{customdata[2]:.1f}%<br>MFU %{customdata[0]:.2f}%"
+             "<br>goodput %{customdata[1]:,.0f} output tok/s<extra></extra>")
+    finite = good[np.isfinite(good) & (good > 0)]
+    lo, hi = (math.log10(finite.min()) - 0.3, math.log10(finite.max()) + 0.35) if finite.size else (0, 5)
+    traces = [
+        dict(type="bar", orientation="h", y=labels, x=np.where(missing, 0, util), xaxis="x", yaxis="y",
+             name="nvidia-smi utilization", marker=dict(color=COLORS["utilization"]),
+             text=[DASH if np.isnan(u) else f"{u:.0f}%" for u in util], textposition="inside",
+             insidetextanchor="end", textfont=dict(color="white"), customdata=custom,
+             hovertemplate=hover),
+        dict(type="bar", orientation="h", y=labels, x=np.where(missing, np.nan, good), xaxis="x2",
+             yaxis="y", name="goodput", marker=dict(color=COLORS["useful"]),
+             text=["does not fit" if mi else f"{g:,.0f}" for g, mi in zip(good, missing, strict=True)],
+             textposition="outside", cliponaxis=False, customdata=custom, hovertemplate=hover),
+    ]
+    layout = dict(
+        showlegend=False, bargap=0.3, margin=dict(t=30, b=10, l=10, r=30),
+        xaxis=dict(domain=[0, 0.3], range=[0, 100], ticksuffix="%",
+                   title=dict(text="utilization.gpu")),
+        xaxis2=dict(domain=[0.36, 1], type="log", range=[lo, hi], anchor="y", dtick=1,
+                    title=dict(text="goodput, output tok/s (log)")),
+        yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
+    )
+    return figure(traces, layout, height=110 + 34 * len(rows))
+
+
+_TTFT_TICKS = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]
+_PANELS = (("y", [0.7, 1.0], "What the dashboard shows"), ("y2", [0.37, 0.63], "What gets done"),
+           ("y3", [0.0, 0.3], "What users feel"))
+
+
+def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
+    """Three panels on one time axis: utilization.gpu and MFU; goodput against the traffic; TTFT p99
+    against the target. Hours in which requests queue are shaded across all three."""
+    x = day.hours + 12 / day.n_windows  # window middles
+    hour = [f"{int(h):02d}:00–{int(h + 24 / day.n_windows):02d}:00" for h in day.hours]
+    line = dict(type="scatter", mode="lines+markers", x=x, marker=dict(size=5), customdata=hour)
+    traces = [
+        line | dict(y=100 * day.utilization_gpu, name="nvidia-smi utilization, %", yaxis="y", xaxis="x",
+                    line=dict(color=COLORS["utilization"], width=4),
+                    hovertemplate="%{customdata}: utilization.gpu %{y:.1f}%<extra></extra>"),
+        line | dict(y=100 * day.mfu, name="MFU (tensor activity), %", yaxis="y", xaxis="x",
+                    line=dict(color=COLORS["compute"], width=2.5),
+                    hovertemplate="%{customdata}: MFU %{y:.1f}%<extra></extra>"),
+        line | dict(y=day.demand_tok_s, name="tokens/s asked for (traffic)", yaxis="y2", xaxis="x2",
+                    line=dict(color=COLORS["roofline"], width=1.5, dash="dot"),
+                    hovertemplate="%{customdata}: arrivals ask for %{y:,.0f} tok/s<extra></extra>"),
+        line | dict(y=day.goodput_tok_s, name="goodput: tokens/s delivered", yaxis="y2", xaxis="x2",
+                    line=dict(color=COLORS["useful"], width=3),
+                    hovertemplate="%{customdata}: %{y:,.0f} tok/s delivered<extra></extra>"),
+        line | dict(y=day.ttft_p99_s, name="time to first token, p99", yaxis="y3", xaxis="x3",
+                    line=dict(color=COLORS["waste"], width=3),
+                    customdata=np.stack([hour, np.round(day.queue_depth, 1)], axis=-1),
+                    hovertemplate="%{customdata[0]}: TTFT p99 %{y:.3s}s, "
+                                  "%{customdata[1]} requests waiting on average<extra></extra>"),
+    ]
+    queued = day.queue_depth > 1
+    shapes = [dict(type="rect", xref="x", yref="paper", x0=h, x1=h + 24 / day.n_windows, y0=0, y1=1,
+                   fillcolor=COLORS["waste"], opacity=0.07, line=dict(width=0), layer="below")
+              for h in day.hours[queued]]
+    shapes += [
+        dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=day.capacity_tok_s,
+             y1=day.capacity_tok_s, line=dict(color=COLORS["muted"], width=1, dash="dash")),
+        dict(type="line", xref="x3 domain", x0=0, x1=1, yref="y3", y0=slo.ttft_s, y1=slo.ttft_s,
+             line=dict(color=COLORS["waste"], width=1, dash="dash")),
+    ]
+    note = dict(showarrow=False, xanchor="left", font=dict(color=COLORS["muted"], size=11))
+    annotations = [dict(text=f"<b>{title}</b>", xref="paper", x=0, yref="paper", y=dom[1] + 0.005,
+                        yanchor="bottom", showarrow=False, xanchor="left", font=dict(size=13))
+                   for _, dom, title in _PANELS]
+    annotations += [
+        note | dict(text="flat out (section 01's burst run)", xref="x2 domain", x=0.01, yref="y2",
+                    y=day.capacity_tok_s, yanchor="bottom"),
+        note | dict(text=f"your TTFT target, {seconds(slo.ttft_s)}", xref="x3 domain", x=0.01, yref="y3",
+                    y=math.log10(slo.ttft_s), yanchor="bottom"),
+    ]
+    ttft = day.ttft_p99_s[np.isfinite(day.ttft_p99_s)]
+    t_lo = math.log10(max(min(float(ttft.min()) if ttft.size else 0.01, slo.ttft_s) / 2, 1e-4))
+    t_hi = math.log10(max(float(ttft.max()) if ttft.size else 1.0, slo.ttft_s) * 2)
+    ticks = dict(tickvals=list(range(0, 25, 3)), ticktext=[f"{h:02d}:00" for h in range(0, 25, 3)])
+    y_top = 1.08 * max(float(np.nanmax(day.demand_tok_s)), day.capacity_tok_s)
+    layout = dict(
+        xaxis=dict(domain=[0, 1], range=[0, 24], anchor="y", showticklabels=False, **ticks),
+        xaxis2=dict(domain=[0, 1], range=[0, 24], anchor="y2", matches="x", showticklabels=False,
+                    **ticks),
+        xaxis3=dict(domain=[0, 1], range=[0, 24], anchor="y3", matches="x",
+                    title=dict(text=f"Hour of the day (each hour compressed to {day.window_s:.3g} s of "
+                                    "simulated traffic)"), **ticks),
+        yaxis=dict(domain=_PANELS[0][1], range=[0, 105], ticksuffix="%"),
+        yaxis2=dict(domain=_PANELS[1][1], range=[0, y_top], title=dict(text="tokens/s")),
+        yaxis3=dict(domain=_PANELS[2][1], type="log", range=[t_lo, t_hi], title=dict(text="TTFT p99"),
+                    tickvals=_TTFT_TICKS, ticktext=[seconds(t) for t in _TTFT_TICKS]),
+        shapes=shapes, annotations=annotations, hovermode="x unified",
+        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
+        margin=dict(t=30, b=10),
+    )
+    return figure(traces, layout, height=700)
+
+
+def day_frame(day: DashboardDay, slo: SLO) -> pd.DataFrame:
+    """The day, window by window, in SI units."""
+    return pd.DataFrame({
+        "hour": day.hours, "window_s": day.window_s, "load_vs_capacity": day.load,
+        "arrivals": day.arrivals, "demand_tok_s": day.demand_tok_s,
+        "utilization_gpu": day.utilization_gpu, "mfu": day.mfu, "mbu": day.mbu,
+        "goodput_tok_s": day.goodput_tok_s, "requests_running": day.running,
+        "queue_depth": day.queue_depth, "ttft_p99_s": day.ttft_p99_s, "itl_p99_s": day.itl_p99_s,
+        "slo_attainment": day.slo_attainment(slo), "goodput_rps": day.goodput_rps(slo),
+    })
+
+
+def _values(metrics: ServingMetrics | None, fields: tuple[str, ...]) -> str:
+    if metrics is None:
+        return DASH
+    return ", ".join(f"{FIELDS[f][0]} {show(f, getattr(metrics, f))}" for f in fields)
+
+
+def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_steps: int) -> pd.DataFrame:
+    """One row per failure the article names: what to watch, its names, an alert rule with the reader's
+    targets filled in, and the metric's value where the failure shows and where its fix does.
+    The preemption row reads section 02's 64-page pool (``pool_preemptions`` in ``pool_steps``)."""
+    by_key = {r.key: r for r in rows}
+    names = {r.key: _label(r) for r in rows}
+    out = []
+    for a in ALERTS:
+        here = by_key[a.scenario].metrics if a.scenario else None
+        fixed = by_key[a.fixed_in].metrics if a.fixed_in else None
+        if a.key == "idle_tensor":
+            fixed = by_key["speculative"].metrics
+        where = names.get(a.scenario, "02 · the 64-page pool, paged")
+        value = (_values(here, a.shows) if here is not None
+                 else f"{pool_preemptions} preemptions in {pool_steps} steps")
+        fires = a.fires(here, slo) if here is not None else pool_preemptions > 0
+        after = _values(fixed, a.shows)
+        if a.key == "idle_tensor":
+            after += " (with speculative decoding)"
+        elif a.fixed_in:
+            after += f" ({names[a.fixed_in]})"
+        out.append({
+            "Failure": a.failure, "Shown in": where, "Watch": a.watch, "Metric names": ", ".join(a.names),
+            "How to read them": a.note,
+            "Alert": a.rule.format(ttft=seconds(slo.ttft_s), tpot=seconds(slo.tpot_s)),
+            "Value there": value, "Fires there": "yes" if fires else "no",
+            "After the fix": after if a.fixed_in or a.key == "idle_tensor" else DASH,
+            "Fires after the fix": (DASH if fixed is None or not a.fixed_in
+                                    else "yes" if a.fires(fixed, slo) else "no"),
+        })
+    return pd.DataFrame(out)
+
+
+def failures_display(frame: pd.DataFrame) -> pd.DataFrame:
+    """The failures table for ``st.table`` (Markdown cells, which wrap, unlike a data grid's)."""
+    def verdict(v: str) -> str:
+        return "**fires**" if v == "yes" else "quiet"
+
+    rows = []
+    for r in frame.to_dict("records"):
+        names = " · ".join(f"`{n}`" for n in r["Metric names"].split(", "))
+        value = f"{r['Value there']} → {verdict(r['Fires there'])}"
+        if r["After the fix"] != DASH:
+            value += f"  \nafter the fix: {r['After the fix']}"
+            if r["Fires after the fix"] != DASH:
+                value += f" → {verdict(r['Fires after the fix'])}"
+        rows.append({
+            "Failure": f"**{r['Failure']}**  \n*{r['Shown in']}*",
+            "What catches it": f"{r['Watch']}: {names}  \n{r['How to read them']}",
+            "Alert": r["Alert"],
+            "Value in the scenario": value,
+        })
+    return pd.DataFrame(rows)
