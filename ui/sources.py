@@ -75,6 +75,11 @@ PAPERS: tuple[Source, ...] = (
            "up to 1.5x (draft model) and 2.8x (n-gram) at QPS 1; 1.4x-1.8x slowdowns at high QPS",
            "vLLM blog, How Speculative Decoding Boosts vLLM Performance by up to 2.8x (2024-10-17)",
            "https://blog.vllm.ai/2024/10/17/spec-decode.html"),
+    Source("vLLM production metrics", "metric names and alerts (04)",
+           "vllm:kv_cache_usage_perc (formerly gpu_cache_usage_perc), vllm:num_requests_waiting, "
+           "vllm:num_preemptions_total, vllm:time_to_first_token_seconds, "
+           "vllm:inter_token_latency_seconds (formerly time_per_output_token_seconds)",
+           "vLLM documentation, Production Metrics", "https://docs.vllm.ai/en/latest/usage/metrics.html"),
     Source("DistServe", "goodput definition (04)",
            "per-GPU goodput = max request rate meeting the TTFT/TPOT SLOs; 2 prefill + 1 decode GPUs: "
            "3.3 rps/GPU vs 1.6 colocated",
