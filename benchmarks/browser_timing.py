@@ -67,6 +67,10 @@ CONTROLS: dict[str, list[Control]] = {
         Control("slider", "spec_alpha", "spec_alpha_chart"),
         Control("slider", "spec_batch", "spec_batch_chart"),
     ],
+    "what-to-watch": [
+        Control("slider", "watch_ttft", "watch_day"),
+        Control("selectbox", "gpu", "watch_bars", ("A100 80GB SXM", "H100 SXM")),
+    ],
 }
 
 # Page-side helpers. The listeners keep the timestamp of the latest input event (in the capture

@@ -93,6 +93,10 @@ CHANGES: dict[str, list[Change]] = {
         ("spec_batch", [1, 16, 256]),
         ("spec_method", ["Draft model", "EAGLE", "n-gram lookup"]),
     ],
+    "what-to-watch": [
+        ("watch_ttft", [0.5, 1.0, 2.0]),
+        ("watch_tpot", [25.0, 50.0, 100.0]),
+    ],
 }
 
 PAGES = [("", "landing page"), *((s.url_path, s.label) for s in SECTIONS)]
