@@ -59,8 +59,14 @@ def time_sim(case: SimCase, min_runs: int = 20, budget_s: float = 1.0) -> Result
     return _summary(case.name, samples, case.target_ms)
 
 
-def time_page(case: PageCase, reruns: int = 30) -> Result:
-    """Median and p95 of a page's rerun after a widget change (AppTest, server side)."""
+def time_page(case: PageCase, reruns: int = 30, cold: bool = False) -> Result:
+    """Median and p95 of a page's rerun after a widget change (AppTest, server side).
+
+    The changes cycle through a few values, so pages that cache their runs mostly hit the cache after
+    the first cycle (a reader flipping back and forth). ``cold`` clears Streamlit's caches before
+    every rerun: the cost of a setting no reader has asked for yet.
+    """
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
@@ -73,6 +79,9 @@ def time_page(case: PageCase, reruns: int = 30) -> Result:
     for i in range(reruns + 2):
         kind, key, value = steps[i % len(steps)]
         getattr(at, kind)(key=key).set_value(value)
+        if cold:
+            st.cache_data.clear()
+            st.cache_resource.clear()
         t0 = time.perf_counter()
         at.run()
         elapsed = time.perf_counter() - t0
