@@ -99,6 +99,23 @@ class StepCost:
         return _safe_div(self.bytes, self.bandwidth * self.time_s)
 
 
+_ARRAY_FIELDS = ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops", "bytes",
+                 "kv_bytes")
+
+
+def scale_steps(cost: StepCost, factor: float) -> StepCost:
+    """Steps costing ``factor`` times ``cost`` in every respect (time, FLOPs, bytes): a drafter priced
+    as a fixed share of a target step, say."""
+    return StepCost(**{f: factor * np.asarray(getattr(cost, f)) for f in _ARRAY_FIELDS},
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth)
+
+
+def concat_steps(costs: list[StepCost]) -> StepCost:
+    """Several runs of steps as one run, in order (MFU and MBU against the first one's peaks)."""
+    return StepCost(**{f: np.concatenate([np.ravel(getattr(c, f)) for c in costs]) for f in _ARRAY_FIELDS},
+                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth)
+
+
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
     out = np.zeros(num.shape)

@@ -33,7 +33,14 @@ from sim import speculative as spec
 from sim.batching import RATE_RANGE, SEED_RANGE, BatchingRun, make_requests, sample_requests, simulate
 from sim.batching import WORKLOADS as BATCH_WORKLOADS
 from sim.chunked import ChunkedPrefill, Schedule, chunked_prefill
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, decode_step_cost, kernel_busy_fraction
+from sim.cost import (
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    StepCost,
+    concat_steps,
+    decode_step_cost,
+    kernel_busy_fraction,
+)
 from sim.hardware import GPU
 from sim.models import Model
 from sim.paging import POLICIES as PAGING_POLICIES
@@ -281,36 +288,13 @@ def chunked_metrics(schedule: Schedule, kv_budget_bytes: float | None = None) ->
     )
 
 
-def _concat(costs: list[StepCost]) -> StepCost:
-    """Steps of several StepCosts as one run (peaks of the first: the target's)."""
-    arrays = {f: np.concatenate([np.ravel(getattr(c, f)) for c in costs])
-              for f in ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops",
-                        "bytes", "kv_bytes")}
-    return StepCost(**arrays, peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth)
-
-
-def _scaled(cost: StepCost, c: float) -> StepCost:
-    """A step costing ``c`` of ``cost`` in every respect (a 'ratio' drafter)."""
-    fields = ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops", "bytes",
-              "kv_bytes")
-    return StepCost(**{f: c * np.ravel(getattr(cost, f)) for f in fields},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth)
-
-
 def speculation_steps(s: Speculation, gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
                       cost_ratio: float | None = None) -> tuple[StepCost, StepCost]:
     """(one plain decode step, one speculative round: k draft steps then the verify pass) of section
     03's setting, from its own ``round_cost``; the drafter's steps are priced as ``round_cost`` prices
     them (a decode step of the draft model or head, or c times a target decode step)."""
     rc = spec.round_cost(gpu, model, s.method, s.batch, s.k, s.context_tokens, assumptions, cost_ratio)
-    if s.method.drafter == "ratio":
-        c = s.method.cost_ratio if cost_ratio is None else cost_ratio
-        draft = _scaled(rc.decode, c)
-    else:
-        drafter = (spec.draft_model_for(model) if s.method.drafter == "model"
-                   else spec.draft_head_for(model, s.method.head_vocab))
-        draft = decode_step_cost(gpu, drafter, np.array([s.batch]), s.context_tokens, assumptions)
-    return _concat([rc.decode]), _concat([draft] * s.k + [rc.verify])
+    return concat_steps([rc.decode]), concat_steps([rc.draft] * s.k + [rc.verify])
 
 
 def plain_decode_metrics(s: Speculation, gpu: GPU, model: Model,

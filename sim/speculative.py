@@ -30,7 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, decode_step_cost, uniform_step_cost
+from sim.cost import (
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    StepCost,
+    decode_step_cost,
+    scale_steps,
+    uniform_step_cost,
+)
 from sim.hardware import GPU
 from sim.models import DRAFT_MODEL, MODELS, Model
 from sim.validate import check_float, check_int
@@ -288,9 +295,18 @@ class RoundCost:
 
     decode: StepCost  # plain decode step of the target (1 token per sequence)
     verify: StepCost  # the target's pass over k + 1 tokens per sequence
-    draft_step_s: np.ndarray  # one draft step, seconds
-    draft_flops: np.ndarray  # FLOP of one draft step
+    draft: StepCost  # one step of the drafter (draft model, head, or c x a target decode step)
     k: np.ndarray
+
+    @property
+    def draft_step_s(self) -> np.ndarray:
+        """One draft step, seconds."""
+        return self.draft.time_s
+
+    @property
+    def draft_flops(self) -> np.ndarray:
+        """FLOP of one draft step."""
+        return self.draft.flops
 
     @property
     def round_s(self) -> np.ndarray:
@@ -312,15 +328,12 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
     decode = decode_step_cost(gpu, target, b, context_tokens, assumptions)
     verify = uniform_step_cost(gpu, target, b, kk + 1, context_tokens, assumptions)
     if method.drafter == "ratio":
-        c = method.cost_ratio if cost_ratio is None else cost_ratio
-        draft_s = c * decode.time_s
-        draft_flops = c * decode.flops
+        draft = scale_steps(decode, method.cost_ratio if cost_ratio is None else cost_ratio)
     else:
         drafter = (draft_model_for(target) if method.drafter == "model"
                    else draft_head_for(target, method.head_vocab))
         draft = decode_step_cost(gpu, drafter, b, context_tokens, assumptions)
-        draft_s, draft_flops = draft.time_s, draft.flops
-    return RoundCost(decode=decode, verify=verify, draft_step_s=draft_s, draft_flops=draft_flops, k=kk)
+    return RoundCost(decode=decode, verify=verify, draft=draft, k=kk)
 
 
 def _speedup(alpha, cost: RoundCost) -> np.ndarray:

@@ -263,3 +263,12 @@ def test_coefficients_reproduce_step_cost(gpu, model, a, new, pairs, kv):
     coef = cost.step_time_coefficients(gpu, model, a)
     expected = step_cost(gpu, model, new, pairs, kv, a).time_s.item()
     assert float(coef.step_time_s(new, pairs, kv)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_scale_and_concat_steps():
+    one = decode_step_cost(H100, LLAMA8, np.array([1.0, 8.0]), 128)
+    half = cost.scale_steps(one, 0.5)
+    assert np.allclose(half.time_s, one.time_s / 2) and np.allclose(half.flops, one.flops / 2)
+    both = cost.concat_steps([one, half])
+    assert both.time_s.shape == (4,)
+    assert float(both.flops.sum()) == pytest.approx(1.5 * float(one.flops.sum()))
