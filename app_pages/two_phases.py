@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
 from sim.phases import two_phases
 from ui import format as fmt
 from ui.fig_phases import busy_figure, phases_table, roofline_figure
@@ -92,7 +93,8 @@ $t_\text{gpu}/t_\text{step}$. MFU = FLOPs / ($F_\text{peak}\,t_\text{step}$); MB
     assumptions=[
         "A roofline estimate is a floor; the efficiencies and host overhead (sidebar, Assumptions) "
         "stand in for everything kernels lose. Their defaults reproduce the one measured point: "
-        "Llama-3.1-8B at batch 1 on H100, 6.30 ms modelled vs 6.32 ms measured (SGLang).",
+        f"{CALIBRATION_MODEL} at batch 1 on {CALIBRATION_GPU}, {fmt.seconds(calibration_step_s())} "
+        f"modelled vs {fmt.seconds(CALIBRATION_MEASURED_S)} measured (SGLang).",
         "Math and memory traffic overlap perfectly within a step (the max, not the sum).",
         "Every step reads all weights once; activations are assumed to stay on chip.",
         "FP8 weights run FP8 tensor math; INT4 is weight-only (BF16 math).",

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.hardware import GPU
-from sim.models import Model
+from sim.hardware import GPU, GPUS
+from sim.models import MODELS, Model
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,12 @@ class Assumptions:
 
 
 DEFAULT_ASSUMPTIONS = Assumptions()
+
+#: The measured point the defaults are calibrated on (REFERENCE.md section 5): Llama-3.1-8B (BF16),
+#: batch 1, short context, H100 SXM, SGLang v0.4.4: 158.34 tokens/s (EAGLE-3 paper, Table 4).
+CALIBRATION_GPU, CALIBRATION_MODEL = "H100 SXM", "Llama-3.1-8B"
+CALIBRATION_MEASURED_S = 1 / 158.34
+CALIBRATION_CONTEXT_TOKENS = 128  # "short context": MT-bench prompts
 
 
 @dataclass(frozen=True)
@@ -277,3 +283,10 @@ def kernel_busy_fraction(cost: StepCost, idle_s: float = 0.0) -> float:
         raise ValueError(f"idle_s must be >= 0 seconds, got {idle_s!r}")
     wall = float(np.sum(cost.time_s)) + idle_s
     return float(np.sum(cost.gpu_time_s)) / wall if wall > 0 else 0.0
+
+
+def calibration_step_s(assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """The model's decode step, in seconds, at the calibration point (compare CALIBRATION_MEASURED_S)."""
+    step = decode_step_cost(GPUS[CALIBRATION_GPU], MODELS[CALIBRATION_MODEL], 1, CALIBRATION_CONTEXT_TOKENS,
+                            assumptions)
+    return float(step.time_s)

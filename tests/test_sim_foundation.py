@@ -97,6 +97,8 @@ def test_v10_floor_is_weight_bytes_over_bandwidth():
 def test_v10_default_assumptions_within_10_percent_of_measured():
     step = decode_step_cost(H100, LLAMA8, 1, 128)
     assert step.time_s.item() * 1e3 == pytest.approx(6.32, rel=0.10)
+    assert pytest.approx(6.32, abs=0.005) == cost.CALIBRATION_MEASURED_S * 1e3
+    assert cost.calibration_step_s() == pytest.approx(step.time_s.item())
     assert bool(step.memory_bound.item())
 
 

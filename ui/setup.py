@@ -10,7 +10,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
+from sim.cost import (
+    CALIBRATION_GPU,
+    CALIBRATION_MEASURED_S,
+    CALIBRATION_MODEL,
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    calibration_step_s,
+)
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
 
@@ -70,8 +77,9 @@ def render_setup_controls() -> Setup:
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
-        st.caption("The roofline is a floor; these turn it into an estimate. Defaults reproduce "
-                   "6.3 ms per token for Llama-3.1-8B at batch 1 on H100 (measured: 6.32 ms).")
+        st.caption("The roofline is a floor; these turn it into an estimate. The defaults give "
+                   f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 on "
+                   f"{CALIBRATION_GPU} (measured: {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
         compute_eff = st.slider("Compute efficiency (share of peak FLOP/s)", 0.1, 1.0, d.compute_eff,
                                 0.05, key="compute_eff", bind="query-params")
         memory_eff = st.slider("Bandwidth efficiency (share of peak bytes/s)", 0.3, 1.0, d.memory_eff,
