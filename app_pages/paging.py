@@ -2,11 +2,15 @@
 
 import streamlit as st
 
+from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.chunked import chunked_prefill
 from sim.paging import (
+    CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
     DEFAULT_N_PAGES,
+    DEFAULT_N_REQUESTS,
     DEFAULT_N_STEPS,
+    DEFAULT_PAGE_TOKENS,
     WORKLOADS,
     card_fit,
     compare,
@@ -121,9 +125,9 @@ st.info(
     f"**Same pool, same requests.** Reserving for the maximum keeps **{r_res:.1f}** requests resident on "
     f"average; paging keeps **{p_res:.1f}**{ratio}. Under reservation only "
     f"**{fmt.percent(share['reserved'], 0)}** of the memory holds tokens: the rest is reserved for answers "
-    f"not yet written (or never), or stranded between reservations. Paged memory is "
-    f"**{fmt.percent(share['paged'], 0)}** tokens; the remainder is the unfilled end of each sequence's "
-    "last page, and the price is preemption when the pool runs dry.",
+    f"not yet written (or never), free but stranded between reservations, or free but too little for "
+    f"the next one. Paged memory is **{fmt.percent(share['paged'], 0)}** tokens; the remainder is mostly "
+    "the unfilled end of each sequence's last page, and the price is preemption when the pool runs dry.",
     icon=":material/lightbulb:",
 )
 
@@ -235,34 +239,38 @@ quarter of the steps, while the start-up burst settles.
 **The ledger** (token slots, summing to {DEFAULT_N_PAGES}·$b$ at every step): token states; reserved
 but unused (whole pages past a sequence's last filled one); last-page slack
 ($\lceil n/b\rceil b - n$ for a sequence of $n$ tokens, at most $b-1$); free runs too short to use
-(free pages in runs shorter than the next queued request's reservation); free.
+(free pages, all in runs shorter than the next queued request's reservation, although together they
+would hold it: external fragmentation); free (including free pages too few in total for the next
+reservation).
 
-**On a real card.** KV budget $= 0.9\,M_\text{{GPU}} - W$. A resident request holds, averaged over its
-life of $o$ steps, $\lceil (p+M)/b\rceil b$ slots (reserved) or
+**On a real card.** KV budget $= {DEFAULT_MEMORY_UTILIZATION:g}\,M_\text{{GPU}} - W$. A resident
+request holds, averaged over its life of $o$ steps, $\lceil (p+M)/b\rceil b$ slots (reserved) or
 $\frac{{1}}{{o}}\sum_{{t=1}}^{{o}} \lceil (p+t)/b\rceil b$ (paged); requests that fit = budget /
-(KV bytes per token × slots), averaged over 20,000 ShareGPT-like requests weighted by how long each
-stays. Decode throughput = batch / $t_\text{{step}}$ from the shared cost model, at the mean context a
-resident request holds.
+(KV bytes per token × slots), averaged over {CARD_N_REQUESTS:,} ShareGPT-like requests weighted by how
+long each stays. Decode throughput = batch / $t_\text{{step}}$ from the shared cost model, at the mean
+context a resident request holds.
 
-**Chunked prefill.** $B$ sequences with $c$ = 1,024 cached tokens decode; a prompt of $P$ tokens
+**Chunked prefill.** $B$ sequences with $c$ = {CHUNK_CONTEXT:,} cached tokens decode; a prompt of $P$ tokens
 arrives. Unchunked: one step of $T = B + P$ new tokens with $P(P+1)/2$ causal attention pairs.
 Chunked: $\lceil P/C\rceil$ steps; chunk $j$ of $q_j$ tokens on a cached prefix $s_j$ adds
 $q_j (s_j + (q_j+1)/2)$ pairs and reads $s_j$ cached tokens, so the pairs still sum to $P(P+1)/2$
 but the weights are read once per step. Every step is priced by the same roofline as every page.
 """,
     assumptions=[
-        "Toy pool: one backlog of 400 requests (lognormal prompts with mean "
+        f"Toy pool: one backlog of {DEFAULT_N_REQUESTS} requests (lognormal prompts with mean "
         f"{WORKLOADS['toy chat'].prompt_mean:.0f} tokens, exponential outputs with mean "
         f"{WORKLOADS['toy chat'].output_mean:.0f}, seed 0), the same stream for both policies; lengths are "
-        "scaled down so a request fits a 1,024-token pool.",
+        f"scaled down so a request fits a {DEFAULT_N_PAGES * DEFAULT_PAGE_TOKENS:,}-token pool (at the "
+        f"default {DEFAULT_PAGE_TOKENS}-token pages).",
         "Prefill happens in the admission step and yields the first token; one token per resident request "
         "per step after that. Time is in steps here, not seconds.",
         "Reserved: first come first served, no skipping past a head that does not fit (no reordering to "
         "pack holes). Paged: no watermark of spare pages, no cap on the number of sequences.",
-        "Real card: 90 % of memory for weights and KV cache (vLLM's default gpu_memory_utilization; the "
+        f"Real card: {DEFAULT_MEMORY_UTILIZATION:.0%} of memory for weights and KV cache (vLLM's default "
+        "gpu_memory_utilization; the "
         "rest covers activations and the CUDA context). External fragmentation is ignored there (it only "
         "lowers the reserved batch), and the engine's max_num_seqs cap is not applied.",
-        "Chunked prefill: the decoders' contexts are held at 1,024 tokens over the few hundred steps shown; "
+        f"Chunked prefill: the decoders' contexts are held at {CHUNK_CONTEXT:,} tokens over the steps shown; "
         "the prompt arrives as the first prompt-carrying step starts. No tile-quantisation effects "
         "(Sarathi-Serve: chunk 257 instead of 256 can cost 32 %).",
         "PagedAttention's kernel overhead (20–26 % slower attention in the vLLM paper) is not charged.",

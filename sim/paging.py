@@ -101,6 +101,7 @@ WORKLOADS: dict[str, Workload] = {
 }
 DEFAULT_WORKLOAD = "toy chat"
 CARD_WORKLOAD = "sharegpt"
+CARD_N_REQUESTS = 20_000  # requests averaged over for the real-card estimate
 
 
 
@@ -358,9 +359,13 @@ def simulate(
         default=FREE,
     )
     if reserved:
-        # The admission loop stops only when the queue is empty or first fit failed for its head, so
-        # while anyone waits every free run is shorter than the head's reservation: stranded.
-        state = np.where((state == FREE) & (waiting_h > 0)[:, None], STRANDED, state)
+        # The admission loop stops only when the queue is empty or first fit failed for its head. When
+        # the free pages would hold the head's reservation in total, they are free but scattered in
+        # runs too short to use: stranded (external fragmentation). When they would not, the pool is
+        # simply full, and they count as free.
+        free_total = (state == FREE).sum(axis=1)
+        fragmented = (waiting_h > 0) & (free_total >= head_need_h)
+        state = np.where((state == FREE) & fragmented[:, None], STRANDED, state)
     state = state.astype(np.int8)
     counts = np.stack([(state == k).sum(axis=1) for k in (RESERVED_EMPTY, STRANDED, FREE)], axis=1)
     ledger = np.column_stack([
@@ -459,7 +464,7 @@ def card_fit(
     assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
     memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
     workload: str = CARD_WORKLOAD,
-    n_requests: int = 20_000,
+    n_requests: int = CARD_N_REQUESTS,
     seed: int = DEFAULT_SEED,
 ) -> CardFit:
     """How many requests of ``workload`` each policy keeps resident on ``gpu`` serving ``model``,

@@ -175,6 +175,10 @@ def _check_pool(run) -> None:
             assert run.policy == "reserved" and run.waiting[s] > 0
             _, lengths = _free_runs(~owned[s])
             assert (lengths < run.head_need_pages[s]).all()
+            # fragmentation, not a full pool: in total the free pages would hold the reservation
+            assert lengths.sum() >= run.head_need_pages[s]
+        elif run.policy == "reserved" and run.waiting[s] > 0 and (run.state[s] == FREE).any():
+            assert (run.state[s] == FREE).sum() < run.head_need_pages[s]  # free, but not enough
     assert ((run.state == FULL) == (owned & (run.fill == P))).all()
 
 
