@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from sim.batching import LOADS, WORKLOADS, Comparison, compare
+from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
 from ui import format as fmt
 from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
@@ -181,7 +181,8 @@ $$\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
 \text{goodput}=\frac{\sum_s u_s}{B\,S}$$
 
 The rest of the capacity is padding (computed, unwanted) or idle (empty slot). For static batching
-with exponential output lengths the goodput share is $1/H_B$ (REFERENCE.md V17: 0.21 at $B=64$).
+with exponential output lengths the goodput share is $1/H_B$ (REFERENCE.md V17: """
+    + f"{expected_static_slot_efficiency(slots):.3f} at this $B={slots}$)." + r"""
 $T_\text{wall}$ includes the gaps in which the engine waits for arrivals: they lower utilization
 and tokens/s, but hold no steps, so they are not in the share. Goodput tokens/s = requested
 output tokens / $T_\text{wall}$; TTFT = arrival → end of the prefill step; TPOT = (last token − first
