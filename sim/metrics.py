@@ -678,7 +678,8 @@ ALERTS: tuple[Alert, ...] = (
           "keeps close to the tokens held; a reserving engine reads full: compare the tokens its "
           "running requests hold with the cache's size",
           "tokens held < 50 % of the cache while requests wait, 10 min", ("kv_cache_use",),
-          lambda m, slo: m.kv_cache_use < 0.5),
+          # a run without a queue model (the card rows) is at capacity by construction: it counts as waiting
+          lambda m, slo: m.kv_cache_use < 0.5 and not m.queue_depth <= 0),
     Alert("prefill_stall", "A long prompt's prefill stalls every decoding user", "unchunked", "chunked",
           "Inter-token latency, p99",
           ("vllm:inter_token_latency_seconds",),
@@ -690,14 +691,14 @@ ALERTS: tuple[Alert, ...] = (
           "plain", None, "Tensor activity while few requests run",
           ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "vllm:num_requests_running"),
           "speculation lifts it, but at batch 1 it stays far below 10 %: read it as an opportunity",
-          "tensor active < 10 % with ≤ 8 requests running for 1 h: a ticket, not a page", ("mfu",),
+          "tensor active < 10 % for 1 h while load is low: a ticket, not a page", ("mfu",),
           lambda m, slo: m.mfu < 0.10),
     Alert("overload", "More traffic than the engine serves: the queue grows, first tokens come late",
           "overload", "continuous", "Queue depth and time to first token, p99",
           ("vllm:num_requests_waiting", "vllm:time_to_first_token_seconds"),
           "the first a gauge, the second a histogram",
           "waiting > 0 for 5 min and TTFT p99 > {ttft} (your target)", ("queue_depth", "ttft_p99_s"),
-          lambda m, slo: m.queue_depth > 1 and m.ttft_p99_s > slo.ttft_s),
+          lambda m, slo: m.queue_depth > 0 and m.ttft_p99_s > slo.ttft_s),
     Alert("preemption", "The KV cache runs out mid-answer: a paged engine evicts a request and "
           "recomputes it later", None, None, "Preemptions", ("vllm:num_preemptions_total",),
           "a counter: alert on its rate", "rate > 0 for 10 min: more KV memory, or a smaller batch cap",

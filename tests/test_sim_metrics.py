@@ -405,3 +405,15 @@ def test_batching_adapter_invariants(slots, n, policy, rate, seed):
     assert 0 <= m.queue_depth <= n
     assert not m.itl_p50_s > m.itl_p99_s  # (both NaN when no request outlives its first token)
     assert m.goodput_rps <= n / m.wall_s + 1e-12
+
+
+def test_alerts_stay_quiet_where_their_condition_does_not_hold(rows):
+    """The rules' 'while requests wait' / 'waiting > 0' parts are part of the check: a lightly loaded
+    continuous-batching engine holds little KV cache and has no queue, and must not page anyone."""
+    by_key = {a.key: a for a in ALERTS}
+    light = rows["continuous"]
+    assert light.kv_cache_use < 0.5  # the cache is mostly empty...
+    # ...and nobody waits: quiet
+    assert not by_key["over_reservation"].fires(dataclasses.replace(light, queue_depth=0.0))
+    assert by_key["over_reservation"].fires(dataclasses.replace(light, queue_depth=3.0))
+    assert not by_key["overload"].fires(dataclasses.replace(rows["overload"], queue_depth=0.0))
