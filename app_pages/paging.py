@@ -168,7 +168,7 @@ else:
                 help=f"Batch {fit.batch['paged']:,}: one decode step takes "
                      f"{fmt.seconds(fit.step_s['paged'])}.")
     cb = fit.compute_bound_batch
-    m[2].metric("Compute-bound from batch", fmt.count(cb) if cb < 1e7 else "never", border=True,
+    m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
                 help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
                      "little throughput.")
     st.plotly_chart(

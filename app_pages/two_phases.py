@@ -38,7 +38,7 @@ with metric_row():
     st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
               help="One token for each of the batch's sequences.")
     st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True)
-    st.metric("Compute-bound from batch", fmt.count(crossover) if crossover < 1e6 else "never",
+    st.metric("Compute-bound from batch", fmt.count(crossover),
               border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
                                 "sequence brings more KV-cache bytes than math, so memory stays the limit.")
 with metric_row():

@@ -395,11 +395,6 @@ class Speculation:
         return float(leviathan_speedup(self.alpha, self.k, self.cost_ratio))
 
     @property
-    def free_draft_ceiling(self) -> float:
-        """1 / (1 - alpha): the most any k can give with a free draft and a free verify (inf at 1)."""
-        return math.inf if self.alpha >= 1 else 1.0 / (1.0 - self.alpha)
-
-    @property
     def best_k(self) -> int:
         return int(self.k_grid[int(np.argmax(self.speedup_by_k))])
 

@@ -274,3 +274,18 @@ def test_scale_and_concat_steps():
     both = cost.concat_steps([one, half])
     assert both.time_s.shape == (4,)
     assert float(both.flops.sum()) == pytest.approx(1.5 * float(one.flops.sum()))
+
+
+def test_batch_step_cost_aggregates_per_sequence_arrays():
+    """(steps, slots) arrays of new and cached tokens, summed slot by slot in plain Python."""
+    rng = np.random.default_rng(3)
+    q = rng.integers(0, 5, size=(6, 4)) * rng.integers(0, 2, size=(6, 4))  # zeros: slot not in the step
+    c = rng.integers(0, 3000, size=(6, 4))
+    got = cost.batch_step_cost(H100, LLAMA8, q, c)
+    for s in range(q.shape[0]):
+        t = sum(int(x) for x in q[s])
+        p = sum(int(q[s, i]) * (int(c[s, i]) + (int(q[s, i]) + 1) / 2) for i in range(4) if q[s, i] > 0)
+        k = sum(int(c[s, i]) + int(q[s, i]) for i in range(4) if q[s, i] > 0)
+        expected = step_cost(H100, LLAMA8, t, p, k).time_s.item()
+        assert got.time_s[s] == pytest.approx(expected, rel=1e-12)
+        assert (got.time_s[s] == 0) == (t == 0)

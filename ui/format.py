@@ -43,10 +43,6 @@ def bytes_(value_b: float) -> str:
     return f"{value_b:.0f} B"
 
 
-def flops_rate(value: float) -> str:
-    """FLOP/s in TFLOP/s."""
-    return f"{value / 1e12:.3g} TFLOP/s"
-
 
 def count(value: float) -> str:
     if not math.isfinite(value):
