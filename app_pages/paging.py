@@ -274,6 +274,10 @@ but the weights are read once per step. Every step is priced by the same rooflin
         "the prompt arrives as the first prompt-carrying step starts. No tile-quantisation effects "
         "(Sarathi-Serve: chunk 257 instead of 256 can cost 32 %).",
         "PagedAttention's kernel overhead (20–26 % slower attention in the vLLM paper) is not charged.",
+        "Decode throughput on the card counts decode steps only: the prefills of requests that replace "
+        "finished ones are not charged. With these lengths that is about one prompt token per two output "
+        "tokens of extra work, which flatters the larger (paged) batch most, since it runs nearer the "
+        "compute-bound regime.",
     ],
     sources=[
         "vLLM / PagedAttention: Kwon et al., SOSP '23 (arXiv 2309.06180): token-state share 20.4–38.2 % "
