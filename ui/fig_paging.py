@@ -171,7 +171,7 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
                   xaxis=dict(range=[0, 100], ticksuffix="%"), yaxis=dict(autorange="reversed"))
     return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
-                   legend_below=-0.12, bottom_px=60)
+                   legend_below=-0.2, bottom_px=70)
 
 
 def resident_figure(comparison: Comparison, step: int) -> go.Figure:
@@ -189,8 +189,8 @@ def resident_figure(comparison: Comparison, step: int) -> go.Figure:
     layout = dict(shapes=[_vline(step, COLORS["muted"])],
                   xaxis=dict(range=[0, int(steps[-1])], title=dict(text="Step")),
                   yaxis=dict(range=[0, top * 1.1], title=dict(text="Requests resident")))
-    return _figure(data, layout, height=290, title="Requests resident, step by step", legend_below=-0.3,
-                   bottom_px=70)
+    return _figure(data, layout, height=290, title="Requests resident, step by step", legend_below=-0.5,
+                   bottom_px=80)
 
 
 def card_figure(fit: CardFit) -> go.Figure:
