@@ -8,12 +8,12 @@ from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
     breakdown_figure,
     comparison_table,
-    gauges_figure,
+    gauges_figures,
     requests_frame,
     summary_frame,
     timeline_figure,
 )
-from ui.layout import data_expander, header, how_computed, next_link
+from ui.layout import data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -41,7 +41,7 @@ def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
     other = _comparison.run("static" if policy == "continuous" else "continuous")
     x_max = max(_comparison.static.wall_s, _comparison.continuous.wall_s)
     return {
-        "gauges": gauges_figure(run, other), "timeline": timeline_figure(run, x_max),
+        "gauges": gauges_figures(run, other), "timeline": timeline_figure(run, x_max),
         "breakdown": breakdown_figure(_comparison), "table": comparison_table(_comparison),
         "summary": summary_frame(_comparison), "requests": requests_frame(run),
     }
@@ -93,18 +93,19 @@ other = comparison.run("static" if continuous else "continuous")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 
-st.plotly_chart(
-    views["gauges"], key="batching_gauges", config=PLOTLY_CONFIG,
-    alt=f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
-        f"({fmt.percent(other.utilization_gpu)} with {other.policy}); goodput "
-        f"{fmt.percent(run.goodput_share)} ({fmt.percent(other.goodput_share)} with {other.policy}).",
-)
+gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
+             f"({fmt.percent(other.utilization_gpu)} with {other.policy}); goodput "
+             f"{fmt.percent(run.goodput_share)} ({fmt.percent(other.goodput_share)} with {other.policy}).")
+# Two charts in two columns: side by side on a wide screen, one under the other on a phone.
+with st.container(key="batching_gauges"):
+    for column, fig, name in zip(st.columns(2), views["gauges"], ("util", "goodput"), strict=True):
+        column.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt)
 
 if load == "poisson":
     st.caption("Under arrivals the engine is only as busy as the requests make it: goodput here says how "
                "full the batches ran, and the tokens/s follow the arrival rate until one mode can no "
                "longer keep up. Continuous batching's win shows in the time to first token.")
-m = st.columns(4)
+m = metric_slots(4)
 m[0].metric("GPU utilization", fmt.percent(run.utilization_gpu), border=True,
             help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
                  "included.")
@@ -116,7 +117,7 @@ m[2].metric("Goodput, tok/s", fmt.count(run.goodput_tokens_per_s), border=True,
 m[3].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
             help="Every token the engine emitted per second, padding included (batch × steps / "
                  "time): what a naive benchmark counts.")
-m = st.columns(5)
+m = metric_slots(5)
 m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
             help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
                  f"({fmt.rate(run.requests_per_s, 'req/s')}).")

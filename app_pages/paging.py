@@ -27,7 +27,7 @@ from ui.fig_paging import (
     resident_figure,
     steps_table,
 )
-from ui.layout import data_expander, header, how_computed, next_link
+from ui.layout import data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -77,7 +77,7 @@ cmp = _compare(page_tokens, max_output)
 policy, other = ("paged", "reserved") if paged else ("reserved", "paged")
 run, alt = cmp.run(policy), cmp.run(other)
 
-m = st.columns(4)
+m = metric_slots(4)
 m[0].metric("Requests resident", f"{int(run.resident[step])}", border=True,
             delta=f"{int(run.resident[step]) - int(alt.resident[step]):+d} vs {other}", delta_color="off",
             help=f"Requests holding cache pages at step {step}. Run average: {run.mean_resident:.1f} "
@@ -149,7 +149,7 @@ if not fit.fits:
         icon=":material/memory:",
     )
 else:
-    m = st.columns(3)
+    m = metric_slots(3)
     m[0].metric("KV-cache budget", fmt.bytes_(fit.kv_budget_bytes), border=True,
                 help=f"{fmt.bytes_(fit.memory_bytes)} usable − {fmt.bytes_(fit.weight_bytes)} of weights = "
                      f"{fit.kv_budget_tokens:,.0f} tokens at {fit.kv_bytes_per_token / 1024:.0f} KiB each.")
@@ -159,7 +159,7 @@ else:
                 delta=f"{fit.batch_gain:.1f}×" if fit.batch["reserved"] else None, delta_color="off",
                 help=f"Each holds {fit.slots_per_request['paged']:,.0f} token slots on average over "
                      "its life.")
-    m = st.columns(3)
+    m = metric_slots(3)
     m[0].metric("Decode throughput, reserved", fmt.rate(fit.tokens_per_s["reserved"]), border=True,
                 help=f"Batch {fit.batch['reserved']:,}: one decode step takes "
                      f"{fmt.seconds(fit.step_s['reserved'])}.")
@@ -203,7 +203,7 @@ cp = chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=s
 if not fit.fits:
     st.caption(f"{setup.model.name} does not fit this card (above): the timings below price it as if it did.")
 
-m = st.columns(4)
+m = metric_slots(4)
 m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
             help=f"The longest wait between two tokens of a decoding user. A decode-only step takes "
                  f"{fmt.seconds(cp.unchunked.decode_only_step_s)}.")

@@ -14,7 +14,7 @@ from ui.fig_speculative import (
     rounds_table,
     summary_table,
 )
-from ui.layout import data_expander, header, how_computed, next_link
+from ui.layout import data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -90,7 +90,7 @@ by_batch = spec.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, conte
 by_alpha = spec.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
                                  setup.assumptions, cost_ratio)
 
-m = st.columns(4)
+m = metric_slots(4)
 m[0].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True,
             help="E = (1 − α^(k+1)) / (1 − α): the accepted prefix plus the one token the target "
                  "adds in every pass (Leviathan et al., Eq. 1).")
@@ -104,7 +104,7 @@ m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
             delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
             + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
             delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
-m = st.columns(4)
+m = metric_slots(4)
 m[0].metric("Monte Carlo mean", f"{r.rounds.mean_tokens:.2f}", border=True,
             delta=f"± {r.rounds.std_error:.2f}, {r.rounds.tokens.size:,} rounds",
             delta_color="off", delta_arrow="off",

@@ -14,8 +14,8 @@ PAGE = "app_pages/batching.py"
 
 def gauges(at) -> tuple[float, float]:
     """(utilization %, goodput %) as the two gauges show them."""
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    util, good = spec["data"]
+    charts = at.get("plotly_chart")
+    (util,), (good,) = (json.loads(charts[i].proto.spec)["data"] for i in (0, 1))
     assert "GPU utilization (what the dashboard shows)" in util["title"]["text"]
     assert "Goodput (what gets done)" in good["title"]["text"]
     return util["value"], good["value"]
@@ -39,7 +39,7 @@ def test_defaults_render_static_with_both_gauges(at):
     assert good == pytest.approx(21.4, abs=1.0)
     assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
     assert number(metric(at, "Goodput")) == pytest.approx(good, abs=0.05)
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # two gauges, the timeline, the breakdown
     assert at.dataframe[0].value["Mode"].tolist() == ["Static", "Continuous"]
 
 

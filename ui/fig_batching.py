@@ -24,9 +24,9 @@ def _title_above_legend(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _gauge(value: float, reference: float, title: str, color: str, other: str, domain_x) -> go.Indicator:
+def _gauge(value: float, reference: float, title: str, color: str, other: str) -> go.Indicator:
     return go.Indicator(
-        mode="gauge+number+delta", value=100 * value, domain=dict(x=domain_x, y=[0, 0.92]),
+        mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.9]),
         title=dict(text=title, font=dict(size=15, color=COLORS["text"])),
         number=dict(suffix="%", valueformat=".1f", font=dict(size=40, color=COLORS["text"])),
         delta=dict(reference=100 * reference, valueformat=".1f", suffix=f" pts vs {other}",
@@ -43,20 +43,20 @@ def _gauge(value: float, reference: float, title: str, color: str, other: str, d
     )
 
 
-def gauges_figure(run: BatchingRun, other: BatchingRun) -> go.Figure:
-    """The two gauges side by side; the black tick and the delta mark the other mode's reading."""
+def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure, go.Figure]:
+    """The two gauges, one figure each (side by side on a wide screen, stacked on a phone); the black
+    tick and the delta mark the other mode's reading."""
     other_name = POLICY_LABEL[other.policy].lower()
-    fig = go.Figure([
+    gauges = (
         _gauge(run.utilization_gpu, other.utilization_gpu, "GPU utilization (what the dashboard shows)"
                "<br><span style='font-size:12px'>nvidia-smi: share of time a kernel is running</span>",
-               COLORS["utilization"], other_name, [0, 0.44]),
+               COLORS["utilization"], other_name),
         _gauge(run.goodput_share, other.goodput_share, "Goodput (what gets done)"
                "<br><span style='font-size:12px'>share of token capacity spent on requested tokens</span>",
-               COLORS["useful"], other_name, [0.56, 1]),
-    ])
-    fig.update_layout(height=290, margin=dict(l=30, r=30, t=60, b=10), font=FONT,
-                      paper_bgcolor="white")
-    return fig
+               COLORS["useful"], other_name),
+    )
+    layout = dict(height=290, margin=dict(l=30, r=30, t=60, b=10), font=FONT, paper_bgcolor="white")
+    return go.Figure([gauges[0]], layout), go.Figure([gauges[1]], layout)
 
 
 _HALF = 0.43  # half the height of a slot's bar, in slot units

@@ -23,6 +23,14 @@ def metric_row():
     return st.container(horizontal=True, wrap=True, gap="small")
 
 
+def metric_slots(n: int) -> list:
+    """A drop-in for ``st.columns(n)`` when every column holds one metric: ``n`` handles on one
+    wrapping row (``metric_row``), so ``slots[i].metric(...)`` keeps its order on a laptop and wraps
+    two a line on a phone instead of stacking one per line."""
+    row = metric_row()
+    return [row] * n
+
+
 def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     """A Plotly chart with its title above it as text (so a wrapping legend never hides it), a
     stable key, alt text for screen readers, and the house config."""
