@@ -3,17 +3,31 @@ metric that catches each failure."""
 
 import streamlit as st
 
+from sim.chunked import DEFAULT_DECODE_BATCH as CHUNK_BATCH
+from sim.chunked import DEFAULT_PROMPT_TOKENS as CHUNK_PROMPT
 from sim.metrics import (
+    BATCH_REQUESTS,
+    BATCH_SLOTS,
+    BATCH_WORKLOAD,
+    DAY_QUIETEST_HOUR,
     DEFAULT_DAY_LOW,
     DEFAULT_DAY_PEAK,
+    DEFAULT_DAY_REQUESTS,
+    HIGH_LOAD,
+    MODERATE_LOAD,
+    PHASES_CONTEXT,
+    PHASES_PROMPT,
     SLO,
     SLO_ATTAINMENT_GOAL,
     SLO_TPOT_RANGE_S,
     SLO_TTFT_RANGE_S,
+    SPEC_BATCH,
+    SPEC_CONTEXT,
     dashboard_day,
     measure,
     scenario_runs,
 )
+from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
 from ui.fig_watch import (
@@ -96,7 +110,7 @@ util_lo, util_hi = spread(rows, "utilization_gpu")
 good_lo, good_hi = spread(rows, "goodput_tok_s")
 with metric_row():
     st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
-              help="Lowest and highest reading over the ten scenarios below.")
+              help=f"Lowest and highest reading over the {len(rows)} scenarios below.")
     st.metric("Goodput, tok/s", count_range(good_lo, good_hi), border=True,
               delta=f"{good_hi / good_lo:,.0f}× apart", delta_color="off", delta_arrow="off",
               help="Output tokens delivered to users per second, lowest and highest over the scenarios.")
@@ -114,7 +128,8 @@ st.markdown("One row per situation the article shows, each run by that section's
             "dashboard reads (`nvidia-smi` utilization); right, what the users get (output tokens "
             "per second, on a log scale).")
 chart(views["bars"], key="watch_bars",
-      title="The same GPU, ten situations: utilization barely moves, goodput spans orders of magnitude",
+      title=f"The same GPU, {len(rows)} situations: utilization barely moves, goodput spans orders of "
+            "magnitude",
       alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while goodput "
           f"runs from {good_lo:,.0f} to {good_hi:,.0f} output tokens per second.")
 st.dataframe(views["table"], hide_index=True, width="stretch",
@@ -129,9 +144,9 @@ st.caption("– : the run does not model it (a steady state has no queue and no 
 st.subheader("A day on the dashboard")
 st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)
-over a simulated day: quiet at 04:00, {day.load.max():.0%} of what the engine serves flat out at
-16:00. This is what three panels of a dashboard would draw, hour by hour. Shaded hours have requests
-waiting.
+over a simulated day: quiet at {DAY_QUIETEST_HOUR:02d}:00, {day.load.max():.0%} of what the engine serves
+flat out at {DAY_QUIETEST_HOUR + 12:02d}:00. This is what three panels of a dashboard would draw,
+hour by hour. Shaded hours have requests waiting.
 """)
 missed = day.hours_missing(slo)
 ttft_worst = day.worst_ttft_p99_s
@@ -200,26 +215,29 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.
 - **KV cache holding tokens**: tokens whose KV the step holds × KV bytes per token, over section 02's
-  KV budget $0.9\,M_\text{GPU} - W$; **Queue**: requests arrived and not yet admitted. Both are
-  time-weighted over the steps.
+  KV budget $""" + f"{DEFAULT_MEMORY_UTILIZATION:g}" + r"""\,M_\text{GPU} - W$; **Queue**: requests
+  arrived and not yet admitted. Both are time-weighted over the steps.
 
 **The day.** The arrival rate follows $\lambda(h) = C\,(\ell + (p-\ell)\,\tfrac{1-\cos(2\pi(h-4)/24)}{2})$,
 $C$ the requests/s section 01's continuous batching serves with every request queued at once,
 $\ell$ = """ + f"{DEFAULT_DAY_LOW:g} and $p$ = {DEFAULT_DAY_PEAK:g}" + r""". Each
 hour is a window of fixed length in which arrivals are Poisson at that hour's rate; the window length
-is set so about 2,400 requests arrive over the day, whatever the GPU. The run is section 01's
-``simulate``; each step's kernel time, FLOPs and tokens are spread evenly over the step and summed per
-window. TTFT p99 is over the requests that arrived in the hour.
+is set so about """ + f"{DEFAULT_DAY_REQUESTS:,}" + r""" requests arrive over the day, whatever the GPU.
+The run is section 01's ``simulate``; each step's kernel time, FLOPs and tokens are spread evenly over
+the step and summed per window. TTFT p99 is over the requests that arrived in the hour.
 """,
     assumptions=[
-        "Each row runs its section's model at that page's first view: page 00's 2,048-token prompt "
-        "and 512 tokens of context; page 01's 1,000 Anyscale requests on 64 slots; page 02's "
-        "ShareGPT-like requests on this card and its 8,192-token prompt among 32 decoders; page 03's "
-        "draft model at batch 1 and 1,024 tokens of context.",
+        f"Each row runs its section's model at that page's first view: page 00's {PHASES_PROMPT:,}-token "
+        f"prompt and {PHASES_CONTEXT:,} tokens of context; page 01's {BATCH_REQUESTS:,} requests "
+        f"({BATCH_WORKLOAD}) on {BATCH_SLOTS} slots; page 02's ShareGPT-like requests on this card and its "
+        f"{CHUNK_PROMPT:,}-token prompt among {CHUNK_BATCH} decoders; page 03's default drafting method at "
+        f"batch {SPEC_BATCH} and {SPEC_CONTEXT:,} tokens of context.",
         f"Section 01's rows use Poisson arrivals instead of its first view's burst, so that latency "
-        f"means something: {runs.moderate_rate_rps:g} requests/s (a power of two at most 80 % of what "
+        f"means something: {runs.moderate_rate_rps:g} requests/s (a power of two at most "
+        f"{MODERATE_LOAD:.0%} of what "
         f"continuous batching serves, {runs.capacity_rps:.3g}/s here) for static vs continuous, and "
-        f"{runs.high_rate_rps:g}/s (at least 130 %) for high load. Pick them on page 01 to see the "
+        f"{runs.high_rate_rps:g}/s (at least {HIGH_LOAD:.0%}) for high load. Pick them on page 01 to see "
+        "the "
         "same runs.",
         "MFU and MBU stand in for DCGM's tensor-pipe and DRAM activity. DCGM counts active cycles, "
         "not FLOPs or bytes: a tensor pipe running below full rate reads as active, so the real "

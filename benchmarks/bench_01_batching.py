@@ -12,21 +12,16 @@ _BURST_10K = sample_requests("anyscale", 10_000)
 _POISSON_1K = sample_requests("anyscale", 1_000, "poisson", 8.0)
 _POISSON_10K = sample_requests("anyscale", 10_000, "poisson", 30.0)
 
+_RUNS = [  # (requests, label, slots, target ms)
+    (_BURST_1K, "1,000 requests, 64 slots, burst", 64, 20),
+    (_BURST_10K, "10,000 requests, 256 slots, burst", 256, 200),
+    (_POISSON_1K, "1,000 requests, 64 slots, Poisson 8 req/s", 64, 20),
+    (_POISSON_10K, "10,000 requests, 256 slots, Poisson 30 req/s", 256, 200),
+]
 SIM_CASES = [
-    SimCase(f"batching.simulate {policy}, 1,000 requests, 64 slots, burst",
-            lambda policy=policy: simulate(H100, LLAMA8, _BURST_1K, 64, policy), 20)
-    for policy in ("static", "continuous")
-] + [
-    SimCase(f"batching.simulate {policy}, 10,000 requests, 256 slots, burst",
-            lambda policy=policy: simulate(H100, LLAMA8, _BURST_10K, 256, policy), 200)
-    for policy in ("static", "continuous")
-] + [
-    SimCase(f"batching.simulate {policy}, 1,000 requests, 64 slots, Poisson 8 req/s",
-            lambda policy=policy: simulate(H100, LLAMA8, _POISSON_1K, 64, policy), 20)
-    for policy in ("static", "continuous")
-] + [
-    SimCase(f"batching.simulate {policy}, 10,000 requests, 256 slots, Poisson 30 req/s",
-            lambda policy=policy: simulate(H100, LLAMA8, _POISSON_10K, 256, policy), 200)
+    SimCase(f"batching.simulate {policy}, {label}",
+            lambda req=req, slots=slots, policy=policy: simulate(H100, LLAMA8, req, slots, policy), target)
+    for req, label, slots, target in _RUNS
     for policy in ("static", "continuous")
 ]
 

@@ -476,11 +476,14 @@ DEFAULT_DAY_LOW, DEFAULT_DAY_PEAK = 0.1, 1.4  # load at 04:00 and at 16:00
 DAY_SEED = 0
 
 
+DAY_QUIETEST_HOUR = 4  # the trough of the day's traffic; the peak is 12 hours later
+
+
 def diurnal_load(hours, low: float = DEFAULT_DAY_LOW, peak: float = DEFAULT_DAY_PEAK) -> np.ndarray:
     """Arrival rate over the day as a share of capacity: a cosine from ``low`` at 04:00 to ``peak``
     at 16:00."""
     h = np.asarray(hours, dtype=float)
-    return low + (peak - low) * (1 - np.cos(2 * np.pi * (h - 4) / 24)) / 2
+    return low + (peak - low) * (1 - np.cos(2 * np.pi * (h - DAY_QUIETEST_HOUR) / 24)) / 2
 
 
 @dataclass(frozen=True, repr=False)
