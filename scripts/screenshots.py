@@ -34,6 +34,7 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": args.width, "height": 900})
             for path in paths:
+                page.set_viewport_size({"width": args.width, "height": 900})  # measure each page afresh
                 page.goto(f"{server.url}/{path}" + (f"?{args.query}" if args.query else ""))
                 wait_idle(page)
                 # Streamlit scrolls inside its main container, so grow the viewport to its height
