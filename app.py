@@ -6,19 +6,23 @@ navigation over the article's sections. Pages live in app_pages/ (not pages/: se
 
 import streamlit as st
 
+from ui.layout import page_style
 from ui.nav import HOME, SECTIONS, SOURCES
 from ui.setup import render_setup_controls
+from ui.state import remember_pages
 from ui.url_check import raw_params_on_first_run, show_rejected
 
 st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
 
 pages = [
-    st.Page(s.path, title=s.label, icon=s.icon, url_path=None if s is HOME else s.url_path,
+    st.Page(s.path, title=s.nav_label, icon=s.icon, url_path=None if s is HOME else s.url_path,
             default=s is HOME)
     for s in (HOME, *SECTIONS, SOURCES)
 ]
 page = st.navigation(pages, position="top")
 raw_params = raw_params_on_first_run()  # before any widget consumes them
+remember_pages()  # before the page runs: keeps each page's settings for Back and for coming back
+page_style()
 with st.sidebar:
     render_setup_controls()
 url_notice = st.container()

@@ -6,6 +6,8 @@ from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_
 from ui import format as fmt
 from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
+    USEFUL_WORK_LABEL,
+    UTILIZATION_LABEL,
     breakdown_figure,
     comparison_table,
     gauges_figures,
@@ -48,38 +50,36 @@ def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
 
 
 header("01", "Keeping the slots full: continuous batching", """
-One decode step barely uses the GPU, so a server runs many requests at once, one per **slot** of the
-batch. But requests finish at different times. **Static batching** keeps a batch together until its
-longest member is done: members that finished early keep their slot and keep computing padding, and
-nobody new gets in. **Continuous batching** (iteration-level scheduling, from Orca; standard in vLLM,
-SGLang and TensorRT-LLM) hands a slot to the next queued request the step after it frees. Flip the
-switch and watch both gauges: the one a dashboard shows hardly moves; the one that counts is the
-whole difference.
-""")
+A server runs many requests at once, one per **slot** of the batch. **Static batching** holds a batch
+until its longest request is done; **continuous batching** refills a slot the step after it frees.
+Flip the switch: the dashboard's gauge hardly moves, the useful work does.
+""", prefix="batching")
 
 setup = current_setup()
-continuous = st.toggle("**Continuous batching** (off: static batching)", value=False,
+continuous = st.toggle("Continuous batching (off: static batching)", value=False,
                        key="batching_continuous", bind="query-params",
                        help="Static: the batch waits for its slowest member. Continuous: a finished "
                             "request's slot is refilled at the next step.")
-c = st.columns([1, 1.6, 1, 1.4])
-slots = c[0].select_slider("Slots (batch size B)", SLOT_OPTIONS, value=64, key="batching_slots",
-                           bind="query-params", help="Sequences the engine runs at once.")
-workload = c[1].selectbox("Workload", list(WORKLOADS), format_func=lambda k: WORKLOADS[k].label,
-                          key="batching_workload", bind="query-params")
-c[1].caption(f"Prompts {WORKLOADS[workload].prompt.describe()} tokens; outputs "
-             f"{WORKLOADS[workload].output.describe()} tokens.")
-n_requests = c[2].select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
-                                bind="query-params")
-with c[3]:
-    # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
-    load = st.radio("Load", LOADS, format_func=LOAD_LABEL.get, horizontal=True, key="batching_load",
-                    bind="query-params",
-                    help="All at once: every request queued at t = 0 (the throughput view). Poisson "
-                         "arrivals: requests arrive at random at the rate below (the latency view).")
-    rate = st.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
-                            bind="query-params", disabled=load == "burst",
-                            help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
+gauges = st.container(key="batching_gauges")  # filled below, once the run is known
+
+settings = st.container(horizontal=True, wrap=True, gap="small", key="batching_settings")
+slots = settings.select_slider("Slots (batch size B)", SLOT_OPTIONS, value=64, key="batching_slots",
+                               bind="query-params", help="Sequences the engine runs at once.", width=200)
+workload = settings.selectbox("Workload", list(WORKLOADS), format_func=lambda k: WORKLOADS[k].label,
+                              key="batching_workload", bind="query-params", width=230,
+                              help=None)
+n_requests = settings.select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
+                                    bind="query-params", width=170)
+# A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
+load = settings.radio("Load", LOADS, format_func=LOAD_LABEL.get, horizontal=True, key="batching_load",
+                      bind="query-params", width=260,
+                      help="All at once: every request queued at t = 0 (the throughput view). Poisson "
+                           "arrivals: requests arrive at random at the rate below (the latency view).")
+rate = settings.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
+                              bind="query-params", disabled=load == "burst", width=220,
+                              help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
+st.caption(f"{WORKLOADS[workload].label}: prompts {WORKLOADS[workload].prompt.describe()} tokens; outputs "
+           f"{WORKLOADS[workload].output.describe()} tokens.")
 
 key = (repr(setup), slots, workload, n_requests, load, float(rate))
 try:
@@ -94,29 +94,34 @@ mode = policy.capitalize()
 views = _views(comparison, key, policy)
 
 gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
-             f"({fmt.percent(other.utilization_gpu)} with {other.policy}); goodput "
-             f"{fmt.percent(run.goodput_share)} ({fmt.percent(other.goodput_share)} with {other.policy}).")
-# Two charts in two columns: side by side on a wide screen, one under the other on a phone.
-with st.container(key="batching_gauges"):
-    for column, fig, name in zip(st.columns(2), views["gauges"], ("util", "goodput"), strict=True):
-        column.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt)
+             f"({fmt.percent(other.utilization_gpu)} with {other.policy}); useful work "
+             f"{fmt.percent(run.useful_work)} ({fmt.percent(other.useful_work)} with {other.policy}).")
+# Two small charts in a row that does not stack: toggle and both gauges on one screen of a phone.
+with gauges:
+    with st.container(horizontal=True, gap="small", wrap=False):
+        for fig, name in zip(views["gauges"], ("util", "useful"), strict=True):
+            st.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt,
+                            width="stretch")
+    m = metric_slots(4)
+    m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
+                help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
+                     "included.")
+    m[1].metric(USEFUL_WORK_LABEL, fmt.percent(run.useful_work), border=True,
+                help="Of the token capacity there was demand for (B slots × steps, less slots left empty "
+                     "while nobody waited), the share spent on tokens someone asked for. The rest is "
+                     "waste: padding, and slots left empty while requests waited.")
+    m[2].metric("Unused: no demand", fmt.percent(run.unused_share), border=True,
+                help="Share of the token capacity in slots left empty while no request was waiting: "
+                     "spare capacity, not waste. High under light load.")
+    m[3].metric("Output tok/s", fmt.count(run.output_tokens_per_s), border=True,
+                help="Requested output tokens delivered per second of wall time (padding not counted). "
+                     "Goodput, on page 04, counts only the requests that also meet the latency targets.")
 
 if load == "poisson":
-    st.caption("Under arrivals the engine is only as busy as the requests make it: goodput here says how "
-               "full the batches ran, and the tokens/s follow the arrival rate until one mode can no "
-               "longer keep up. Continuous batching's win shows in the time to first token.")
-m = metric_slots(4)
-m[0].metric("GPU utilization", fmt.percent(run.utilization_gpu), border=True,
-            help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
-                 "included.")
-m[1].metric("Goodput", fmt.percent(run.goodput_share), border=True,
-            help="Share of the token capacity (each step can advance B slots by a token) spent on "
-                 "tokens someone asked for: padding and empty slots are the rest.")
-m[2].metric("Goodput, tok/s", fmt.count(run.goodput_tokens_per_s), border=True,
-            help="Requested output tokens delivered per second of wall time.")
-m[3].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
-            help="Every token the engine emitted per second, padding included (batch × steps / "
-                 "time): what a naive benchmark counts.")
+    st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
+               "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
+               "tokens/s follow the arrival rate until one mode can no longer keep up. Continuous "
+               "batching's win shows in the time to first token.")
 m = metric_slots(5)
 m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
             help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
@@ -127,8 +132,17 @@ m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True,
 m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
 m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True,
             help="Time per output token after the first: (finish − first token) / (output − 1).")
-m[4].metric("TPOT p99", fmt.seconds(run.tpot_p99_s), border=True)
+m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
+            help="Every token the engine emitted per second, padding included (batch × steps / "
+                 "time): what a naive benchmark counts.")
 
+st.markdown("""
+Requests finish at different times. Under static batching the members that finished early keep their
+slot and keep computing padding, and nobody new gets in until the whole batch is done. Continuous
+batching (iteration-level scheduling, from Orca; standard in vLLM, SGLang and TensorRT-LLM) hands a
+slot to the next queued request the step after it frees. A kernel runs either way, so the
+dashboard's gauge reads the same; what differs is how much of that work anyone asked for.
+""")
 st.plotly_chart(
     views["timeline"], key="batching_timeline", config=PLOTLY_CONFIG,
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
@@ -144,19 +158,22 @@ st.subheader("Both modes on these settings")
 st.dataframe(views["table"], hide_index=True, width="stretch")
 st.plotly_chart(
     views["breakdown"], key="batching_breakdown", config=PLOTLY_CONFIG,
-    alt=f"Slot-time on requested tokens: static {fmt.percent(comparison.static.goodput_share)}, "
-        f"continuous {fmt.percent(comparison.continuous.goodput_share)}; static padding "
+    alt=f"Slot-time on requested tokens: static {fmt.percent(comparison.static.useful_share)}, "
+        f"continuous {fmt.percent(comparison.continuous.useful_share)}; static padding "
         f"{fmt.percent(comparison.static.padding_share)}.",
 )
 
 s, k = comparison.static, comparison.continuous
 st.info(
     f"**The thesis in one widget.** Utilization reads **{fmt.percent(s.utilization_gpu)}** static and "
-    f"**{fmt.percent(k.utilization_gpu)}** continuous: a kernel is running either way. Goodput is "
-    f"**{fmt.percent(s.goodput_share)}** against **{fmt.percent(k.goodput_share)}**, and the tokens "
-    f"delivered per second differ **{k.goodput_tokens_per_s / s.goodput_tokens_per_s:.1f}×**. Static "
+    f"**{fmt.percent(k.utilization_gpu)}** continuous: a kernel is running either way. Useful work is "
+    f"**{fmt.percent(s.useful_work)}** against **{fmt.percent(k.useful_work)}**, and the tokens "
+    f"delivered per second differ **{k.output_tokens_per_s / s.output_tokens_per_s:.1f}×**. Static "
     f"batching spends {fmt.percent(s.padding_share)} of its token capacity computing padding for requests "
-    "that already finished: busy, and useless.", icon=":material/lightbulb:",
+    "that already finished"
+    + (f", and leaves {fmt.percent(s.idle_waiting_share)} of it in empty slots while requests wait"
+       if s.idle_waiting_share >= 0.005 else "")
+    + ": busy, and useless.", icon=":material/lightbulb:",
 )
 
 how_computed(
@@ -176,16 +193,21 @@ the running sum of step times plus idle gaps (nothing to run, waiting for the ne
 
 **The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the
 token capacity is $B\,S$ slot-steps. With $u_s$ the slots at step $s$ advancing a request's own
-tokens (a padded prefill counts $p_i/P_\max$ of its slot):
+tokens (a padded prefill counts $p_i/P_\max$ of its slot), $e_s$ its empty slots and $w_s$ the
+requests that have arrived but not got in, $\min(e_s, w_s)$ empty slots are *wasted* (a request
+could have used them) and the other $n_s = e_s-\min(e_s,w_s)$ are *unused* (nobody asked):
 
 $$\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
-\text{goodput}=\frac{\sum_s u_s}{B\,S}$$
+\text{useful work}=\frac{\sum_s u_s}{B\,S-\sum_s n_s}$$
 
-The rest of the capacity is padding (computed, unwanted) or idle (empty slot). For static batching
-with exponential output lengths the goodput share is $1/H_B$ (REFERENCE.md V17: """
+The rest of the capacity in demand is waste: padding (computed, unwanted) and empty slots while
+requests wait. Unused capacity is spare, not waste: a lightly loaded server shows a lot of it and
+still does all its useful work. For static batching of a backlog with exponential output lengths
+the share of the whole capacity spent on requested tokens, $\sum_s u_s/(B\,S)$, is $1/H_B$
+(REFERENCE.md V17: """
     + f"{expected_static_slot_efficiency(slots):.3f} at this $B={slots}$)." + r"""
 $T_\text{wall}$ includes the gaps in which the engine waits for arrivals: they lower utilization
-and tokens/s, but hold no steps, so they are not in the share. Goodput tokens/s = requested
+and tokens/s, but hold no steps, so they are in neither share. Output tokens/s = requested
 output tokens / $T_\text{wall}$; TTFT = arrival → end of the prefill step; TPOT = (last token − first
 token) / $(L-1)$; p50 and p99 over requests.
 """,
@@ -202,11 +224,12 @@ token) / $(L-1)$; p50 and p99 over requests.
         "chunking; chunked prefill comes with the next section), so those steps are slower.",
         "Tokens stream: a static request's time per output token ends at its own last token, not at "
         "its batch's end.",
-        "Goodput counts slot-steps (tokens), not seconds: a slow prefill step and a fast decode step "
+        "Useful work counts slot-steps (tokens), not seconds: a slow prefill step and a fast decode step "
         "each offer B slots once. Host overhead is part of every step's time and is idle for "
         "nvidia-smi (no kernel runs).",
         "Lengths and arrivals are drawn from a fixed seed; the same draw feeds both modes.",
-        "One GPU, no tensor parallelism; the roofline is a floor (see section 00).",
+        "One GPU, no tensor parallelism; the roofline is a floor on step time, a ceiling on throughput "
+        "(see section 00).",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",

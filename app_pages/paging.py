@@ -24,10 +24,11 @@ from ui.fig_paging import (
     ledger_figure,
     pages_table,
     pool_figure,
+    pool_title,
     resident_figure,
     steps_table,
 )
-from ui.layout import data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -51,73 +52,79 @@ def _card_fit(gpu, model, page_tokens: int, max_output: int, assumptions):
 
 
 header("02", "Fitting more requests: PagedAttention", """
-Batching only pays if the requests fit, and what limits them is the **KV cache**. The old way gave
-each request one contiguous slab of cache sized for the *longest* answer it might give: most of it
-sat empty, and the gaps between slabs were too short for the next request. **PagedAttention**
-(vLLM) does what an operating system does with virtual memory: the cache is cut into small pages,
-handed out as tokens arrive and found through a page table. Flip between the two on the same
-64-page pool, scrub through the run, and watch how many requests fit and where the memory goes.
-""")
+The KV cache limits the batch. Reserving each request's cache for its longest possible answer leaves
+most of it empty; **PagedAttention** (vLLM) hands out small pages as tokens arrive. Flip it and watch
+the pool.
+""", prefix="paging")
 
 setup = current_setup()
-c1, c2, c3 = st.columns([1, 1.2, 1.2])
-paged = c1.toggle("PagedAttention", value=False, key="paging_paged", bind="query-params",
+# One row that does not stack on a phone: the switch, the step and the pool on one screen.
+controls = st.container(horizontal=True, wrap=False, vertical_alignment="center", gap="medium")
+paged = controls.toggle("PagedAttention", value=False, key="paging_paged", bind="query-params",
                   help="Off: each request reserves contiguous pages for its prompt plus the maximum "
-                       "output length. On: pages are handed out as tokens arrive.")
-page_tokens = c2.select_slider("Page size, tokens", PAGE_SIZES, value=16, key="paging_page_tokens",
-                               bind="query-params")
-max_output = c3.select_slider("Max output length, tokens", MAX_OUTPUTS, value=256,
-                              key="paging_max_output", bind="query-params",
-                              help="What the reserved policy must set aside for every request.")
+                       "output length. On: pages are handed out as tokens arrive.", width="content")
 # Integer sliders are select sliders: a bound st.slider truncates a linked "2.5" to 2 without a word.
-step = st.select_slider("Step of the run", list(range(DEFAULT_N_STEPS)), value=DEFAULT_STEP,
+step = controls.select_slider("Step of the run", list(range(DEFAULT_N_STEPS)), value=DEFAULT_STEP,
                         key="paging_step", bind="query-params")
+# The pool's own knobs sit below it: the containers are placed first, filled after the knobs are read.
+left, right = st.columns([1.1, 1])
+settings = st.container(horizontal=True, wrap=True, gap="medium")
+page_tokens = settings.select_slider("Page size, tokens", PAGE_SIZES, value=16, key="paging_page_tokens",
+                                     bind="query-params", width=260)
+max_output = settings.select_slider("Max output length, tokens", MAX_OUTPUTS, value=256,
+                                    key="paging_max_output", bind="query-params", width=300,
+                                    help="What the reserved policy must set aside for every request.")
 
 cmp = _compare(page_tokens, max_output)
 policy, other = ("paged", "reserved") if paged else ("reserved", "paged")
 run, alt = cmp.run(policy), cmp.run(other)
 
-m = metric_slots(4)
-m[0].metric("Requests resident", f"{int(run.resident[step])}", border=True,
-            delta=f"{int(run.resident[step]) - int(alt.resident[step]):+d} vs {other}", delta_color="off",
-            help=f"Requests holding cache pages at step {step}. Run average: {run.mean_resident:.1f} "
-                 f"({other}: {alt.mean_resident:.1f}).")
-m[1].metric("Token-state share", fmt.percent(float(run.token_share[step])), border=True,
-            delta=f"{100 * float(run.token_share[step] - alt.token_share[step]):+.0f} pp vs {other}",
-            delta_color="off",
-            help="Share of the pool's token slots that hold a cached token at this step: the rest is "
-                 "reserved but unused, slack in last pages, or free.")
-m[2].metric("Requests waiting", f"{int(run.waiting[step])}", border=True,
-            help="Queued behind the head of the line (the whole backlog arrives at step 0).")
-m[3].metric("Preemptions so far", f"{int(run.preempted[: step + 1].sum())}", border=True,
-            help="Paged only: when a sequence needs a page and none is free, the most recently admitted "
-                 "request gives up its pages and goes back to the queue (its cache is recomputed).")
-rejected = int(cmp.reserved.rejected.sum())
-if rejected:
-    st.warning(f"{rejected} of {cmp.reserved.rejected.size} requests need a reservation larger than the "
-               f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
-               "policy. Paged serves them.", icon=":material/block:")
-
-left, right = st.columns([1.1, 1])
 with left:
-    st.plotly_chart(
-        pool_figure(run, step), key="paging_pool", config=PLOTLY_CONFIG, width="stretch",
+    chart(
+        pool_figure(run, step), key="paging_pool", title=pool_title(run, step),
         alt=f"The {DEFAULT_N_PAGES}-page pool under the {policy} policy at step {step}: "
             f"{int(run.resident[step])} requests resident, {float(run.token_share[step]):.0%} of the slots "
             f"hold tokens.",
     )
 with right:
+    m = metric_slots(4)
+    m[0].metric("Requests resident", f"{int(run.resident[step])}", border=True,
+                delta=f"{int(run.resident[step]) - int(alt.resident[step]):+d} vs {other}", delta_color="off",
+                help=f"Requests holding cache pages at step {step}. Run average: {run.mean_resident:.1f} "
+                     f"({other}: {alt.mean_resident:.1f}).")
+    m[1].metric("Token-state share", fmt.percent(float(run.token_share[step])), border=True,
+                delta=f"{100 * float(run.token_share[step] - alt.token_share[step]):+.0f} pp vs {other}",
+                delta_color="off",
+                help="Share of the pool's token slots that hold a cached token at this step: the rest is "
+                     "reserved but unused, slack in last pages, or free.")
+    m[2].metric("Requests waiting", f"{int(run.waiting[step])}", border=True,
+                help="Queued behind the head of the line (the whole backlog arrives at step 0).")
+    m[3].metric("Preemptions so far", f"{int(run.preempted[: step + 1].sum())}", border=True,
+                help="Paged only: when a sequence needs a page and none is free, the most recently "
+                     "admitted request gives up its pages and goes back to the queue (its cache is "
+                     "recomputed).")
     share = {p: cmp.run(p).mean_token_share for p in ("reserved", "paged")}
     st.plotly_chart(
         ledger_figure(cmp, step), key="paging_ledger", config=PLOTLY_CONFIG, width="stretch",
         alt=f"Ledger of the pool. Over the run, token states fill {share['reserved']:.0%} of it under "
             f"reserved and {share['paged']:.0%} under paged.",
     )
-    st.plotly_chart(
-        resident_figure(cmp, step), key="paging_resident", config=PLOTLY_CONFIG, width="stretch",
-        alt=f"Requests resident over the run: {cmp.reserved.mean_resident:.1f} on average under reserved, "
-            f"{cmp.paged.mean_resident:.1f} under paged.",
-    )
+rejected = int(cmp.reserved.rejected.sum())
+if rejected:
+    st.warning(f"{rejected} of {cmp.reserved.rejected.size} requests need a reservation larger than the "
+               f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
+               "policy. Paged serves them.", icon=":material/block:")
+st.plotly_chart(
+    resident_figure(cmp, step), key="paging_resident", config=PLOTLY_CONFIG, width="stretch",
+    alt=f"Requests resident over the run: {cmp.reserved.mean_resident:.1f} on average under reserved, "
+        f"{cmp.paged.mean_resident:.1f} under paged.",
+)
+st.markdown("""
+The old way gave each request one contiguous slab of cache sized for the *longest* answer it might
+give: most of it sat empty, and the gaps between slabs were too short for the next request.
+PagedAttention does what an operating system does with virtual memory: the cache is cut into small
+pages, handed out as tokens arrive and found through a page table.
+""")
 
 r_res, p_res = cmp.reserved.mean_resident, cmp.paged.mean_resident
 ratio = f" (**{p_res / r_res:.1f}×**)" if r_res > 0 else ""

@@ -225,7 +225,8 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",
         "The draft's prefill and KV memory are not counted; the draft's context is the target's.",
-        "The roofline is a floor: measured gains (EAGLE-3 Table 3) fade at smaller batches than this "
+        "The roofline is a floor on step time (a ceiling on speed): measured gains (EAGLE-3 Table 3) "
+        "fade at smaller batches than this "
         "model predicts, because real verify passes (tree attention, sampling) cost more.",
         f"With a head drafter the speedup can creep up at small batches ({head_rise:.0%} at most on "
         "this setting's curve): the head keeps one "

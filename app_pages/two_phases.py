@@ -12,51 +12,65 @@ from ui.setup import current_setup
 POW2 = [2**i for i in range(0, 16)]
 
 header("00", "Two phases, two very different machines", """
-Generating from an LLM is two workloads wearing one costume. **Prefill** pushes the whole prompt
-through in one pass: a fat matmul that saturates the tensor cores (*compute-bound*). **Decode** then
-makes one token per step, and every step reads all the weights and the whole KV cache to do it
-(*memory-bound*): the tensor cores mostly wait on memory. Move the sliders and watch the two points
-on the roofline, and the two numbers a dashboard would show you for decode.
-""")
+**Prefill** keeps the tensor cores busy; **decode** reads every weight to make one token a step, and
+they wait on memory. Move the batch and watch the two points.
+""", prefix="phases")
 
 setup = current_setup()
-c1, c2, c3 = st.columns(3)
-prompt = c1.select_slider("Prompt length (prefill), tokens", [p for p in POW2 if p >= 64],
-                          value=2048, key="phases_prompt", bind="query-params")
-batch = c2.select_slider("Decode batch size, sequences", POW2[:11], value=1, key="phases_batch",
-                         bind="query-params")
-context = c3.select_slider("Decode context, tokens already cached", [p for p in POW2 if p >= 64],
-                           value=512, key="phases_context", bind="query-params")
+# One row that does not stack on a phone (st.columns would put the chart a screen lower there).
+with st.container(horizontal=True, gap="small", key="phases_controls"):
+    batch = st.select_slider("Decode batch", POW2[:11], value=1, key="phases_batch", bind="query-params",
+                             help="Sequences decoding together: one token each per step.")
+    prompt = st.select_slider("Prompt, tokens", [p for p in POW2 if p >= 64], value=2048,
+                              key="phases_prompt", bind="query-params",
+                              help="Prompt length: the tokens one prefill pass processes.")
+    context = st.select_slider("Context, tokens", [p for p in POW2 if p >= 64], value=512,
+                               key="phases_context", bind="query-params",
+                               help="Tokens already cached for each decoding sequence.")
 
 r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
 crossover = r.compute_bound_batch
 
+# The roofline beside its headline numbers (a phone stacks them: the chart comes first).
+left, right = st.columns([1.7, 1], vertical_alignment="center")
+with left:
+    chart(
+        roofline_figure(r, setup.gpu, setup.model, setup.assumptions), key="phases_roofline",
+        title=f"Roofline of the {setup.gpu.name}: where each phase lands",
+        alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
+            f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
+            f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B "
+            f"({setup.model.compute_precision.upper()} math).",
+    )
+with right, metric_row():
+    st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
+              help="Share of wall time with a kernel running: what the dashboard shows.")
+    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
+              help="Model FLOP/s utilization: achieved FLOP/s over the tensor-core peak, the work "
+                   "actually done.")
+    st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True,
+              help="Output tokens per second of the whole batch (one per sequence per step).")
+    st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
+
+st.markdown("""
+Generating from an LLM is two workloads wearing one costume. Prefill pushes the whole prompt through
+in one pass: a fat matmul that keeps the tensor cores busy (*compute-bound*, right of the ridge).
+Decode then makes one token per step, and every step reads all the weights and the whole KV cache
+to do it (*memory-bound*, left of the ridge). Batching more sequences into a decode step reuses each
+weight read for more tokens and slides the decode point right, until the KV cache's own reads catch up.
+""")
 with metric_row():
     st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
               help=f"One pass over the {prompt:,}-token prompt; bound by "
                    f"{'memory' if r.prefill.memory_bound[0] else 'compute'}.")
     st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
               help="One token for each of the batch's sequences.")
-    st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True)
+    st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True,
+              help="Model bandwidth utilization: achieved bytes/s over peak HBM bandwidth.")
     st.metric("Compute-bound from batch", fmt.count(crossover),
               border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
                                 "sequence brings more KV-cache bytes than math, so memory stays the limit.")
-with metric_row():
-    st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
-              help="Share of wall time with a kernel running: what the dashboard shows.")
-    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
-              help="Achieved FLOP/s over the tensor-core peak: the work actually done.")
-    st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True,
-              help="Achieved bytes/s over peak HBM bandwidth.")
-    st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
 
-chart(
-    roofline_figure(r, setup.gpu, setup.model, setup.assumptions), key="phases_roofline",
-    title=f"Roofline of the {setup.gpu.name}: where each phase lands",
-    alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
-        f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
-        f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B.",
-)
 chart(
     busy_figure(r), key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
     alt=f"Prefill keeps the tensor cores busy {float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} "
@@ -91,7 +105,8 @@ $t_\text{gpu}/t_\text{step}$. MFU = FLOPs / ($F_\text{peak}\,t_\text{step}$); MB
 ($B_\text{HBM}\,t_\text{step}$).
 """,
     assumptions=[
-        "A roofline estimate is a floor; the efficiencies and host overhead (sidebar, Assumptions) "
+        "A roofline estimate is a floor on step time (a ceiling on throughput); the efficiencies and "
+        "host overhead (sidebar, Assumptions) "
         "stand in for everything kernels lose. Their defaults reproduce the one measured point: "
         f"{CALIBRATION_MODEL} at batch 1 on {CALIBRATION_GPU}, {fmt.seconds(calibration_step_s())} "
         f"modelled vs {fmt.seconds(CALIBRATION_MEASURED_S)} measured (SGLang).",

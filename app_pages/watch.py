@@ -107,7 +107,7 @@ rows = views["rows"]
 by_key = {r.key: r.metrics for r in rows}
 
 util_lo, util_hi = spread(rows, "utilization_gpu")
-good_lo, good_hi = spread(rows, "goodput_tok_s")
+good_lo, good_hi = spread(rows, "output_tok_s")
 with metric_row():
     st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
               help=f"Lowest and highest reading over the {len(rows)} scenarios below.")
@@ -153,7 +153,7 @@ ttft_worst = day.worst_ttft_p99_s
 with metric_row():
     st.metric("Utilization, by hour", percent_range(day.utilization_gpu.min(), day.utilization_gpu.max()),
               border=True, help="Lowest and highest hourly reading.")
-    st.metric("Goodput by hour, tok/s", count_range(day.goodput_tok_s.min(), day.goodput_tok_s.max()),
+    st.metric("Goodput by hour, tok/s", count_range(day.output_tok_s.min(), day.output_tok_s.max()),
               border=True)
     st.metric("MFU, by hour", percent_range(day.mfu.min(), day.mfu.max()), border=True)
     st.metric("Hours missing the SLO", f"{missed} of {day.n_windows}", border=True,
@@ -162,8 +162,8 @@ with metric_row():
                    "both targets (DistServe's attainment goal).")
 chart(views["day"], key="watch_day",
       alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
-          f"{day.utilization_gpu.max():.0%}, while goodput moves from {day.goodput_tok_s.min():,.0f} to "
-          f"{day.goodput_tok_s.max():,.0f} tokens per second, MFU from {fmt.percent(day.mfu.min())} to "
+          f"{day.utilization_gpu.max():.0%}, while goodput moves from {day.output_tok_s.min():,.0f} to "
+          f"{day.output_tok_s.max():,.0f} tokens per second, MFU from {fmt.percent(day.mfu.min())} to "
           f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.seconds(ttft_worst)}; {missed} hours "
           "miss the SLO.")
 
@@ -176,7 +176,7 @@ st.table(views["failures_display"], hide_index=True)
 lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
 pairs = [("continuous", "static", "continuous vs static batching"),
          ("paged", "reserved", "paged vs reserved KV")]
-same_load = "; ".join(f"{label} **{by_key[a].goodput_tok_s / by_key[b].goodput_tok_s:.1f}×**"
+same_load = "; ".join(f"{label} **{by_key[a].output_tok_s / by_key[b].output_tok_s:.1f}×**"
                       for a, b, label in pairs)
 st.info(
     f"**Why an observability company cares.** Utilization answers one question, *is a kernel "
@@ -252,7 +252,8 @@ the step and summed per window. TTFT p99 is over the requests that arrived in th
         "Preemptions are modelled only by section 02's 64-page pool; the table leaves the column out "
         "and the failure list reads the pool.",
         "The alert thresholds and windows are starting points to tune, not standards.",
-        "One GPU, no tensor parallelism; the roofline is a floor (see section 00).",
+        "One GPU, no tensor parallelism; the roofline is a floor on step time, a ceiling on throughput "
+        "(see section 00).",
     ],
     sources=[
         "utilization.gpu: NVML API reference, nvmlUtilization_t (REFERENCE.md §4).",

@@ -22,12 +22,20 @@ schedule is then priced again in one call, which is what the result reports.
 
 What the two gauges mean:
     utilization.gpu = sum(t_gpu) / wall, idle gaps included  (``kernel_busy_fraction``: nvidia-smi)
-    goodput share   = sum_s useful_s / (B * steps)           (share of the token capacity used)
-Every step can advance B sequences by a token: that is the token capacity. useful_s counts the slots
-at step s that advance a request's own tokens (a padded prefill counts p / P_max of its slot); the
-rest is padding (computed, unwanted) or idle (empty slot). For static batching with exponential
-output lengths the share is 1 / H_B (REFERENCE.md V17). Time with no step to run (waiting for
-arrivals) lowers utilization.gpu and tokens/s; it has no steps, so it is not in the share.
+    useful work     = sum_s useful_s / (B * steps - unused_s) (share of the capacity there was demand
+                                                               for that went to requested tokens)
+Every step can advance B sequences by a token: that is the token capacity, B * steps slot-steps.
+useful_s counts the slots at step s that advance a request's own tokens (a padded prefill counts
+p / P_max of its slot); the rest is padding (computed, unwanted) or an empty slot. An empty slot is
+*wasted* while a request waits in the queue (static batching cannot let it in) and merely *unused*
+while nobody waits (no demand): a lightly loaded server leaves most of its capacity unused, which is
+not a failure, so useful work leaves the unused capacity out. ``useful_share`` is the plain share of
+the whole capacity; for static batching of a backlog with exponential output lengths it is 1 / H_B
+(REFERENCE.md V17). Time with no step to run (waiting for arrivals) lowers utilization.gpu and
+tokens/s; it has no steps, so it is in neither share.
+
+"Goodput" is kept for DistServe's meaning (``sim.metrics``): output tokens (or requests) per second of
+the requests that meet the latency targets.
 """
 
 from __future__ import annotations
@@ -222,9 +230,24 @@ class BatchingRun:
     wall_s: float  # from t = 0 to the end of the last step
     idle_s: float  # engine idle (no step to run) in total
     utilization_gpu: float  # nvidia-smi utilization.gpu: share of wall time with a kernel running
-    goodput_share: float  # share of the token capacity (B per step) spent on requested tokens (V17)
+    useful_share: float  # share of the token capacity (B per step) spent on requested tokens (V17)
     padding_share: float  # share of the capacity computing padding (finished members, padded prompts)
-    idle_share: float  # share of the capacity left unused: empty slots
+    idle_share: float  # share of the capacity in empty slots (idle_waiting_share + unused_share)
+    idle_waiting_share: float = 0.0  # empty slots while requests were waiting to get in: wasted
+    unused_share: float = 0.0  # empty slots while nobody was waiting: no demand for them
+
+    @property
+    def useful_work(self) -> float:
+        """Share of the capacity there was demand for (all of it, less the slots left empty while nobody
+        waited) that went to requested tokens: the rest is padding and slots left empty while requests
+        waited. 1 for a server that does all the work it is asked for, however lightly loaded."""
+        wanted = 1.0 - self.unused_share
+        return min(1.0, self.useful_share / wanted) if wanted > 0 else 1.0
+
+    @property
+    def wasted_share(self) -> float:
+        """Share of the capacity computing padding or left empty while requests waited."""
+        return self.padding_share + self.idle_waiting_share
 
     def __repr__(self) -> str:
         return (f"BatchingRun({self.policy}, slots={self.slots}, requests={self.requests.n}, "
@@ -244,7 +267,7 @@ class BatchingRun:
         return int(np.sum(self.release_step - self.start_step + 1))
 
     @property
-    def goodput_tokens_per_s(self) -> float:
+    def output_tokens_per_s(self) -> float:
         """Output tokens of real requests per wall second: what users receive."""
         return self.output_tokens / self.wall_s
 
@@ -508,15 +531,26 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
     wall, idle = float(step_end[-1]), float(idle_before.sum())
     padding = np.maximum(padding, 0.0)
     capacity = slots * new.size  # slot-steps: B tokens a step
-    goodput_share = float(useful.sum()) / capacity
+    useful_share = float(useful.sum()) / capacity
     padding_share = float(padding.sum()) / capacity
+    # Empty slots at each step, and how many requests had arrived by the step's start but were not yet
+    # admitted (admitted = prefill at or before this step): the empty slots they could have used.
+    n = new.size
+    empty = np.maximum(slots - useful - padding, 0.0)
+    arrived = np.searchsorted(req.arrival_s, step_start, side="right")
+    admitted = np.cumsum(np.bincount(start, minlength=n))
+    waiting = np.maximum(arrived - admitted, 0)
+    idle_waiting = np.minimum(empty, waiting)
+    idle_share = max(0.0, 1.0 - useful_share - padding_share)
+    idle_waiting_share = min(float(idle_waiting.sum()) / capacity, idle_share)
     return BatchingRun(
         policy=policy, slots=slots, requests=req, slot=slot, start_step=start, end_step=end,
         release_step=release, prefill_tokens=prefill, first_token_s=step_end[start],
         finish_s=step_end[end], release_s=step_end[release], cost=cost, step_start_s=step_start,
         idle_before_s=idle_before, useful_slots=useful, padding_slots=padding, wall_s=wall, idle_s=idle,
-        utilization_gpu=kernel_busy_fraction(cost, idle), goodput_share=goodput_share,
-        padding_share=padding_share, idle_share=max(0.0, 1.0 - goodput_share - padding_share),
+        utilization_gpu=kernel_busy_fraction(cost, idle), useful_share=useful_share,
+        padding_share=padding_share, idle_share=idle_share, idle_waiting_share=idle_waiting_share,
+        unused_share=idle_share - idle_waiting_share,
     )
 
 

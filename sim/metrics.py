@@ -84,8 +84,8 @@ class ServingMetrics:
     mfu: float  # tensor activity, 0..1
     mbu: float  # DRAM activity, 0..1
     throughput_tok_s: float  # tokens the GPU processed per second (padding and recompute included)
-    goodput_tok_s: float  # tokens someone asked for, per second
-    goodput_share: float  # goodput_tok_s / throughput_tok_s
+    output_tok_s: float  # tokens someone asked for, per second
+    useful_share: float  # output_tok_s / throughput_tok_s
     goodput_rps: float  # requests per second meeting the SLO (DistServe goodput)
     slo_attainment: float  # share of requests meeting the SLO
     ttft_p50_s: float
@@ -187,8 +187,8 @@ def run_metrics(
         mfu=per_s(float(np.sum(cost.flops))) / cost.peak_flops,
         mbu=per_s(float(np.sum(cost.bytes))) / cost.bandwidth,
         throughput_tok_s=per_s(processed),
-        goodput_tok_s=per_s(useful_tokens),
-        goodput_share=useful_tokens / processed if processed > 0 else 0.0,
+        output_tok_s=per_s(useful_tokens),
+        useful_share=useful_tokens / processed if processed > 0 else 0.0,
         goodput_rps=per_s(met) if slo is not None and n_requests else math.nan,
         slo_attainment=met / n_requests if slo is not None and n_requests else math.nan,
         ttft_p50_s=_percentile(ttft_s, 50) if ttft_s is not None else math.nan,
@@ -504,7 +504,7 @@ class DashboardDay:
     utilization_gpu: np.ndarray  # nvidia-smi utilization.gpu
     mfu: np.ndarray  # tensor activity
     mbu: np.ndarray  # DRAM activity
-    goodput_tok_s: np.ndarray  # output tokens delivered per second
+    output_tok_s: np.ndarray  # output tokens delivered per second
     queue_depth: np.ndarray  # mean requests waiting
     running: np.ndarray  # mean requests in the batch
     ttft_p99_s: np.ndarray  # of the requests that arrived in the window
@@ -620,13 +620,13 @@ def dashboard_day(
         sel = step_window == w
         itl[w] = weighted_percentile(cost.time_s[sel] + run.idle_before_s[sel], decoding[sel], 99)
     return DashboardDay(
-        hours=hours, window_s=window_s, capacity_rps=cap, capacity_tok_s=capacity.goodput_tokens_per_s,
+        hours=hours, window_s=window_s, capacity_rps=cap, capacity_tok_s=capacity.output_tokens_per_s,
         load=load, arrivals=counts, demand_tok_s=np.bincount(request_window, req.output_tokens,
                                                              n_windows) / window_s,
         utilization_gpu=per_window(cost.gpu_time_s) / window_s,
         mfu=per_window(cost.flops) / (cost.peak_flops * window_s),
         mbu=per_window(cost.bytes) / (cost.bandwidth * window_s),
-        goodput_tok_s=per_window(emitting.astype(float)) / window_s,
+        output_tok_s=per_window(emitting.astype(float)) / window_s,
         queue_depth=np.diff(waiting_area) / window_s, running=np.diff(running_area) / window_s,
         ttft_p99_s=ttft, itl_p99_s=itl, run=run, request_window=request_window,
     )
@@ -673,7 +673,7 @@ ALERTS: tuple[Alert, ...] = (
           ("usage.completion_tokens", "vllm:generation_tokens_total"),
           "count delivered tokens at the API (or the engine's counter, where it batches continuously) "
           "against tokens per step × steps; no GPU counter can tell padding from work",
-          "useful share < 50 % over 15 min", ("goodput_share",), lambda m, slo: m.goodput_share < 0.5),
+          "useful share < 50 % over 15 min", ("useful_share",), lambda m, slo: m.useful_share < 0.5),
     Alert("over_reservation", "KV cache reserved for the longest possible answer: the memory is full, "
           "the batch is small", "reserved", "paged", "Share of the KV cache holding tokens",
           ("vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"),

@@ -53,7 +53,7 @@ def test_idle_gaps_lower_utilization_exactly_by_their_share():
     gappy = run_metrics(steps, useful_tokens=100, idle_s=wall)  # as much idle as busy time
     assert gappy.wall_s == pytest.approx(2 * wall)
     assert gappy.utilization_gpu == pytest.approx(busy.utilization_gpu / 2)
-    assert gappy.goodput_tok_s == pytest.approx(busy.goodput_tok_s / 2)
+    assert gappy.output_tok_s == pytest.approx(busy.output_tok_s / 2)
     assert gappy.mfu == pytest.approx(busy.mfu / 2)
 
 
@@ -71,8 +71,8 @@ def test_padding_lowers_goodput_not_utilization():
     full = run_metrics(steps, useful_tokens=80, processed_tokens=80)
     padded = run_metrics(steps, useful_tokens=20, processed_tokens=80)
     assert padded.utilization_gpu == full.utilization_gpu
-    assert padded.goodput_share == pytest.approx(0.25)
-    assert padded.goodput_tok_s == pytest.approx(full.goodput_tok_s / 4)
+    assert padded.useful_share == pytest.approx(0.25)
+    assert padded.output_tok_s == pytest.approx(full.output_tok_s / 4)
 
 
 def test_v20_distserve_disaggregated_goodput():
@@ -122,9 +122,9 @@ def test_metrics_are_shares(batch, context, idle_s, useful_share):
     processed = 5.0 * batch
     m = run_metrics(steps, useful_tokens=useful_share * processed, processed_tokens=processed,
                     idle_s=idle_s)
-    for share in (m.utilization_gpu, m.mfu, m.mbu, m.goodput_share):
+    for share in (m.utilization_gpu, m.mfu, m.mbu, m.useful_share):
         assert 0 <= share <= 1
-    assert m.goodput_tok_s <= m.throughput_tok_s * (1 + 1e-12)
+    assert m.output_tok_s <= m.throughput_tok_s * (1 + 1e-12)
 
 
 # --- inter-token latency and unmodelled preemptions ------------------------------------------------
@@ -163,7 +163,7 @@ def test_batching_adapter_hand_built_queue_and_itl():
     w = run.cost.time_s
     assert m.queue_depth == pytest.approx(float(np.dot([2, 2, 1, 1, 0, 0], w) / w.sum()))
     assert m.itl_p50_s == pytest.approx(w[1]) and m.itl_p99_s == pytest.approx(w[1])
-    assert m.goodput_tok_s == pytest.approx(6 / run.wall_s)
+    assert m.output_tok_s == pytest.approx(6 / run.wall_s)
     assert m.ttft_p99_s == pytest.approx(run.ttft_p99_s)
 
 
@@ -174,10 +174,10 @@ def test_batching_adapter_agrees_with_section_01():
         m = batching_metrics(run, slo=SLO())
         assert m.wall_s == pytest.approx(run.wall_s)
         assert m.utilization_gpu == pytest.approx(run.utilization_gpu)
-        assert m.goodput_tok_s == pytest.approx(run.goodput_tokens_per_s)
+        assert m.output_tok_s == pytest.approx(run.output_tokens_per_s)
         assert m.throughput_tok_s == pytest.approx(run.generated_tokens_per_s)
         assert (m.ttft_p50_s, m.tpot_p99_s) == pytest.approx((run.ttft_p50_s, run.tpot_p99_s))
-    assert batching_metrics(simulate(H100, LLAMA8, burst, 32, "continuous")).goodput_share == 1.0
+    assert batching_metrics(simulate(H100, LLAMA8, burst, 32, "continuous")).useful_share == 1.0
 
 
 def test_card_adapter_prices_the_step_card_fit_priced_v14():
@@ -186,7 +186,7 @@ def test_card_adapter_prices_the_step_card_fit_priced_v14():
     for policy in ("reserved", "paged"):
         m = card_metrics(fit, H100, LLAMA8, policy)
         assert m.tpot_p50_s == pytest.approx(fit.step_s[policy])
-        assert m.goodput_tok_s == pytest.approx(fit.tokens_per_s[policy])
+        assert m.output_tok_s == pytest.approx(fit.tokens_per_s[policy])
     assert 0.15 <= card_metrics(fit, H100, LLAMA8, "reserved").kv_cache_use <= 0.40
     assert card_metrics(fit, H100, LLAMA8, "paged").kv_cache_use >= 0.95
 
@@ -201,7 +201,7 @@ def test_phases_adapter_v21():
     """V21: Llama-3.1-8B at batch 1 on H100: MFU ~0.26 % while utilization.gpu reads ~100 %."""
     r = two_phases(H100, LLAMA8, 2048, 1, 512)
     m = phases_metrics(r)
-    assert m.goodput_tok_s == pytest.approx(r.decode_tokens_per_s)
+    assert m.output_tok_s == pytest.approx(r.decode_tokens_per_s)
     assert m.utilization_gpu == pytest.approx(r.decode_utilization_gpu) and m.utilization_gpu > 0.9
     assert m.mfu * 100 == pytest.approx(0.26, abs=0.05)
     assert m.ttft_p50_s == pytest.approx(r.prefill_time_s)
@@ -224,10 +224,10 @@ def test_speculative_adapter_is_section_03s_round(method):
     m = speculative_metrics(s, H100, LLAMA8)
     plain = plain_decode_metrics(s, H100, LLAMA8)
     assert m.wall_s == pytest.approx(s.round_s)
-    assert m.goodput_tok_s == pytest.approx(s.tokens_per_s)
-    assert plain.goodput_tok_s == pytest.approx(s.plain_tokens_per_s)
+    assert m.output_tok_s == pytest.approx(s.tokens_per_s)
+    assert plain.output_tok_s == pytest.approx(s.plain_tokens_per_s)
     assert m.tpot_p50_s == pytest.approx(s.time_per_token_s)
-    assert m.goodput_share == pytest.approx(s.expected_tokens / (s.k + 1))
+    assert m.useful_share == pytest.approx(s.expected_tokens / (s.k + 1))
     assert m.mfu > plain.mfu  # verifying k + 1 tokens a pass: the idle tensor cores get work
 
 
@@ -248,7 +248,7 @@ def test_scenario_rows_in_article_order(rows):
 
 def test_headline_utilization_flat_while_goodput_and_mfu_differ_by_orders_of_magnitude(rows):
     util = np.array([m.utilization_gpu for m in rows.values()])
-    good = np.array([m.goodput_tok_s for m in rows.values()])
+    good = np.array([m.output_tok_s for m in rows.values()])
     mfu = np.array([m.mfu for m in rows.values()])
     assert util.min() > 0.85 and util.max() - util.min() < 0.15
     # all but the speculative row within 5 points: the one that moves, moves the wrong way
@@ -260,13 +260,13 @@ def test_headline_utilization_flat_while_goodput_and_mfu_differ_by_orders_of_mag
 
 def test_each_scenario_tells_its_story(rows):
     r = rows
-    assert r["continuous"].goodput_tok_s > 1.5 * r["static"].goodput_tok_s
+    assert r["continuous"].output_tok_s > 1.5 * r["static"].output_tok_s
     assert r["continuous"].slo_attainment > 0.9 > 0.1 > r["static"].slo_attainment
     assert r["paged"].kv_cache_use > 3 * r["reserved"].kv_cache_use
-    assert r["paged"].goodput_tok_s > 1.5 * r["reserved"].goodput_tok_s
+    assert r["paged"].output_tok_s > 1.5 * r["reserved"].output_tok_s
     assert r["unchunked"].itl_p99_s > 10 * r["chunked"].itl_p99_s
     assert r["chunked"].ttft_p50_s > r["unchunked"].ttft_p50_s  # the prompt's own first token: later
-    assert r["speculative"].goodput_tok_s > 1.5 * r["plain"].goodput_tok_s
+    assert r["speculative"].output_tok_s > 1.5 * r["plain"].output_tok_s
     assert r["speculative"].utilization_gpu < r["plain"].utilization_gpu  # more work, lower reading
     assert r["overload"].queue_depth > 50 and r["continuous"].queue_depth < 1
     assert r["overload"].ttft_p99_s > 10 * r["continuous"].ttft_p99_s
@@ -285,7 +285,7 @@ def test_slo_changes_only_which_requests_count():
     strict, loose = measure(runs, SLO(0.05, 0.01)), measure(runs, SLO(60.0, 0.5))
     for a, b in zip(strict, loose, strict=True):
         assert a.metrics.utilization_gpu == b.metrics.utilization_gpu
-        assert a.metrics.goodput_tok_s == b.metrics.goodput_tok_s
+        assert a.metrics.output_tok_s == b.metrics.output_tok_s
         if math.isfinite(a.metrics.slo_attainment):
             assert a.metrics.slo_attainment <= b.metrics.slo_attainment
     assert {r.key: r.metrics.slo_attainment for r in loose}["static"] == 1.0
@@ -293,7 +293,7 @@ def test_slo_changes_only_which_requests_count():
 
 def test_model_that_does_not_fit_blanks_only_the_card_rows():
     got = {r.key: r.metrics for r in scenarios(H100, LLAMA70)}
-    assert math.isnan(got["reserved"].utilization_gpu) and math.isnan(got["paged"].goodput_tok_s)
+    assert math.isnan(got["reserved"].utilization_gpu) and math.isnan(got["paged"].output_tok_s)
     assert all(math.isfinite(m.utilization_gpu) for k, m in got.items() if k not in ("reserved", "paged"))
     assert math.isnan(got["batch1"].kv_cache_use)  # no KV budget to measure against
 
@@ -301,7 +301,7 @@ def test_model_that_does_not_fit_blanks_only_the_card_rows():
 def test_scenarios_follow_the_gpu():
     a100 = {r.key: r.metrics for r in scenarios(A100, LLAMA8)}
     h100 = {r.key: r.metrics for r in scenarios(H100, LLAMA8)}
-    assert a100["batch1"].goodput_tok_s < h100["batch1"].goodput_tok_s
+    assert a100["batch1"].output_tok_s < h100["batch1"].output_tok_s
 
 
 # --- alerts ----------------------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_day_utilization_flat_while_goodput_and_latency_move(day):
     slo = SLO()
     assert day.utilization_gpu.max() - day.utilization_gpu.min() < 0.05
     assert day.utilization_gpu.min() > 0.9
-    assert day.goodput_tok_s.max() / day.goodput_tok_s.min() > 5
+    assert day.output_tok_s.max() / day.output_tok_s.min() > 5
     assert day.mfu.max() / day.mfu.min() > 5
     assert np.nanmax(day.ttft_p99_s) > 2 * slo.ttft_s  # the peak overruns the engine
     assert day.ttft_p99_s[:8].max() < 0.2 * slo.ttft_s  # the night does not
@@ -352,7 +352,7 @@ def test_day_utilization_flat_while_goodput_and_latency_move(day):
 
 def test_day_windows_conserve_tokens_and_arrivals(day):
     run = day.run
-    in_day = float(day.goodput_tok_s.sum() * day.window_s)
+    in_day = float(day.output_tok_s.sum() * day.window_s)
     end_of_day = 24 * day.window_s
     after = run.finish_s > end_of_day
     assert in_day <= run.output_tokens
@@ -366,7 +366,7 @@ def test_day_windows_conserve_tokens_and_arrivals(day):
 
 def test_day_is_deterministic_and_seeded():
     a, b = dashboard_day(H100, LLAMA8, n_requests=300), dashboard_day(H100, LLAMA8, n_requests=300)
-    assert np.array_equal(a.goodput_tok_s, b.goodput_tok_s)
+    assert np.array_equal(a.output_tok_s, b.output_tok_s)
     c = dashboard_day(H100, LLAMA8, n_requests=300, seed=1)
     assert not np.array_equal(a.arrivals, c.arrivals)
 
@@ -399,9 +399,9 @@ def test_batching_adapter_invariants(slots, n, policy, rate, seed):
     req = sample_requests("chat", n, "poisson", rate, seed)
     run = simulate(H100, LLAMA8, req, slots, policy)
     m = batching_metrics(run, slo=SLO(), kv_budget_bytes=5e10)
-    for share in (m.utilization_gpu, m.mfu, m.mbu, m.goodput_share, m.slo_attainment):
+    for share in (m.utilization_gpu, m.mfu, m.mbu, m.useful_share, m.slo_attainment):
         assert 0 <= share <= 1
-    assert m.goodput_tok_s <= m.throughput_tok_s * (1 + 1e-12)
+    assert m.output_tok_s <= m.throughput_tok_s * (1 + 1e-12)
     assert 0 <= m.queue_depth <= n
     assert not m.itl_p50_s > m.itl_p99_s  # (both NaN when no request outlives its first token)
     assert m.goodput_rps <= n / m.wall_s + 1e-12

@@ -24,17 +24,18 @@ def _title_above_legend(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _gauge(value: float, reference: float, title: str, color: str, other: str) -> go.Indicator:
+def _gauge(value: float, reference: float, title: str, subtitle: str, color: str, other: str) -> go.Indicator:
     return go.Indicator(
-        mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.9]),
-        title=dict(text=title, font=dict(size=15, color=COLORS["text"])),
-        number=dict(suffix="%", valueformat=".1f", font=dict(size=40, color=COLORS["text"])),
+        mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.86]),
+        title=dict(text=f"{title}<br><span style='font-size:11px;color:{COLORS['muted']}'>{subtitle}</span>",
+                   font=dict(size=14, color=COLORS["text"])),
+        number=dict(suffix="%", valueformat=".1f", font=dict(size=26, color=COLORS["text"])),
         delta=dict(reference=100 * reference, valueformat=".1f", suffix=f" pts vs {other}",
                    increasing=dict(color=COLORS["useful"]), decreasing=dict(color=COLORS["waste"]),
-                   font=dict(size=14)),
+                   font=dict(size=12)),
         gauge=dict(
             axis=dict(range=[0, 100], ticksuffix="%", tickcolor=COLORS["muted"], tickwidth=1,
-                      tickfont=dict(color=COLORS["muted"], size=11)),
+                      tickvals=[0, 50, 100], tickfont=dict(color=COLORS["muted"], size=10)),
             bar=dict(color=color, thickness=0.7),
             bgcolor=COLORS["free"], borderwidth=1, bordercolor=COLORS["grid"],
             threshold=dict(line=dict(color=COLORS["text"], width=3), thickness=0.85,
@@ -43,19 +44,22 @@ def _gauge(value: float, reference: float, title: str, color: str, other: str) -
     )
 
 
+#: The two gauges' names, shared by the figures, the metrics and the tests.
+UTILIZATION_LABEL = "GPU utilization"
+USEFUL_WORK_LABEL = "Useful work"
+
+
 def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure, go.Figure]:
-    """The two gauges, one figure each (side by side on a wide screen, stacked on a phone); the black
-    tick and the delta mark the other mode's reading."""
+    """The two gauges, one small figure each, side by side even on a phone; the black tick and the
+    delta mark the other mode's reading."""
     other_name = POLICY_LABEL[other.policy].lower()
     gauges = (
-        _gauge(run.utilization_gpu, other.utilization_gpu, "GPU utilization (what the dashboard shows)"
-               "<br><span style='font-size:12px'>nvidia-smi: share of time a kernel is running</span>",
+        _gauge(run.utilization_gpu, other.utilization_gpu, UTILIZATION_LABEL, "what nvidia-smi shows",
                COLORS["utilization"], other_name),
-        _gauge(run.goodput_share, other.goodput_share, "Goodput (what gets done)"
-               "<br><span style='font-size:12px'>share of token capacity spent on requested tokens</span>",
+        _gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
                COLORS["useful"], other_name),
     )
-    layout = dict(height=290, margin=dict(l=30, r=30, t=60, b=10), font=FONT, paper_bgcolor="white")
+    layout = dict(height=215, margin=dict(l=18, r=18, t=48, b=4), font=FONT, paper_bgcolor="white")
     return go.Figure([gauges[0]], layout), go.Figure([gauges[1]], layout)
 
 
@@ -137,9 +141,10 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
     names = [POLICY_LABEL[r.policy] for r in runs]
     fig = go.Figure()
     for label, attr, color in (
-        ("Requested tokens (goodput)", "goodput_share", COLORS["useful"]),
+        ("Requested tokens", "useful_share", COLORS["useful"]),
         ("Padding", "padding_share", COLORS["padding"]),
-        ("Idle slot", "idle_share", COLORS["idle"]),
+        ("Empty while requests wait", "idle_waiting_share", COLORS["waste"]),
+        ("Unused: nobody waiting", "unused_share", COLORS["idle"]),
     ):
         values = [100 * getattr(r, attr) for r in runs]
         fig.add_trace(go.Bar(
@@ -151,7 +156,7 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
         ))
     fig.update_layout(barmode="stack")
     fig.update_xaxes(range=[0, 100], ticksuffix="%",
-                     title="Share of the token capacity (B slots × steps: one token per slot per step)")
+                     title="Share of the token capacity (B slots × steps)")
     fig.update_yaxes(autorange="reversed")
     return _title_above_legend(style(fig, height=250, title="Where the token capacity goes"))
 
@@ -163,10 +168,11 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
         rows.append({
             "Mode": POLICY_LABEL[r.policy],
             "Utilization": percent(r.utilization_gpu),
-            "Goodput": percent(r.goodput_share),
+            "Useful work": percent(r.useful_work),
             "Padding": percent(r.padding_share),
-            "Idle": percent(r.idle_share),
-            "Goodput tok/s": rate(r.goodput_tokens_per_s, ""),
+            "Empty, requests waiting": percent(r.idle_waiting_share),
+            "Unused, no demand": percent(r.unused_share),
+            "Output tok/s": rate(r.output_tokens_per_s, ""),
             "Tok/s incl. padding": rate(r.generated_tokens_per_s, ""),
             "Done after": seconds(r.wall_s),
             "TTFT p50 / p99": f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
@@ -181,9 +187,10 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
     for r in (comparison.static, comparison.continuous):
         rows.append({
             "policy": r.policy, "slots": r.slots, "requests": r.requests.n, "steps": r.n_steps,
-            "utilization_gpu": r.utilization_gpu, "goodput_share": r.goodput_share,
-            "padding_share": r.padding_share, "idle_share": r.idle_share,
-            "goodput_tokens_per_s": r.goodput_tokens_per_s,
+            "utilization_gpu": r.utilization_gpu, "useful_work": r.useful_work,
+            "useful_share": r.useful_share, "padding_share": r.padding_share,
+            "idle_waiting_share": r.idle_waiting_share, "unused_share": r.unused_share,
+            "output_tokens_per_s": r.output_tokens_per_s,
             "generated_tokens_per_s": r.generated_tokens_per_s, "requests_per_s": r.requests_per_s,
             "wall_s": r.wall_s, "engine_idle_s": r.idle_s,
             "ttft_p50_s": r.ttft_p50_s, "ttft_p99_s": r.ttft_p99_s,

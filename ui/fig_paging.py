@@ -22,16 +22,18 @@ from sim.paging import (
 )
 from ui.theme import COLORS, OKABE_ITO, figure
 
-# Requests get the palette's colours that no page state uses (orange: reserved, yellow: slack,
-# vermillion: stranded), so a state is never mistaken for a request. Cell labels carry the identity.
-REQUEST_COLORS = [OKABE_ITO[c] for c in ("blue", "bluish_green", "reddish_purple", "sky_blue")]
+# A full page holds token states: blue, as "Tokens" in the ledger beside it. Two shades alternate
+# between requests so that neighbours stand apart; the cell label ("R9·2": request 9, block 2) carries
+# the identity, so a shade never pretends to name a request. No page state uses blue (orange:
+# reserved, yellow: slack, vermillion: stranded).
+REQUEST_COLORS = [OKABE_ITO[c] for c in ("blue", "sky_blue")]
 _K = len(REQUEST_COLORS)
 # Heatmap codes: 0.._K-1 a full page of a request (by colour), then the page states.
 _CODE = {PARTIAL: _K, RESERVED_EMPTY: _K + 1, STRANDED: _K + 2, FREE: _K + 3}
 _STATE_COLORS = [COLORS["slack"], COLORS["reserved"], COLORS["waste"], COLORS["free"]]
 _N_CODES = _K + len(_STATE_COLORS)
 
-LEDGER_COLORS = dict(zip(LEDGER, [COLORS["useful"], COLORS["reserved"], COLORS["slack"], COLORS["waste"],
+LEDGER_COLORS = dict(zip(LEDGER, [REQUEST_COLORS[0], COLORS["reserved"], COLORS["slack"], COLORS["waste"],
                                   COLORS["free"]], strict=True))
 LEDGER_LABELS = dict(zip(LEDGER, ["Token states", "Reserved but unused", "Last-page slack",
                                   "Free runs too short to use", "Free"], strict=True))
@@ -45,7 +47,8 @@ POLICY_COLORS = {"reserved": COLORS["reserved"], "paged": COLORS["decode"]}
 # in one unvalidated call; the tests rebuild every figure with ``ui.theme.validated``.
 
 
-def _figure(data: list[dict], layout: dict, *, height: int, title: str, legend_below: float | None = None,
+def _figure(data: list[dict], layout: dict, *, height: int, title: str | None,
+            legend_below: float | None = None,
             legend_columns: int | None = None, bottom_px: int = 10) -> go.Figure:
     """A figure in the house style from trace and layout dicts.
 
@@ -137,7 +140,7 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
         hovertext=hover_grid, hovertemplate="%{hovertext}<extra></extra>",
         colorscale=_SCALE, zmin=0, zmax=_N_CODES, showscale=False, xgap=3, ygap=3,
     )]
-    for name, color in (("Full page (colour: request)", REQUEST_COLORS[0]),
+    for name, color in (("Full page of tokens", REQUEST_COLORS[0]),
                         ("Last page, partly empty (slack)", COLORS["slack"]),
                         ("Reserved, still empty", COLORS["reserved"]),
                         ("Free, run too short to use", COLORS["waste"]),
@@ -148,11 +151,17 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
     layout = dict(
         plot_bgcolor="white",
         xaxis=dict(showticklabels=False, showgrid=False, range=[-0.5, cols - 0.5], fixedrange=True),
+        # Square cells, the grid pinned to the top (any spare height goes below it, under the legend).
         yaxis=dict(showticklabels=False, showgrid=False, range=[rows - 0.5, -0.5], fixedrange=True,
-                   scaleanchor="x"),
+                   scaleanchor="x", constrain="domain", constraintoward="top"),
+        margin=dict(t=4, l=4, r=4),
     )
-    return _figure(data, layout, height=600, title=f"{POLICY_LABELS[run.policy]}: the {n}-page pool at step "
-                   f"{step}", legend_below=-0.01, legend_columns=2, bottom_px=60)
+    # No title inside: the page writes it above the chart (``pool_title``), so nothing competes with it.
+    return _figure(data, layout, height=500, title=None, legend_below=-0.01, legend_columns=2, bottom_px=4)
+
+
+def pool_title(run: PagingRun, step: int) -> str:
+    return f"{POLICY_LABELS[run.policy]}: the {run.n_pages}-page pool at step {step}"
 
 
 def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
@@ -165,7 +174,7 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
     y = [[r[0] for r in rows], [r[1] for r in rows]]
     data = [dict(
         type="bar", y=y, x=[100 * float(r[2][i]) for r in rows], orientation="h", name=_LEDGER_SHORT[part],
-        marker=dict(color=LEDGER_COLORS[part], line=dict(color=COLORS["grid"], width=1)),
+        marker=dict(color=LEDGER_COLORS[part], line=dict(color="white", width=1.5)),
         hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
     ) for i, part in enumerate(LEDGER)]
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),

@@ -12,23 +12,45 @@ from sim.models import Model
 from sim.phases import TwoPhases, roofline
 from ui.theme import COLORS, style
 
-# Fixed axes so the chart holds still while sliders move (FLOP/byte and TFLOP/s, log10).
+# The axes hold still while sliders move (FLOP/byte, log10) unless a point would fall off them: then
+# they widen to keep every plotted point on the chart (long prompts at FP8 on a B200 go past 40,000).
 INTENSITY_RANGE = (0.25, 40000.0)
+_DECADES_BELOW_PEAK = 3.3
+
+
+def _point_tflops(cost) -> float:
+    return float(cost.flops[0] / cost.time_s[0]) / 1e12
+
+
+def axis_ranges(result: TwoPhases, peak_tflops: float) -> tuple[list[float], list[float]]:
+    """log10 ranges of (intensity, TFLOP/s): the fixed ones, widened by half a decade beyond any point
+    that would fall outside them."""
+    xs = [float(c.intensity[0]) for c in (result.prefill, result.decode)]
+    ys = [_point_tflops(c) for c in (result.prefill, result.decode)]
+    x_lo, x_hi = np.log10(INTENSITY_RANGE)
+    x_lo = min(x_lo, np.floor(np.log10(min(xs)) - 0.5))
+    x_hi = max(x_hi, np.ceil(np.log10(max(xs)) + 0.5))
+    top = np.log10(peak_tflops)
+    y_lo = min(top - _DECADES_BELOW_PEAK, np.floor(np.log10(min(ys)) - 0.3))
+    return [float(x_lo), float(x_hi)], [float(y_lo), float(top + 0.6)]
 
 
 def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions) -> go.Figure:
     """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point."""
-    x = np.geomspace(*INTENSITY_RANGE, 200)
-    spec, effective = roofline(gpu, model, x, assumptions)
     peak_t = gpu.peak_flops(model.compute_precision) / 1e12
+    (x_lo, x_hi), (y_lo, y_hi) = axis_ranges(result, peak_t)
+    x = np.logspace(x_lo, x_hi, 200)
+    spec, effective = roofline(gpu, model, x, assumptions)
     top, ridge = np.log10(peak_t), result.ridge_point
+    precision = model.compute_precision.upper()
     traces = [
-        go.Scatter(x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
+        go.Scatter(x=x, y=spec / 1e12, name=f"Roofline ({precision} spec)", mode="lines",
                    line=dict(color=COLORS["roofline"], width=2),
                    hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
-        go.Scatter(x=x, y=effective / 1e12, name="Achievable (with the assumptions)", mode="lines",
+        go.Scatter(x=x, y=effective / 1e12, name="Achievable", mode="lines",
                    line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
-                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"),
+                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable (with the "
+                                 "assumptions)</extra>"),
     ]
     for name, cost, color, symbol, label in (
         ("Prefill", result.prefill, COLORS["prefill"], "diamond",
@@ -36,11 +58,11 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         ("Decode", result.decode, COLORS["decode"], "circle",
          f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
     ):
-        achieved_t = float(cost.flops[0] / cost.time_s[0]) / 1e12
         traces.append(go.Scatter(
-            x=[float(cost.intensity[0])], y=[achieved_t], name=label, mode="markers+text",
+            x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label, mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
-            text=[name], textposition="bottom right", textfont=dict(color=color, size=14),
+            text=[name], textposition="bottom right" if name == "Decode" else "bottom left",
+            textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
         ))
@@ -49,19 +71,23 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
                      line=dict(color=COLORS["muted"], width=1, dash="dot"))],
         annotations=[
-            {**note, "x": np.log10(ridge), "y": top - 3.2, "text": f"ridge {ridge:.0f} FLOP/B",
-             "xanchor": "left", "xshift": 4, "yanchor": "bottom"},
-            {**note, "x": np.log10(INTENSITY_RANGE[0]) + 0.1, "y": top + 0.35, "text": "← memory-bound",
+            {**note, "x": np.log10(ridge), "y": top - 1.4,
+             "text": f"ridge {ridge:.0f} FLOP/B<br>({precision})",
+             "xanchor": "left", "xshift": 4, "align": "left"},
+            {**note, "x": x_lo + 0.05, "y": top + 0.35, "text": "← memory-bound",
              "xanchor": "left", "font": dict(color=COLORS["decode"])},
-            {**note, "x": np.log10(INTENSITY_RANGE[1]) - 0.1, "y": top + 0.35, "text": "compute-bound →",
+            {**note, "x": x_hi - 0.05, "y": top + 0.35, "text": "compute-bound →",
              "xanchor": "right", "font": dict(color=COLORS["prefill"])},
         ],
     )
-    fig = style(go.Figure(traces, layout), height=440)
+    fig = style(go.Figure(traces, layout), height=360)
     fig.update_layout(
-        xaxis=dict(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
-                   title="Arithmetic intensity (FLOP/byte)"),
-        yaxis=dict(type="log", range=[top - 3.3, top + 0.6], dtick=1, title="Achieved TFLOP/s"),
+        # The legend sits inside, bottom right: below a flat roof nothing is ever plotted there.
+        margin=dict(t=10),
+        legend=dict(orientation="v", x=0.99, xanchor="right", y=0.02, yanchor="bottom",
+                    bgcolor="rgba(255,255,255,0.85)", font=dict(size=11)),
+        xaxis=dict(type="log", range=[x_lo, x_hi], dtick=1, title="Arithmetic intensity (FLOP/byte)"),
+        yaxis=dict(type="log", range=[y_lo, y_hi], dtick=1, title="Achieved TFLOP/s"),
     )
     return fig
 

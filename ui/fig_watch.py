@@ -25,8 +25,8 @@ FIELDS: dict[str, tuple[str, object]] = {
     "utilization_gpu": ("nvidia-smi util", lambda v: percent(v)),
     "mfu": ("MFU (tensor)", lambda v: percent(v)),
     "mbu": ("MBU (DRAM)", lambda v: percent(v, 0)),
-    "goodput_tok_s": ("Goodput, tok/s", lambda v: f"{v:,.0f}"),
-    "goodput_share": ("Useful share", lambda v: percent(v, 0)),
+    "output_tok_s": ("Goodput, tok/s", lambda v: f"{v:,.0f}"),
+    "useful_share": ("Useful share", lambda v: percent(v, 0)),
     "goodput_rps": ("SLO goodput, req/s", lambda v: f"{v:.3g}"),
     "slo_attainment": ("Meets SLO", lambda v: percent(v, 0)),
     "ttft_p50_s": ("TTFT p50", seconds),
@@ -39,7 +39,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "preemptions": ("Preemptions", lambda v: f"{v:,.0f}"),
 }
 #: The columns of the on-screen table, in order (the CSV has every field).
-TABLE_FIELDS = ("utilization_gpu", "mfu", "mbu", "goodput_tok_s", "goodput_share", "goodput_rps",
+TABLE_FIELDS = ("utilization_gpu", "mfu", "mbu", "output_tok_s", "useful_share", "goodput_rps",
                 "slo_attainment", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "itl_p99_s", "kv_cache_use",
                 "queue_depth")
 
@@ -90,7 +90,7 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
     labels = [_label(r) for r in rows]
     m = [r.metrics for r in rows]
     util = np.array([x.utilization_gpu for x in m]) * 100
-    good = np.array([x.goodput_tok_s for x in m])
+    good = np.array([x.output_tok_s for x in m])
     mfu = np.array([x.mfu for x in m]) * 100
     missing = ~np.isfinite(util)
     custom = np.stack([mfu, good, util], axis=-1)
@@ -141,7 +141,7 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
         line | dict(y=day.demand_tok_s, name="tokens/s asked for (traffic)", yaxis="y2", xaxis="x2",
                     line=dict(color=COLORS["roofline"], width=1.5, dash="dot"),
                     hovertemplate="%{customdata}: arrivals ask for %{y:,.0f} tok/s<extra></extra>"),
-        line | dict(y=day.goodput_tok_s, name="goodput: tokens/s delivered", yaxis="y2", xaxis="x2",
+        line | dict(y=day.output_tok_s, name="goodput: tokens/s delivered", yaxis="y2", xaxis="x2",
                     line=dict(color=COLORS["useful"], width=3),
                     hovertemplate="%{customdata}: %{y:,.0f} tok/s delivered<extra></extra>"),
         line | dict(y=day.ttft_p99_s, name="time to first token, p99", yaxis="y3", xaxis="x3",
@@ -199,7 +199,7 @@ def day_frame(day: DashboardDay, slo: SLO) -> pd.DataFrame:
         "hour": day.hours, "window_s": day.window_s, "load_vs_capacity": day.load,
         "arrivals": day.arrivals, "demand_tok_s": day.demand_tok_s,
         "utilization_gpu": day.utilization_gpu, "mfu": day.mfu, "mbu": day.mbu,
-        "goodput_tok_s": day.goodput_tok_s, "requests_running": day.running,
+        "output_tok_s": day.output_tok_s, "requests_running": day.running,
         "queue_depth": day.queue_depth, "ttft_p99_s": day.ttft_p99_s, "itl_p99_s": day.itl_p99_s,
         "slo_attainment": day.slo_attainment(slo), "goodput_rps": day.goodput_rps(slo),
     })

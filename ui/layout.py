@@ -7,13 +7,51 @@ import streamlit as st
 
 from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
+from ui.state import reset_button, restore
 from ui.theme import PLOTLY_CONFIG
 
+#: House CSS, one block for every page. Written here, not in .streamlit/config.toml, because it needs
+#: media queries: a compact first screen (the page's control and its result above the fold at 1280x800
+#: and on a 390x844 phone), no Plotly toolbar on touch screens (it covers chart titles and legends
+#: there; pinch-zoom and tap-for-hover still work), and tables that wrap instead of running off a phone.
+PAGE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 4.25rem; padding-bottom: 4rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.05rem; line-height: 1.2; padding: 0.1rem 0 0.2rem; }
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-left: 0.85rem;
+                                          padding-right: 0.85rem; }
+  [data-testid="stMainBlockContainer"] h1 { font-size: 1.45rem; }
+  [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.7rem; }
+  [data-testid="stMetric"] { padding: 0.45rem 0.6rem; }
+  [data-testid="stMetricValue"] { font-size: 1.55rem; }
+  [data-testid="stMainBlockContainer"] h2, [data-testid="stMainBlockContainer"] h3 { font-size: 1.2rem; }
+  [data-testid="stTable"] table { table-layout: fixed; width: 100%; }
+  [data-testid="stTable"] td, [data-testid="stTable"] th { word-break: break-word; hyphens: auto;
+                                                            font-size: 0.8rem; padding: 0.3rem; }
+}
+@media (hover: none) { .modebar-container { display: none !important; } }
+</style>"""
 
-def header(number: str, title: str, lede: str) -> None:
-    """Section number and title, the reader's current setup, and the lede paragraph."""
+
+def page_style() -> None:
+    """The house CSS (call once per run, from the entrypoint). A style-only ``st.html`` takes no room."""
+    st.html(PAGE_CSS)
+
+
+def header(number: str, title: str, lede: str, *, prefix: str | None = None) -> None:
+    """Section number and title, the reader's current setup (with the page's reset button), and a
+    short lede: the page's point in a sentence or two, so its control and result fit the first screen.
+
+    ``prefix`` (the page's widget keys start with it) restores the page's remembered settings before
+    its widgets are drawn and puts a reset button beside the setup line (``ui.state``).
+    """
+    if prefix:
+        restore(prefix)
     st.title(f"{number} · {title}" if number else title)
-    st.caption(f"Computed for **{current_setup().label}** · change it in the sidebar.")
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+        st.caption(f"For **{current_setup().label}** · setup in the sidebar")
+        if prefix:
+            reset_button(prefix)
     st.markdown(lede)
 
 

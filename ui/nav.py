@@ -16,29 +16,41 @@ class Section:
     url_path: str
     icon: str  # a Material icon
     blurb: str  # one line for the landing page
+    short: str = ""  # the navigation bar's label (short, so every section fits one bar at 1280 px)
+    prefix: str = ""  # the page's widget keys start with f"{prefix}_" (see ui.state)
 
     @property
     def label(self) -> str:
         return f"{self.number} {self.title}" if self.number else self.title
 
+    @property
+    def nav_label(self) -> str:
+        short = self.short or self.title
+        return f"{self.number} {short}" if self.number else short
+
 
 SOURCES_PATH = "app_pages/sources.py"
 
 HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material/home:",
-               "The thesis in a few lines.")
+               "The thesis in a few lines.", short="Start")
 
 SECTIONS: tuple[Section, ...] = (
     Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
-            "Prefill saturates the tensor cores; decode streams every weight for a single token."),
+            "Prefill saturates the tensor cores; decode streams every weight for a single token.",
+            prefix="phases"),
     Section("01", "Continuous batching", "app_pages/batching.py", "continuous-batching",
             ":material/view_timeline:",
-            "Static batches wait for their slowest request: utilization reads the same, goodput does not."),
+            "Static batches wait for their slowest request: utilization reads the same, useful work does "
+            "not.", short="Batching", prefix="batching"),
     Section("02", "PagedAttention", "app_pages/paging.py", "paged-attention", ":material/grid_view:",
-            "Pages handed out as tokens arrive fit several times more requests than reserving for the max."),
+            "Pages handed out as tokens arrive fit several times more requests than reserving for the max.",
+            short="Paging", prefix="paging"),
     Section("03", "Speculative decoding", "app_pages/speculative.py", "speculative-decoding",
-            ":material/bolt:", "Decode idles the tensor cores: a cheap draft guesses, the target checks."),
+            ":material/bolt:", "Decode idles the tensor cores: a cheap draft guesses, the target checks.",
+            short="Speculation", prefix="spec"),
     Section("04", "What to watch instead", "app_pages/watch.py", "what-to-watch", ":material/monitoring:",
-            "Utilization reads the same in every scenario; goodput, tensor activity and latency do not."),
+            "Utilization reads the same in every scenario; goodput, tensor activity and latency do not.",
+            short="What to watch", prefix="watch"),
 )
 
 
@@ -54,3 +66,9 @@ def next_section(path: str) -> Section | None:
         if Path(current.path).name == name:
             return following
     return None
+
+
+def section_of(path: str) -> Section | None:
+    """The section whose script is ``path``."""
+    name = Path(path).name
+    return next((s for s in (HOME, *SECTIONS, SOURCES) if Path(s.path).name == name), None)

@@ -20,6 +20,7 @@ from sim.cost import (
 )
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
+from ui.state import reset_setup
 
 CUSTOM = "Custom"
 _STATE_KEY = "_setup"
@@ -62,8 +63,9 @@ def render_setup_controls() -> Setup:
         gpu = custom_gpu(tflops, bandwidth, memory)
     else:
         gpu = GPUS[gpu_name]
-    st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16 · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
-               f"{gpu.hbm_bytes / 1e9:.0f} GB · ridge {gpu.ridge_point():.0f} FLOP/B")
+    fp8 = f" ({gpu.fp8_flops / 1e12:,.0f} FP8)" if gpu.fp8_flops else ""
+    st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
+               f"{gpu.hbm_bytes / 1e9:.0f} GB")
 
     model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
@@ -72,12 +74,15 @@ def render_setup_controls() -> Setup:
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
     model = MODELS[model_name].with_precision(weights, kv)
+    precision = model.compute_precision
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 1e9:.1f} GB weights · "
-               f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token")
+               f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token · {precision.upper()} math: "
+               f"ridge {gpu.ridge_point(precision):.0f} FLOP/B")
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
-        st.caption("The roofline is a floor; these turn it into an estimate. The defaults give "
+        st.caption("The roofline gives the fastest a step can run (a floor on time, a ceiling on "
+                   "throughput); these turn it into an estimate. The defaults give "
                    f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 on "
                    f"{CALIBRATION_GPU} (measured: {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
         compute_eff = st.slider("Compute efficiency (share of peak FLOP/s)", 0.1, 1.0, d.compute_eff,
@@ -88,6 +93,9 @@ def render_setup_controls() -> Setup:
         overhead_us = st.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
                                 50.0, format="%.0f", key="overhead_us", bind="query-params",
                                 help="Launch and scheduling time per step in which no kernel runs.")
+    st.button("Reset setup", key="setup_reset", on_click=reset_setup, type="tertiary",
+              icon=":material/restart_alt:", help="GPU, model, precisions and assumptions back to the "
+                                                  "defaults.")
     setup = Setup(gpu, model, Assumptions(compute_eff, memory_eff, overhead_us * 1e-6))
     st.session_state[_STATE_KEY] = setup
     return setup

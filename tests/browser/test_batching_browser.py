@@ -1,5 +1,5 @@
-"""Page 01 in a real browser: clicking the toggle changes the goodput gauge and metric and puts the
-mode in the URL; a copied URL restores the view."""
+"""Page 01 in a real browser: clicking the toggle changes the useful-work gauge and metric and puts
+the mode in the URL; a copied URL restores the view."""
 
 from __future__ import annotations
 
@@ -9,23 +9,23 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
 
-GOODPUT = "Goodput"
+USEFUL = "Useful work"
 
 
-def test_toggle_changes_goodput_and_url(page: Page, streamlit_server):
+def test_toggle_changes_useful_work_and_url(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "continuous-batching")
     expect_no_exception(page)
     expect(page.locator(".st-key-batching_gauges text.number")).to_have_count(2, timeout=TIMEOUT_MS)
-    expect(metric_value(page, GOODPUT)).to_have_text(re.compile(r"%$"), timeout=TIMEOUT_MS)
-    before = metric_value(page, GOODPUT).inner_text()
+    expect(metric_value(page, USEFUL)).to_have_text(re.compile(r"%$"), timeout=TIMEOUT_MS)
+    before = metric_value(page, USEFUL).inner_text()
     gauge_before = page.locator(".st-key-batching_gauges text.number").nth(1).text_content()
     page.locator(".st-key-batching_continuous label").click()
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"batching_continuous=true"), timeout=TIMEOUT_MS)
-    expect(metric_value(page, GOODPUT)).not_to_have_text(before, timeout=TIMEOUT_MS)
+    expect(metric_value(page, USEFUL)).not_to_have_text(before, timeout=TIMEOUT_MS)
     expect(page.locator(".st-key-batching_gauges text.number").nth(1)).not_to_have_text(
         gauge_before or "", timeout=TIMEOUT_MS)
-    after = float(metric_value(page, GOODPUT).inner_text().rstrip("%"))
+    after = float(metric_value(page, USEFUL).inner_text().rstrip("%"))
     assert after - float(before.rstrip("%")) > 40
     expect_no_exception(page)
 

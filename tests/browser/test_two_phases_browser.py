@@ -44,7 +44,7 @@ def test_copied_url_restores_view_on_fresh_server(page: Page, fresh_server):
     expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("A100 80GB SXM")
     expect(page.locator(".st-key-model").get_by_role("combobox")).to_have_value("Qwen2.5-7B")
     expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
-    expect(page.get_by_text("Computed for Qwen2.5-7B", exact=False)).to_be_visible()
+    expect(page.get_by_text("For Qwen2.5-7B", exact=False)).to_be_visible()
     expect(page).to_have_url(re.compile("phases_batch=64"))
     expect_no_exception(page)
 

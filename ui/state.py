@@ -1,0 +1,134 @@
+"""Each page's settings, kept for the session: coming back to a page (its link, or the browser's Back
+and Forward) shows it as the reader left it, and "Reset" puts it back to its first view.
+
+Streamlit forgets a widget's value once a run does not draw it, and a page switch drops the URL
+parameters the new page does not bind, so Back lands on a bare ``/two-phases``. Before every run the
+entrypoint copies the values of every page's widgets (keys ``<prefix>_<knob>``, ``ui.nav``) into a
+per-page memory (``remember_pages``); a page's header puts them back into the URL for any knob the URL
+does not name (``restore``), and the bound widgets read them from there, as they would from a shared
+link. A link's own parameters always win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+from streamlit.runtime.state.session_state_proxy import get_session_state
+
+from ui.nav import SECTIONS
+
+_MEMORY_KEY = "_page_memory"
+_SETTABLE = (bool, int, float, str)
+#: Widget keys that are not settings (download buttons, the reset button).
+_NOT_SETTINGS = ("_csv_", "_reset")
+#: The global setup in the sidebar (ui.setup): kept by the sidebar itself, reset by its own button.
+SETUP_KEYS = ("gpu", "custom_tflops", "custom_tbps", "custom_gb", "model", "weights", "kv", "compute_eff",
+              "memory_eff", "overhead_us")
+
+
+def _is_setting(key: str, prefix: str) -> bool:
+    return key.startswith(f"{prefix}_") and not any(s in key for s in _NOT_SETTINGS)
+
+
+def _memory() -> dict[str, dict]:
+    return st.session_state.setdefault(_MEMORY_KEY, {})
+
+
+def remember_pages() -> None:
+    """Copy the current value of every page's settings into the memory (call before the page runs:
+    the widgets of the page just left are still in the session state then)."""
+    memory = _memory()
+    for section in SECTIONS:
+        if not section.prefix:
+            continue
+        kept = memory.setdefault(section.prefix, {})
+        for key in list(st.session_state):
+            if isinstance(key, str) and _is_setting(key, section.prefix):
+                value = st.session_state[key]
+                if isinstance(value, _SETTABLE):
+                    kept[key] = value
+
+
+def _url_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:g}"
+    return str(value)
+
+
+def _default_of(key: str) -> tuple[bool, object]:
+    """(known, value): the default of the widget drawn under ``key`` in an earlier run, read from
+    Streamlit's widget registry (a bound widget's default is what its deserializer makes of "no value",
+    as Streamlit's own URL binding computes it). Unknown where the registry does not have it (a widget
+    never drawn this session, or a Streamlit whose internals moved): then callers fall back."""
+    try:
+        state = get_session_state()._state  # SafeSessionState -> SessionState
+        widget_id = state.get_widget_id_from_key(key)
+        metadata = state.get_widget_metadata(widget_id) if widget_id else None
+        if metadata is None:
+            return False, None
+        return True, metadata.deserializer(None)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False, None
+
+
+def restore(prefix: str) -> None:
+    """Put the page's remembered settings back (call before its widgets): every remembered knob the
+    URL does not name goes into the URL, where the bound widget reads it. On Back and Forward Streamlit
+    lets the URL decide a bound widget's value (a missing parameter means its default), and a page
+    switch has stripped the page's parameters from that history entry: this puts them back."""
+    restored = False
+    for key, value in _memory().get(prefix, {}).items():
+        if key in st.query_params:
+            continue
+        known, default = _default_of(key)
+        if known and value == default:
+            continue
+        with contextlib.suppress(StreamlitAPIException):
+            st.query_params[key] = _url_value(value)
+            restored = True
+    if restored:
+        _reseed_from_url()
+
+
+def _reseed_from_url() -> None:
+    """Let this run's bound widgets seed from the URL as it is now. Streamlit seeds them from the URL
+    the run started with (on Back and Forward, the bare entry a page switch left behind), and does
+    the same refresh itself after a page switch (``set_initial_query_params_from_current``)."""
+    with contextlib.suppress(AttributeError):
+        get_session_state()._state.query_params.set_initial_query_params_from_current()
+
+
+def reset(prefix: str) -> None:
+    """The page's knobs back to their defaults, and its memory forgotten (a button callback). Setting a
+    bound widget to its default also takes its parameter out of the URL."""
+    _memory().pop(prefix, None)
+    for key in list(st.session_state):
+        if isinstance(key, str) and _is_setting(key, prefix):
+            known, default = _default_of(key)
+            if known:
+                st.session_state[key] = default
+            else:
+                del st.session_state[key]
+    for key in list(st.query_params):  # parameters of widgets not drawn right now
+        if _is_setting(key, prefix):
+            with contextlib.suppress(StreamlitAPIException):  # bound to a drawn widget: it follows it
+                del st.query_params[key]
+
+
+def reset_setup() -> None:
+    """The sidebar's setup back to its defaults (a button callback)."""
+    for key in SETUP_KEYS:
+        st.session_state.pop(key, None)
+        if key in st.query_params:
+            del st.query_params[key]
+
+
+def reset_button(prefix: str) -> None:
+    """A small "Reset" button that puts this page's knobs back to their first view."""
+    st.button("Reset page", key=f"{prefix}_reset", on_click=reset, args=(prefix,), type="tertiary",
+              icon=":material/restart_alt:", help="Put this page's controls back to their first view "
+                                                  "(the setup in the sidebar stays).")
