@@ -15,6 +15,7 @@ from ui.fig_batching import (
     summary_frame,
     timeline_figure,
 )
+from ui.glossary import define
 from ui.layout import data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
@@ -104,18 +105,15 @@ with gauges:
                             width="stretch")
     m = metric_slots(4)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
-                help="What nvidia-smi shows: the share of wall time with a kernel running, idle gaps "
-                     "included.")
+                help=define("GPU utilization (utilization.gpu)"))
     m[1].metric(USEFUL_WORK_LABEL, fmt.percent(run.useful_work), border=True,
-                help="Of the token capacity there was demand for (B slots × steps, less slots left empty "
-                     "while nobody waited), the share spent on tokens someone asked for. The rest is "
-                     "waste: padding, and slots left empty while requests waited.")
+                help=define("Useful work") + " The rest is waste: padding, and slots left empty while "
+                                              "requests waited.")
     m[2].metric("Unused: no demand", fmt.percent(run.unused_share), border=True,
-                help="Share of the token capacity in slots left empty while no request was waiting: "
-                     "spare capacity, not waste. High under light load.")
+                help=define("Unused (no demand)"))
     m[3].metric("Output tok/s", fmt.count(run.output_tokens_per_s), border=True,
-                help="Requested output tokens delivered per second of wall time (padding not counted). "
-                     "Goodput, on page 04, counts only the requests that also meet the latency targets.")
+                help=define("Output tokens per second") + " Goodput (page 04) counts only the requests "
+                                                          "that also meet the latency targets.")
 
 if load == "poisson":
     st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
@@ -126,12 +124,9 @@ m = metric_slots(5)
 m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
             help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
                  f"({fmt.rate(run.requests_per_s, 'req/s')}).")
-m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True,
-            help="Time to first token: arrival to the end of the request's prefill step, queueing "
-                 "included.")
+m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True, help=define("TTFT"))
 m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
-m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True,
-            help="Time per output token after the first: (finish − first token) / (output − 1).")
+m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("TPOT"))
 m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
             help="Every token the engine emitted per second, padding included (batch × steps / "
                  "time): what a naive benchmark counts.")

@@ -4,11 +4,18 @@ import streamlit as st
 
 from sim.hardware import GPUS
 from sim.models import MODELS
+from ui.glossary import GLOSSARY
 from ui.sources import PAPERS
 
 st.title("Sources")
 st.markdown("Every number the app starts from, and where it comes from. Everything else on screen is "
             "computed from these by the models in `sim/`.")
+
+st.subheader("Glossary")
+st.caption("Each word means one thing on every page; the metrics' help texts use these definitions.")
+with st.container(key="sources_glossary"):
+    for term, definition in GLOSSARY.items():
+        st.markdown(f"**{term}**: {definition}")
 
 st.subheader("GPUs")
 st.dataframe(

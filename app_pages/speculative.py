@@ -23,14 +23,10 @@ CONTEXTS = [2**i for i in range(7, 16)]  # 128..32768 cached tokens
 ALPHA_SWEEP_KS = list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1))
 
 header("03", "Spending the idle headroom: speculative decoding", """
-Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
-memory-bound: to make **one** token per sequence the model streams all its weights while the tensor
-cores mostly wait. So give them work. A cheap **drafter** guesses the next *k* tokens, and
-the target checks all of them in **one** pass, which costs about what a single decode step does,
-because that step was paying for the weight reads anyway. Every draft the target agrees with is a
-token for free. **Drag the draft-acceptance slider**: the share of drafts the target keeps decides
-almost everything.
-""")
+Decode leaves the tensor cores idle. A cheap **drafter** guesses the next *k* tokens and the target
+checks them all in one pass, which costs about one decode step. **Drag the acceptance rate α**: the
+share of drafts the target keeps decides almost everything.
+""", prefix="spec")
 
 
 def _apply_preset() -> None:
@@ -42,8 +38,12 @@ def _apply_preset() -> None:
 
 
 setup = current_setup()
+# The method is read first (the sliders' presets come from it) but drawn below the headline numbers.
+main = st.container()
+headline = st.container()
+settings = st.container()
 # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
-name = st.radio(
+name = settings.radio(
     "Drafting method", list(spec.METHODS), index=list(spec.METHODS).index(spec.DEFAULT_METHOD),
     horizontal=True, key="spec_method", bind="query-params", on_change=_apply_preset,
     help="Each method sets the acceptance rate α and draft length k to published values; move the "
@@ -51,36 +51,36 @@ name = st.radio(
 )
 method = spec.METHODS[name]
 
-c1, c2, c3, c4 = st.columns([2.4, 1.2, 1.2, 1.2])
-alpha = c1.slider("**Draft acceptance rate α**: chance the target keeps each draft token",
-                  *spec.ALPHA_RANGE, value=method.alpha, step=0.01, key="spec_alpha",
-                  bind="query-params")
+alpha = main.slider("Draft acceptance rate α: chance the target keeps each draft token",
+                    *spec.ALPHA_RANGE, value=method.alpha, step=0.01, key="spec_alpha",
+                    bind="query-params")
+knobs = settings.container(horizontal=True, wrap=True, gap="medium")
 # A select slider: a bound st.slider truncates a linked "2.5" to 2 without a word.
-k = c2.select_slider("Draft length k, tokens per round", list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1)),
-                     value=method.k, key="spec_k", bind="query-params")
-batch = c3.select_slider("Batch size, sequences", BATCHES, value=1, key="spec_batch",
-                         bind="query-params")
-context = c4.select_slider("Context, tokens cached", CONTEXTS, value=1024, key="spec_context",
-                           bind="query-params")
+k = knobs.select_slider("Draft length k, tokens per round", list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1)),
+                        value=method.k, key="spec_k", bind="query-params", width=230)
+batch = knobs.select_slider("Batch size, sequences", BATCHES, value=1, key="spec_batch",
+                            bind="query-params", width=230)
+context = knobs.select_slider("Context, tokens cached", CONTEXTS, value=1024, key="spec_context",
+                              bind="query-params", width=230)
 cost_ratio = None
 if name == spec.MANUAL:
-    cost_ratio = st.slider("Draft cost c: one draft step as a share of a target decode step",
-                           *spec.DRAFT_COST_RANGE, value=method.cost_ratio, step=0.01,
-                           key="spec_draft_cost", bind="query-params")
+    cost_ratio = settings.slider("Draft cost c: one draft step as a share of a target decode step",
+                                 *spec.DRAFT_COST_RANGE, value=method.cost_ratio, step=0.01,
+                                 key="spec_draft_cost", bind="query-params")
 
 moved = [f"α from {method.alpha:.2f}" if abs(alpha - method.alpha) > 1e-9 else "",
          f"k from {method.k}" if k != method.k else ""]
 moved_txt = " and ".join(m for m in moved if m)
-st.caption(f"**{name}** (preset α = {method.alpha:.2f}, k = {method.k}"
-           + (f", derived from τ = {method.tau} tokens per pass" if method.tau else "") + "): "
-           + method.source + (f" *You moved {moved_txt}.*" if moved_txt else ""))
+settings.caption(f"**{name}** (preset α = {method.alpha:.2f}, k = {method.k}"
+                 + (f", derived from τ = {method.tau} tokens per pass" if method.tau else "") + "): "
+                 + method.source + (f" *You moved {moved_txt}.*" if moved_txt else ""))
 if method.drafter == "model" and spec.draft_model_for(setup.model).name == setup.model.name:
-    st.warning(f"{setup.model.name} is the draft model itself: drafting for it with itself only adds "
-               "work. Pick a larger target in the sidebar.", icon=":material/content_copy:")
+    headline.warning(f"{setup.model.name} is the draft model itself: drafting for it with itself only "
+                     "adds work. Pick a larger target in the sidebar.", icon=":material/content_copy:")
 elif not spec.shares_vocab(setup.model, method):
-    st.warning(f"Llama-3.2-1B cannot draft for {setup.model.name}: a draft model must share the "
-               "target's vocabulary (vLLM spec-decode blog). Its cost stands in here for a small "
-               "draft of the target's own family.", icon=":material/translate:")
+    settings.warning(f"Llama-3.2-1B cannot draft for {setup.model.name}: a draft model must share the "
+                     "target's vocabulary (vLLM spec-decode blog). Its cost stands in here for a small "
+                     "draft of the target's own family.", icon=":material/translate:")
 
 
 # No st.cache_data: the three sim calls take under 1 ms together, less than a cache lookup costs.
@@ -90,20 +90,29 @@ by_batch = spec.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, conte
 by_alpha = spec.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
                                  setup.assumptions, cost_ratio)
 
-m = metric_slots(4)
-m[0].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True,
-            help="E = (1 − α^(k+1)) / (1 − α): the accepted prefix plus the one token the target "
-                 "adds in every pass (Leviathan et al., Eq. 1).")
-m[1].metric("Speedup", f"{r.speedup:.2f}×", border=True,
-            delta=f"paper's E/(kc+1): {r.closed_form_speedup:.2f}×", delta_color="off", delta_arrow="off",
-            help="Tokens per second with speculation over tokens per second of plain decode, same "
-                 "batch and context.")
-m[2].metric("Tokens/s, whole batch", f"{r.tokens_per_s:,.0f}", border=True,
-            delta=f"{r.tokens_per_s - r.plain_tokens_per_s:+,.0f} vs plain")
-m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
-            delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
-            + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
-            delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
+with headline:
+    m = metric_slots(4)
+    m[0].metric("Speedup", f"{r.speedup:.2f}×", border=True,
+                delta=f"paper's E/(kc+1): {r.closed_form_speedup:.2f}×", delta_color="off",
+                delta_arrow="off",
+                help="Tokens per second with speculation over tokens per second of plain decode, same "
+                     "batch and context.")
+    m[1].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True,
+                help="E = (1 − α^(k+1)) / (1 − α): the accepted prefix plus the one token the target "
+                     "adds in every pass (Leviathan et al., Eq. 1).")
+    m[2].metric("Tokens/s, whole batch", fmt.rate(r.tokens_per_s, "").strip(), border=True,
+                delta=f"{r.tokens_per_s - r.plain_tokens_per_s:+,.0f} vs plain")
+    m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
+                delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
+                + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
+                delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
+st.markdown("""
+Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
+memory-bound: to make one token per sequence the model streams all its weights while the tensor
+cores mostly wait. The verify pass checks k + 1 positions for about the price of that one step,
+because the step was paying for the weight reads anyway: every draft the target agrees with is a
+token for free.
+""")
 m = metric_slots(4)
 m[0].metric("Monte Carlo mean", f"{r.rounds.mean_tokens:.2f}", border=True,
             delta=f"± {r.rounds.std_error:.2f}, {r.rounds.tokens.size:,} rounds",

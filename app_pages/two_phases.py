@@ -6,6 +6,7 @@ from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL,
 from sim.phases import two_phases
 from ui import format as fmt
 from ui.fig_phases import busy_figure, phases_table, roofline_figure
+from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
 
@@ -44,10 +45,8 @@ with left:
     )
 with right, metric_row():
     st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
-              help="Share of wall time with a kernel running: what the dashboard shows.")
-    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True,
-              help="Model FLOP/s utilization: achieved FLOP/s over the tensor-core peak, the work "
-                   "actually done.")
+              help=define("GPU utilization (utilization.gpu)"))
+    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True, help=define("MFU"))
     st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True,
               help="Output tokens per second of the whole batch (one per sequence per step).")
     st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
@@ -65,8 +64,7 @@ with metric_row():
                    f"{'memory' if r.prefill.memory_bound[0] else 'compute'}.")
     st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
               help="One token for each of the batch's sequences.")
-    st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True,
-              help="Model bandwidth utilization: achieved bytes/s over peak HBM bandwidth.")
+    st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True, help=define("MBU"))
     st.metric("Compute-bound from batch", fmt.count(crossover),
               border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
                                 "sequence brings more KV-cache bytes than math, so memory stays the limit.")

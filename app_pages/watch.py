@@ -31,19 +31,23 @@ from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
 from ui.fig_watch import (
+    LINK_COLUMN,
     count_range,
     day_figure,
     day_frame,
     failures_display,
     failures_frame,
     percent_range,
+    row_links,
     scenario_figure,
     scenario_frame,
     scenario_table,
     spread,
 )
+from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
+from ui.state import SETUP_KEYS
 
 
 # Cached as objects (st.cache_resource): frozen dataclasses of arrays nothing writes to. The runs take
@@ -67,9 +71,9 @@ def _views(_runs, _day, key: tuple, ttft_s: float, tpot_s: float) -> dict:
     slo = SLO(ttft_s, tpot_s)
     rows = measure(_runs, slo)
     pool = _pool()
-    failures = failures_frame(rows, slo, pool.total_preemptions, pool.n_steps)
+    failures = failures_frame(rows, slo, pool.total_preemptions, pool.n_steps, _runs.replicas)
     return {
-        "rows": rows, "table": scenario_table(rows), "frame": scenario_frame(rows),
+        "rows": rows, "frame": scenario_frame(rows),
         "bars": scenario_figure(rows), "day": day_figure(_day, slo), "day_frame": day_frame(_day, slo),
         "failures": failures, "failures_display": failures_display(failures),
     }
@@ -78,10 +82,51 @@ def _views(_runs, _day, key: tuple, ttft_s: float, tpot_s: float) -> dict:
 setup = current_setup()
 setup_key = repr(setup)
 runs, day = _runs(setup, setup_key)
-first_view = _views(runs, day, setup_key, SLO().ttft_s, SLO().tpot_s)["rows"]
-mfu_lo, mfu_hi = spread(first_view, "mfu")
 
-header("04", "What to watch instead", f"""
+header("04", "What to watch instead", """
+`nvidia-smi` utilization counts the time *a* kernel runs, so a serving GPU reads near 100% in every
+scenario of this article. Set your latency targets: goodput, the output of the requests that meet
+them, is what moves.
+""", prefix="watch")
+
+c1, c2 = st.columns(2)
+ttft_s = c1.slider("Time to first token (TTFT) target, s", *SLO_TTFT_RANGE_S, value=SLO().ttft_s,
+                   step=0.1, format="%.1f", key="watch_ttft", bind="query-params", help=define("TTFT"))
+tpot_ms = c2.slider("Time per output token (TPOT) target, ms", SLO_TPOT_RANGE_S[0] * 1e3,
+                    SLO_TPOT_RANGE_S[1] * 1e3, value=SLO().tpot_s * 1e3, step=5.0, format="%.0f",
+                    key="watch_tpot", bind="query-params",
+                    help=define("TPOT") + " 50 ms a token is 20 tokens a second, faster than people read.")
+slo = SLO(ttft_s, tpot_ms / 1e3)
+views = _views(runs, day, setup_key, slo.ttft_s, slo.tpot_s)
+rows = views["rows"]
+by_key = {r.key: r.metrics for r in rows}
+names = {r.key: r.name for r in rows}
+
+util_lo, util_hi = spread(rows, "utilization_gpu")
+mfu_lo, mfu_hi = spread(rows, "mfu")
+out_lo, out_hi = spread(rows, "output_tok_s")
+lowest_out = min((r for r in rows if r.metrics.output_tok_s == out_lo), key=lambda r: r.key)
+highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lambda r: r.key)
+cont, stat = by_key["continuous"], by_key["static"]
+with metric_row():
+    st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
+              help=define("GPU utilization (utilization.gpu)")
+              + f" Lowest and highest over the {len(rows)} scenarios below.")
+    st.metric("Goodput, continuous", fmt.rate(cont.goodput_rps, "req/s"), border=True,
+              delta=f"{fmt.count(cont.goodput_tok_s)} tok/s", delta_color="off", delta_arrow="off",
+              help=define("Goodput") + f" Continuous batching, requests arriving at "
+                                       f"{runs.moderate_rate_rps:g}/s.")
+    st.metric("Goodput, static", fmt.rate(stat.goodput_rps, "req/s"), border=True,
+              delta=f"{fmt.count(stat.goodput_tok_s)} tok/s", delta_color="off", delta_arrow="off",
+              help=define("Goodput") + " Static batching, on the same arrivals.")
+    st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
+              help=define("MFU") + " Lowest and highest over the scenarios.")
+st.caption(
+    f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at {runs.moderate_rate_rps:g}/s "
+    f"on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / {fmt.seconds(slo.tpot_s)} targets; "
+    f"utilization reads {fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
+
+st.markdown(f"""
 Every section so far has ended the same way: the number on the dashboard hardly moved while the
 work done changed several times over. That is not a bug in the tool. NVML defines
 `utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
@@ -92,54 +137,35 @@ ruler, a simulated day of traffic is read out as a dashboard would read it, and 
 the metric that catches it, with an alert rule.
 """)
 
-st.markdown("**Your latency targets.** A request counts towards goodput only if it meets both "
-            "(DistServe's definition). They also set two of the alert thresholds below.")
-c1, c2 = st.columns(2)
-ttft_s = c1.slider("Time to first token (TTFT) target, s", *SLO_TTFT_RANGE_S, value=SLO().ttft_s,
-                   step=0.1, format="%.1f", key="watch_ttft", bind="query-params")
-tpot_ms = c2.slider("Time per output token (TPOT) target, ms", SLO_TPOT_RANGE_S[0] * 1e3,
-                    SLO_TPOT_RANGE_S[1] * 1e3, value=SLO().tpot_s * 1e3, step=5.0, format="%.0f",
-                    key="watch_tpot", bind="query-params",
-                    help="50 ms a token is 20 tokens a second, faster than people read.")
-slo = SLO(ttft_s, tpot_ms / 1e3)
-views = _views(runs, day, setup_key, slo.ttft_s, slo.tpot_s)
-rows = views["rows"]
-by_key = {r.key: r.metrics for r in rows}
-
-util_lo, util_hi = spread(rows, "utilization_gpu")
-good_lo, good_hi = spread(rows, "output_tok_s")
-with metric_row():
-    st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
-              help=f"Lowest and highest reading over the {len(rows)} scenarios below.")
-    st.metric("Goodput, tok/s", count_range(good_lo, good_hi), border=True,
-              delta=f"{good_hi / good_lo:,.0f}× apart", delta_color="off", delta_arrow="off",
-              help="Output tokens delivered to users per second, lowest and highest over the scenarios.")
-    st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
-              help="Achieved FLOP/s over the tensor cores' peak (what DCGM's tensor-pipe activity tracks), "
-                   "lowest and highest over the scenarios.")
-    st.metric("SLO goodput, req/s", f"{by_key['continuous'].goodput_rps:.3g} vs "
-              f"{by_key['static'].goodput_rps:.2g}", border=True,
-              help=f"Requests per second meeting both targets: continuous vs static batching on the same "
-                   f"arrivals ({runs.moderate_rate_rps:g} requests/s).")
-
 st.subheader("Every scenario, one ruler")
-st.markdown("One row per situation the article shows, each run by that section's own model at its "
-            f"page's first view, on {setup.gpu.name} serving {setup.model.name}. Left, what the "
-            "dashboard reads (`nvidia-smi` utilization); right, what the users get (output tokens "
-            "per second, on a log scale).")
+st.markdown(
+    f"One row per situation the article shows, each run by that section's own model on {setup.gpu.name} "
+    f"serving {setup.model.name}, at the settings the row states: the page's first view, except page "
+    f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
+    "at the row's settings, where it shows the same numbers. Left, what the dashboard reads; right, the "
+    "output tokens per second users get (log scale).")
 chart(views["bars"], key="watch_bars",
-      title=f"The same GPU, {len(rows)} situations: utilization barely moves, goodput spans orders of "
+      title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders of "
             "magnitude",
-      alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while goodput "
-          f"runs from {good_lo:,.0f} to {good_hi:,.0f} output tokens per second.")
-st.dataframe(views["table"], hide_index=True, width="stretch",
-             column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=250),
-                            "What is happening": st.column_config.TextColumn(width="large")})
-st.caption("– : the run does not model it (a steady state has no queue and no whole requests; the "
-           "long-prompt rows follow one prompt, so their latency is that prompt's TTFT and the gaps "
-           "every decoding user waits). TPOT is each request's mean time per token; ITL is the gap "
-           "before each token, so one stalled step shows in its p99. KV cache: the share of this "
-           "card's KV-cache budget (section 02) holding token states.")
+      alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while output "
+          f"runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to {out_hi:,.0f} "
+          f"({highest_out.name}).")
+st.caption(f"The rows differ in more than the technique: the lowest output, {out_lo:,.0f} tok/s, is "
+           f"{lowest_out.name.lower()} ({lowest_out.what.lower()}); the highest, {out_hi:,.0f} tok/s, is "
+           f"{highest_out.name.lower()} ({highest_out.what[0].lower() + highest_out.what[1:]}). "
+           "Like-for-like pairs are in the note at the end of the page.")
+setup_params = {k: st.query_params[k] for k in SETUP_KEYS if k in st.query_params}
+st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_index=True, width="stretch",
+             key="watch_table",
+             column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=210),
+                            "What is happening": st.column_config.TextColumn(width="large"),
+                            LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
+st.caption("– : the run does not model it (a steady state has no queue and no whole requests, so no "
+           "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
+           "TTFT and the gaps every decoding user waits). Output tok/s counts every delivered token; "
+           "goodput only those of requests meeting both targets. TPOT is each request's mean time per "
+           "token; ITL is the gap before each token, so one stalled step shows in its p99. KV cache: the "
+           "share of this card's KV-cache budget (section 02) holding token states.")
 
 st.subheader("A day on the dashboard")
 st.markdown(f"""
@@ -147,23 +173,36 @@ Traffic through section 01's continuous batching ({runs.capacity.slots} slots, t
 over a simulated day: quiet at {DAY_QUIETEST_HOUR:02d}:00, {day.load.max():.0%} of what the engine serves
 flat out at {DAY_QUIETEST_HOUR + 12:02d}:00. This is what three panels of a dashboard would draw,
 hour by hour. Shaded hours have requests waiting.
+
+**What the simulation compresses.** Simulating a real day would take millions of requests, so each
+hour is simulated as **{day.window_s:.2g} s** of traffic at that hour's rate, in one run: the queue an
+hour leaves behind is there at the start of the next. A queue grows for {day.window_s:.2g} s an hour
+here, not 3,600: its waits stay seconds. Over real hours the same overload would leave about
+**{day.real_time_backlog.max():,.0f}** requests waiting, about **{fmt.duration(day.real_time_worst_wait_s)}**
+each (a fluid estimate: the backlog grows by the excess of arrivals over capacity, hour by hour).
 """)
 missed = day.hours_missing(slo)
 ttft_worst = day.worst_ttft_p99_s
+goodput_day = day.goodput_tok_s(slo)
 with metric_row():
     st.metric("Utilization, by hour", percent_range(day.utilization_gpu.min(), day.utilization_gpu.max()),
               border=True, help="Lowest and highest hourly reading.")
-    st.metric("Goodput by hour, tok/s", count_range(day.output_tok_s.min(), day.output_tok_s.max()),
-              border=True)
+    st.metric("Goodput by hour, tok/s", count_range(goodput_day.min(), goodput_day.max()), border=True,
+              help=define("Goodput") + " Lowest and highest hourly value.")
     st.metric("MFU, by hour", percent_range(day.mfu.min(), day.mfu.max()), border=True)
     st.metric("Hours missing the SLO", f"{missed} of {day.n_windows}", border=True,
               delta=f"worst TTFT p99 {fmt.seconds(ttft_worst)}", delta_color="off", delta_arrow="off",
               help=f"Hours in which fewer than {SLO_ATTAINMENT_GOAL:.0%} of the requests that arrived met "
-                   "both targets (DistServe's attainment goal).")
+                   f"both targets (DistServe's attainment goal). The TTFT is the simulation's, with each "
+                   f"hour {day.window_s:.2g} s long.")
+    st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
+              help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
+                   "backlog / capacity).")
 chart(views["day"], key="watch_day",
       alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
-          f"{day.utilization_gpu.max():.0%}, while goodput moves from {day.output_tok_s.min():,.0f} to "
-          f"{day.output_tok_s.max():,.0f} tokens per second, MFU from {fmt.percent(day.mfu.min())} to "
+          f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
+          f"{day.output_tok_s.min():,.0f} to {day.output_tok_s.max():,.0f} per second, MFU from "
+          f"{fmt.percent(day.mfu.min())} to "
           f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.seconds(ttft_worst)}; {missed} hours "
           "miss the SLO.")
 
@@ -174,17 +213,22 @@ st.markdown("For each failure the article describes: the quantity that shows it,
 st.table(views["failures_display"], hide_index=True)
 
 lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
-pairs = [("continuous", "static", "continuous vs static batching"),
-         ("paged", "reserved", "paged vs reserved KV")]
-same_load = "; ".join(f"{label} **{by_key[a].output_tok_s / by_key[b].output_tok_s:.1f}×**"
-                      for a, b, label in pairs)
+
+
+def _ratio(a: str, b: str, field: str) -> str:
+    x, y = getattr(by_key[a], field), getattr(by_key[b], field)
+    return f"**{x / y:,.1f}×**" if y > 0 else "**∞**"
+
+
 st.info(
     f"**Why an observability company cares.** Utilization answers one question, *is a kernel "
     f"running?*, and on a serving GPU the answer is nearly always yes: **{util_lo:.0%}–{util_hi:.0%}** "
-    f"across every scenario here. Goodput spans {good_hi / good_lo:,.0f}× across them, much of that "
-    f"because the scenarios carry different load; on the *same* demand the fixes alone move it: "
-    f"{same_load}; and chunking cuts the worst inter-token gap "
-    f"**{by_key['unchunked'].itl_p99_s / by_key['chunked'].itl_p99_s:.0f}×**. The lowest utilization "
+    f"across every scenario here. Compared like for like, on the same demand and the same GPU, the fixes "
+    f"move what users get: continuous over static batching on the same arrivals, goodput "
+    f"{_ratio('continuous', 'static', 'goodput_rps')} (requests meeting the targets); paged over reserved "
+    f"KV on the same card, output {_ratio('paged', 'reserved', 'output_tok_s')}; speculative over plain "
+    f"decode for one user, output {_ratio('speculative', 'plain', 'output_tok_s')}; and chunking cuts the "
+    f"worst inter-token gap {_ratio('unchunked', 'chunked', 'itl_p99_s')}. The lowest utilization "
     f"reading ({lowest.metrics.utilization_gpu:.0%}, {lowest.name}) says nothing about work either: "
     "it comes from the host time between many short steps. The story is in other signals: tensor and "
     "DRAM activity say whether the chip is starved or busy; the engine's KV-cache, queue and latency "
@@ -207,10 +251,11 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
 - **MBU**, what `DCGM_FI_PROF_DRAM_ACTIVE` tracks (*"The fraction of cycles where data was sent to or
   received from device memory"*, with ~0.8 the practical peak): $\sum\text{bytes} / (B_\text{HBM}\,T)$;
   at batch 1 this is Databricks' (model size + KV cache) / TPOT / peak bandwidth.
-- **Goodput, tok/s**: output tokens of requests / $T$. **Useful share**: output tokens over tokens
+- **Output tok/s**: output tokens of requests / $T$. **Useful share**: output tokens over tokens
   computed (static batching's padding and rejected speculative drafts are computed, not useful).
-- **SLO goodput** (DistServe): requests per second whose TTFT and TPOT both meet the targets;
-  **Meets SLO** is their share of the requests.
+- **Goodput** (DistServe), the only sense the word has in this app: output tokens per second
+  (**Goodput, tok/s**) or requests per second (**Goodput, req/s**) of the requests whose TTFT and TPOT
+  both meet the targets; **Meets SLO** is their share of the requests.
 - **TTFT**: arrival to the end of the prefill step (queueing included). **TPOT**: a request's
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.
@@ -219,15 +264,21 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   arrived and not yet admitted. Both are time-weighted over the steps.
 
 **The day.** The arrival rate follows $\lambda(h) = C\,(\ell + (p-\ell)\,\tfrac{1-\cos(2\pi(h-4)/24)}{2})$,
-$C$ the requests/s section 01's continuous batching serves with every request queued at once,
+$C$ the requests/s section 01's continuous batching serves flat out (output tokens per second of a
+1,000-request backlog while requests still wait and after its start-up, over the mean output length),
 $\ell$ = """ + f"{DEFAULT_DAY_LOW:g} and $p$ = {DEFAULT_DAY_PEAK:g}" + r""". Each
 hour is a window of fixed length in which arrivals are Poisson at that hour's rate; the window length
 is set so about """ + f"{DEFAULT_DAY_REQUESTS:,}" + r""" requests arrive over the day, whatever the GPU.
-The run is section 01's ``simulate``; each step's kernel time, FLOPs and tokens are spread evenly over
-the step and summed per window. TTFT p99 is over the requests that arrived in the hour.
+The run is section 01's ``simulate``, one run for the whole day, so a queue carries over from hour to
+hour; each step's kernel time, FLOPs and tokens are spread evenly over the step and summed per
+window. TTFT p99 is over the requests that arrived in the hour. The real-time backlog is a fluid
+estimate: $Q_h = \max(0,\ Q_{h-1} + (\lambda(h) - C)\cdot 3600\,\text{s})$, its longest wait
+$\max_h Q_h / C$. The flat-out line is $C$ in tokens/s, or the most any hour delivered where that is
+higher (an hour's sample of lengths can beat the backlog's average by a few percent).
 """,
     assumptions=[
-        f"Each row runs its section's model at that page's first view: page 00's {PHASES_PROMPT:,}-token "
+        f"Each row runs its section's model at the settings it states (its Open link sets them): the "
+        f"page's first view, except page 01's rows. Page 00's {PHASES_PROMPT:,}-token "
         f"prompt and {PHASES_CONTEXT:,} tokens of context; page 01's {BATCH_REQUESTS:,} requests "
         f"({BATCH_WORKLOAD}) on {BATCH_SLOTS} slots; page 02's ShareGPT-like requests on this card and its "
         f"{CHUNK_PROMPT:,}-token prompt among {CHUNK_BATCH} decoders; page 03's default drafting method at "
@@ -237,14 +288,15 @@ the step and summed per window. TTFT p99 is over the requests that arrived in th
         f"{MODERATE_LOAD:.0%} of what "
         f"continuous batching serves, {runs.capacity_rps:.3g}/s here) for static vs continuous, and "
         f"{runs.high_rate_rps:g}/s (at least {HIGH_LOAD:.0%}) for high load. Pick them on page 01 to see "
-        "the "
-        "same runs.",
+        "the same runs. The high load's fix is capacity: split over "
+        f"{runs.replicas} replicas each sees {runs.high_rate_rps / runs.replicas:g}/s, the "
+        "continuous-batching row.",
         "MFU and MBU stand in for DCGM's tensor-pipe and DRAM activity. DCGM counts active cycles, "
         "not FLOPs or bytes: a tensor pipe running below full rate reads as active, so the real "
         "counters read somewhat above MFU and MBU. They still tell a starved GPU from a busy one, "
         "which utilization.gpu cannot.",
         "Steady-state rows (batch-1 decode, the card's two KV policies, speculative decoding) have no "
-        "request lifetimes: no SLO goodput and no queue. The card's rows run under a full queue.",
+        "request lifetimes: no goodput and no queue. The card's rows run under a full queue.",
         "KV-cache use counts token states. vLLM's usage gauge counts blocks handed out: under paging "
         "the two agree within the last page's slack; a reserving engine would read full.",
         "Host overhead counts as no kernel running. Speculative decoding adds k small draft steps "

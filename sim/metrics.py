@@ -8,8 +8,9 @@ run into the same metrics, so every scenario is measured with the same ruler:
   was executing": sum(t_gpu) / wall time (``sim.cost.kernel_busy_fraction``).
 - ``mfu`` (what DCGM's PIPE_TENSOR_ACTIVE tracks): FLOPs / (peak FLOP/s * wall time).
 - ``mbu`` (what DCGM's DRAM_ACTIVE tracks; Databricks' MBU): bytes / (peak bandwidth * wall time).
-- goodput: useful tokens per second (tokens someone asked for), and DistServe's request goodput,
-  requests per second that meet both the TTFT and the time-per-output-token target.
+- output tokens per second (tokens someone asked for, padding and rejected drafts left out), and
+  goodput in DistServe's sense, the only sense the app uses the word in: output tokens per second, or
+  requests per second, of the requests that meet both the TTFT and the time-per-output-token target.
 - latency percentiles, time-weighted KV-cache use and queue depth, preemptions.
 
 The adapters below (``phases_metrics``, ``batching_metrics``, ``card_metrics``, ``chunked_metrics``,
@@ -84,9 +85,9 @@ class ServingMetrics:
     mfu: float  # tensor activity, 0..1
     mbu: float  # DRAM activity, 0..1
     throughput_tok_s: float  # tokens the GPU processed per second (padding and recompute included)
-    output_tok_s: float  # tokens someone asked for, per second
+    output_tok_s: float  # output tokens delivered per second (tokens someone asked for), latency aside
     useful_share: float  # output_tok_s / throughput_tok_s
-    goodput_rps: float  # requests per second meeting the SLO (DistServe goodput)
+    goodput_rps: float  # requests per second meeting the SLO (DistServe goodput, in requests)
     slo_attainment: float  # share of requests meeting the SLO
     ttft_p50_s: float
     ttft_p99_s: float
@@ -97,6 +98,7 @@ class ServingMetrics:
     preemptions: float  # requests evicted and recomputed (a count; NaN where the run does not model it)
     itl_p50_s: float = math.nan  # inter-token latency: the gap before each output token, per token
     itl_p99_s: float = math.nan
+    goodput_tok_s: float = math.nan  # output tokens/s of the requests that meet the SLO (DistServe)
 
 
 def _percentile(values, q: float) -> float:
@@ -145,6 +147,7 @@ def run_metrics(
     slo: SLO | None = None,
     itl_s=None,
     itl_weights=None,
+    request_tokens=None,
 ) -> ServingMetrics:
     """Metrics of one run.
 
@@ -164,6 +167,8 @@ def run_metrics(
         slo: latency targets for request goodput (needs ttft_s and tpot_s).
         itl_s, itl_weights: inter-token gaps, seconds, and how many output tokens waited each one
             (e.g. step times weighted by the users each step gave a token); weights None: 1 each.
+        request_tokens: each request's output tokens (with ttft_s, tpot_s and slo): goodput in
+            tokens/s counts those of the requests that meet the SLO.
     """
     if useful_tokens < 0 or idle_s < 0 or (preemptions is not None and preemptions < 0):
         raise ValueError("useful_tokens, idle_s and preemptions must be >= 0")
@@ -174,13 +179,16 @@ def run_metrics(
         raise ValueError(f"processed_tokens ({processed}) must be >= useful_tokens ({useful_tokens})")
     per_s = (lambda x: x / wall) if wall > 0 else (lambda x: 0.0)
 
-    n_requests, met = 0, 0
+    n_requests, met, met_tokens = 0, 0, math.nan
     if ttft_s is not None and tpot_s is not None:
         ttft = np.asarray(ttft_s, dtype=float)
         tpot = np.asarray(tpot_s, dtype=float)
         n_requests = ttft.size
         if slo is not None:
-            met = int(np.sum((ttft <= slo.ttft_s) & ~(tpot > slo.tpot_s)))
+            ok = (ttft <= slo.ttft_s) & ~(tpot > slo.tpot_s)
+            met = int(np.sum(ok))
+            if request_tokens is not None:
+                met_tokens = float(np.sum(np.asarray(request_tokens, dtype=float)[ok]))
     return ServingMetrics(
         wall_s=wall,
         utilization_gpu=kernel_busy_fraction(cost, idle_s),
@@ -200,6 +208,7 @@ def run_metrics(
         preemptions=math.nan if preemptions is None else int(preemptions),
         itl_p50_s=weighted_percentile(itl_s, itl_weights, 50) if itl_s is not None else math.nan,
         itl_p99_s=weighted_percentile(itl_s, itl_weights, 99) if itl_s is not None else math.nan,
+        goodput_tok_s=per_s(met_tokens) if math.isfinite(met_tokens) else math.nan,
     )
 
 
@@ -256,6 +265,7 @@ def batching_metrics(run: BatchingRun, *, slo: SLO | None = None,
     return run_metrics(
         run.cost, useful_tokens=run.output_tokens, processed_tokens=run.generated_tokens,
         idle_s=run.idle_s, ttft_s=run.ttft_s, tpot_s=run.tpot_s, slo=slo,
+        request_tokens=run.requests.output_tokens,
         kv_use=_kv_use(run.cost.kv_bytes, kv_budget_bytes), queue_depth=queue, preemptions=None,
         itl_s=run.cost.time_s + run.idle_before_s, itl_weights=decoding,
     )
@@ -371,6 +381,12 @@ class ScenarioRuns:
         return self.capacity.requests_per_s
 
     @property
+    def replicas(self) -> int:
+        """Replicas that split the high load so each sees the moderate rate (both are powers of two):
+        the overload's fix is more capacity, and one such replica is the continuous-batching row."""
+        return max(1, math.ceil(self.high_rate_rps / self.moderate_rate_rps))
+
+    @property
     def kv_budget_bytes(self) -> float | None:
         """The card's KV-cache budget (section 02); None where the weights leave no room."""
         return self.fit.kv_budget_bytes if self.fit.fits else None
@@ -425,9 +441,9 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  f"One user: a {PHASES_PROMPT:,}-token prompt, then one token a step at "
                  f"{PHASES_CONTEXT:,} tokens of context", phases_metrics(runs.phases, kv)),
         Scenario("static", "Static batching", "01",
-                 f"{n:,} requests arriving at {runs.moderate_rate_rps:g}/s into {slots} slots; each "
-                 "batch runs until its longest answer is done", batching_metrics(runs.static, slo=slo,
-                                                                               kv_budget_bytes=kv)),
+                 f"{n:,} requests arriving at {runs.moderate_rate_rps:g}/s (Poisson) into {slots} slots; "
+                 "each batch runs until its longest answer is done",
+                 batching_metrics(runs.static, slo=slo, kv_budget_bytes=kv)),
         Scenario("continuous", "Continuous batching", "01",
                  "The same arrivals; a finished request's slot is refilled at the next step",
                  batching_metrics(runs.continuous, slo=slo, kv_budget_bytes=kv)),
@@ -451,8 +467,8 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  f"{s.expected_tokens:.2f} tokens per target pass", speculative_metrics(s, g, m, a,
                                                                                       kv_budget_bytes=kv)),
         Scenario("overload", "High load", "01",
-                 f"{n:,} requests arriving at {runs.high_rate_rps:g}/s: more than continuous batching "
-                 f"serves ({runs.capacity_rps:.3g}/s)",
+                 f"{n:,} requests arriving at {runs.high_rate_rps:g}/s (Poisson), continuous batching: "
+                 f"more than it serves ({runs.capacity_rps:.3g}/s on a backlog of {n:,})",
                  batching_metrics(runs.overload, slo=slo, kv_budget_bytes=kv)),
     ]
 
@@ -491,13 +507,14 @@ class DashboardDay:
     """A day of traffic through continuous batching, read out per window as a dashboard would.
 
     Every per-window array has one entry per window; a window is one hour of the day, compressed to
-    ``window_s`` seconds of simulated traffic.
+    ``window_s`` seconds of simulated traffic (one run: the queue carries over from window to window).
+    ``real_time_backlog`` says what the same loads would queue over real hours.
     """
 
     hours: np.ndarray  # the hour each window starts
     window_s: float  # simulated seconds per window
-    capacity_rps: float  # what continuous batching serves flat out, requests/s
-    capacity_tok_s: float  # the same in output tokens/s
+    capacity_rps: float  # what continuous batching serves flat out (every slot busy), requests/s
+    capacity_tok_s: float  # the same in output tokens/s (``flat_out_tok_s``)
     load: np.ndarray  # expected arrival rate / capacity
     arrivals: np.ndarray  # requests that arrived
     demand_tok_s: np.ndarray  # output tokens the window's arrivals ask for, per second
@@ -525,6 +542,25 @@ class DashboardDay:
         """Requests per second that arrived in the window and met both targets (DistServe goodput)."""
         return self._met(slo)[0] / self.window_s
 
+    def goodput_tok_s(self, slo: SLO) -> np.ndarray:
+        """Output tokens per second delivered in each window to requests that meet both targets
+        (DistServe goodput, in tokens, counted when the tokens come out: never above the tokens
+        delivered in the window)."""
+        run = self.run
+        ok = (run.ttft_s <= slo.ttft_s) & ~(run.tpot_s > slo.tpot_s)
+        n = run.n_steps
+        good = np.cumsum(np.bincount(run.start_step[ok], minlength=n + 1)
+                         - np.bincount(run.end_step[ok] + 1, minlength=n + 1))[:n]
+        return self._per_window(good.astype(float)) / self.window_s
+
+    def _per_window(self, values: np.ndarray) -> np.ndarray:
+        """A per-step quantity spread evenly over each step and summed per window."""
+        start = self.run.step_start_s
+        xp = np.column_stack([start, start + self.run.cost.time_s]).ravel()
+        edges = self.window_s * np.arange(self.n_windows + 1)
+        c = np.cumsum(values)
+        return np.diff(np.interp(edges, xp, np.column_stack([c - values, c]).ravel()))
+
     def hours_missing(self, slo: SLO, goal: float = SLO_ATTAINMENT_GOAL) -> int:
         """Windows in which fewer than ``goal`` of the arrivals met both targets."""
         return int(np.sum(self.slo_attainment(slo) < goal))
@@ -533,10 +569,44 @@ class DashboardDay:
     def worst_ttft_p99_s(self) -> float:
         return float(np.nanmax(self.ttft_p99_s))
 
+    @property
+    def real_time_backlog(self) -> np.ndarray:
+        """Requests waiting at the end of each hour had every window lasted a real hour: a fluid
+        estimate, the backlog growing by (arrival rate - capacity) x 3,600 s an hour and never below
+        zero. The simulated windows are ``window_s`` long, so their queues stay that much shorter."""
+        hour_s = 3600.0 * 24 / self.n_windows
+        backlog, out = 0.0, np.zeros(self.n_windows)
+        for w, load in enumerate(self.load):
+            backlog = max(0.0, backlog + (load - 1.0) * self.capacity_rps * hour_s)
+            out[w] = backlog
+        return out
+
+    @property
+    def real_time_worst_wait_s(self) -> float:
+        """The longest wait in the queue the real-time backlog implies (backlog / capacity)."""
+        return float(self.real_time_backlog.max()) / self.capacity_rps
+
     def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:
         ok = (self.run.ttft_s <= slo.ttft_s) & ~(self.run.tpot_s > slo.tpot_s)
         met = np.bincount(self.request_window, ok.astype(float), self.n_windows)
         return met, np.bincount(self.request_window, minlength=self.n_windows)
+
+
+def flat_out_tok_s(run: BatchingRun) -> float:
+    """Output tokens per second a backlog run delivers in its steady state: after its start-up (the
+    first finish: until then every slot is still on its first request, prefilled all at once) and
+    while requests still wait to get in (every slot busy). That is what the engine serves flat out:
+    a burst run's overall rate is lower (its tail drains with empty slots), and sustained overload
+    runs at this rate."""
+    n = run.n_steps
+    emitting = np.cumsum(np.bincount(run.start_step, minlength=n + 1)
+                         - np.bincount(run.end_step + 1, minlength=n + 1))[:n]
+    step = np.arange(n)
+    busy = (step > int(run.end_step.min())) & (step <= int(run.start_step.max()))
+    if not busy.any():  # fewer requests than slots: no steady state, take the whole run
+        busy = np.ones(n, dtype=bool)
+    seconds = float(run.cost.time_s[busy].sum() + run.idle_before_s[busy].sum())
+    return float(emitting[busy].sum()) / seconds if seconds > 0 else math.nan
 
 
 def _integral_of_count(event_s: np.ndarray, at_s: np.ndarray) -> np.ndarray:
@@ -575,7 +645,8 @@ def dashboard_day(
     if capacity is None:
         capacity = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), BATCH_SLOTS,
                             "continuous", assumptions)
-    cap = capacity.requests_per_s
+    cap_tok_s = flat_out_tok_s(capacity)
+    cap = cap_tok_s / float(capacity.requests.output_tokens.mean())  # requests/s, flat out
     hours = np.arange(n_windows) * 24 / n_windows
     load = diurnal_load(hours + 12 / n_windows, low, peak)  # the rate at the window's middle
     window_s = n_requests / (cap * float(load.sum()))
@@ -619,14 +690,18 @@ def dashboard_day(
             ttft[w] = np.percentile(mine, 99)
         sel = step_window == w
         itl[w] = weighted_percentile(cost.time_s[sel] + run.idle_before_s[sel], decoding[sel], 99)
+    output_tok_s = per_window(emitting.astype(float)) / window_s
     return DashboardDay(
-        hours=hours, window_s=window_s, capacity_rps=cap, capacity_tok_s=capacity.output_tokens_per_s,
+        # The line is never below what an hour delivered: an hour with requests queued runs flat out,
+        # and its sample of lengths can beat the backlog run's average by a few percent.
+        hours=hours, window_s=window_s, capacity_rps=cap,
+        capacity_tok_s=max(cap_tok_s, float(output_tok_s.max())),
         load=load, arrivals=counts, demand_tok_s=np.bincount(request_window, req.output_tokens,
                                                              n_windows) / window_s,
         utilization_gpu=per_window(cost.gpu_time_s) / window_s,
         mfu=per_window(cost.flops) / (cost.peak_flops * window_s),
         mbu=per_window(cost.bytes) / (cost.bandwidth * window_s),
-        output_tok_s=per_window(emitting.astype(float)) / window_s,
+        output_tok_s=output_tok_s,
         queue_depth=np.diff(waiting_area) / window_s, running=np.diff(running_area) / window_s,
         ttft_p99_s=ttft, itl_p99_s=itl, run=run, request_window=request_window,
     )

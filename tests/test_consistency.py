@@ -57,7 +57,7 @@ def test_one_sidebar_choice_reaches_every_page_and_the_numbers_agree(gpu, model)
     # 04: the same setup, and batch-1 decode agrees with page 00
     _switch(at, WATCH)
     assert f"on {gpu}" in at.caption[0].value and model in at.caption[0].value
-    batch1 = _row(at, "00 · Batch-1 decode")["Goodput, tok/s"]
+    batch1 = _row(at, "00 · Batch-1 decode")["Output tok/s"]
     assert _tokens(batch1) == pytest.approx(_tokens(decode), rel=0.01)
     watch = {name: _row(at, name) for name in ("02 · Paged KV cache", "02 · KV cache reserved for the max",
                                                "03 · Speculative decoding", "01 · Static batching",
@@ -69,12 +69,12 @@ def test_one_sidebar_choice_reaches_every_page_and_the_numbers_agree(gpu, model)
                          ("reserved", "02 · KV cache reserved for the max")):
         fit = metric(at, f"Fit, {policy}")
         assert f"Decoding the {fit} requests" in watch[name]["What is happening"]
-        assert _tokens(watch[name]["Goodput, tok/s"]) == pytest.approx(
+        assert _tokens(watch[name]["Output tok/s"]) == pytest.approx(
             _tokens(metric(at, f"Decode throughput, {policy}")), rel=0.01)
 
     # 03: speculative decoding's tokens/s
     _switch(at, SPEC)
-    assert _tokens(watch["03 · Speculative decoding"]["Goodput, tok/s"]) == pytest.approx(
+    assert _tokens(watch["03 · Speculative decoding"]["Output tok/s"]) == pytest.approx(
         _tokens(metric(at, "Tokens/s, whole batch")), rel=0.01)
 
     # 01: the arrival rates page 04 uses are page 01's choices, and its runs are page 01's runs
@@ -89,7 +89,7 @@ def test_one_sidebar_choice_reaches_every_page_and_the_numbers_agree(gpu, model)
             at.toggle(key="batching_continuous").set_value(continuous).run()
             _ok(at)
             assert at.select_slider(key="batching_rate").value == rate
-            assert _tokens(watch[name]["Goodput, tok/s"]) == pytest.approx(
+            assert _tokens(watch[name]["Output tok/s"]) == pytest.approx(
                 _tokens(metric(at, "Output tok/s")), rel=0.01), name
             assert _seconds(watch[name]["TTFT p99"]) == pytest.approx(
                 _seconds(metric(at, "TTFT p99")), rel=0.01), name
@@ -103,7 +103,60 @@ def test_a_change_on_page_04_reaches_page_00():
     at = open_app(WATCH)
     at.selectbox(key="gpu").set_value("B200").run()
     _ok(at)
-    batch1 = _row(at, "00 · Batch-1 decode")["Goodput, tok/s"]
+    batch1 = _row(at, "00 · Batch-1 decode")["Output tok/s"]
     _switch(at, PHASES)
     assert re.search("B200", at.caption[0].value)
     assert _tokens(metric(at, "Decode throughput")) == pytest.approx(_tokens(batch1), rel=0.01)
+
+
+#: For each scenario row: (page 04's column, the metric its page shows for the same quantity, how to
+#: read the metric's text). Every row is checked on at least its output and one latency or utilization.
+_SAME_NUMBERS = {
+    "batch1": [("Output tok/s", "Decode throughput", _tokens), ("TTFT p50", "Prefill time", _seconds),
+               ("TPOT p50", "Decode step", _seconds), ("nvidia-smi util", "nvidia-smi util, decode", number),
+               ("MFU (tensor)", "MFU, decode", number)],
+    "static": [("Output tok/s", "Output tok/s", _tokens), ("TTFT p99", "TTFT p99", _seconds),
+               ("TTFT p50", "TTFT p50", _seconds), ("TPOT p50", "TPOT p50", _seconds),
+               ("nvidia-smi util", "GPU utilization", number)],
+    "reserved": [("Output tok/s", "Decode throughput, reserved", _tokens)],
+    "paged": [("Output tok/s", "Decode throughput, paged", _tokens)],
+    "chunked": [("TTFT p50", "Prompt TTFT, chunked", _seconds)],
+    "speculative": [("Output tok/s", "Tokens/s, whole batch", _tokens),
+                    ("TPOT p50", "Time per token", _seconds)],
+}
+_SAME_NUMBERS["continuous"] = _SAME_NUMBERS["overload"] = _SAME_NUMBERS["static"]
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "L4"])
+def test_every_scenario_row_opens_its_page_at_its_settings_with_the_same_numbers(gpu):
+    """Page 04's "Open it" link of each row, opened through AppTest, shows the row's numbers."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from ui.nav import SECTIONS
+
+    pages = {s.url_path: s.path for s in SECTIONS}
+    at = open_app(WATCH, {"gpu": gpu})
+    table = at.dataframe[0].value
+    checked = set()
+    for _, row in table.iterrows():
+        key = next(k for k, v in _ROW_NAMES.items() if row["Scenario"].endswith(v))
+        link = urlsplit(row["Open it"])
+        params = dict(parse_qsl(link.query))
+        assert params.get("gpu") == (gpu if gpu != "H100 SXM" else None)  # the reader's setup goes along
+        page = open_app(pages[link.path], params)
+        _ok(page)
+        for column, label, read in _SAME_NUMBERS.get(key, []):
+            shown = metric(page, label)
+            assert read(row[column]) == pytest.approx(read(shown), rel=0.01), (key, column, shown)
+        if key == "unchunked":  # the page shows the unchunked TTFT as the chunked metric's delta
+            delta = next(m.delta for m in page.metric if m.label == "Prompt TTFT, chunked")
+            assert _seconds(row["TTFT p50"]) == pytest.approx(_seconds(delta.split(" ", 1)[1]), rel=0.01)
+        checked.add(key)
+    assert checked == set(_ROW_NAMES)
+
+
+_ROW_NAMES = {"batch1": "Batch-1 decode", "static": "Static batching", "continuous": "Continuous batching",
+              "reserved": "KV cache reserved for the max", "paged": "Paged KV cache",
+              "unchunked": "Long prompt, one prefill step", "chunked": "Long prompt, chunked prefill",
+              "plain": "Decode, no speculation", "speculative": "Speculative decoding",
+              "overload": "High load"}

@@ -62,7 +62,9 @@ def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
     accepted = rounds.accepted[:n]
     labels = [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)]
     rows, cols = np.meshgrid(np.arange(n), np.arange(k), indexing="ij")
-    cell = dict(type="bar", orientation="h", textposition="inside", insidetextanchor="middle")
+    # textangle 0: plotly turns text that does not fit a narrow bar sideways (a phone's cells are narrow);
+    # upright, it is scaled down to fit instead.
+    cell = dict(type="bar", orientation="h", textposition="inside", insidetextanchor="middle", textangle=0)
     traces = []
     for code in (1, 2, 0):
         name, color, text, hover = _CELL[code]

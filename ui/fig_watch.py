@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ServingMetrics
-from ui.format import percent, seconds
+from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
+from ui.format import percent, rate, seconds
+from ui.nav import SECTIONS
 from ui.theme import COLORS, figure
 
 DASH = "–"  # a metric the run does not model
@@ -25,9 +27,10 @@ FIELDS: dict[str, tuple[str, object]] = {
     "utilization_gpu": ("nvidia-smi util", lambda v: percent(v)),
     "mfu": ("MFU (tensor)", lambda v: percent(v)),
     "mbu": ("MBU (DRAM)", lambda v: percent(v, 0)),
-    "output_tok_s": ("Goodput, tok/s", lambda v: f"{v:,.0f}"),
+    "output_tok_s": ("Output tok/s", lambda v: rate(v, "").strip()),
+    "goodput_tok_s": ("Goodput, tok/s", lambda v: rate(v, "").strip()),
     "useful_share": ("Useful share", lambda v: percent(v, 0)),
-    "goodput_rps": ("SLO goodput, req/s", lambda v: f"{v:.3g}"),
+    "goodput_rps": ("Goodput, req/s", lambda v: f"{v:.3g}"),
     "slo_attainment": ("Meets SLO", lambda v: percent(v, 0)),
     "ttft_p50_s": ("TTFT p50", seconds),
     "ttft_p99_s": ("TTFT p99", seconds),
@@ -39,9 +42,11 @@ FIELDS: dict[str, tuple[str, object]] = {
     "preemptions": ("Preemptions", lambda v: f"{v:,.0f}"),
 }
 #: The columns of the on-screen table, in order (the CSV has every field).
-TABLE_FIELDS = ("utilization_gpu", "mfu", "mbu", "output_tok_s", "useful_share", "goodput_rps",
-                "slo_attainment", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "itl_p99_s", "kv_cache_use",
-                "queue_depth")
+TABLE_FIELDS = ("utilization_gpu", "mfu", "mbu", "output_tok_s", "useful_share", "goodput_tok_s",
+                "goodput_rps", "slo_attainment", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "itl_p99_s",
+                "kv_cache_use", "queue_depth")
+#: The column that opens each row's page at the row's settings.
+LINK_COLUMN = "Open it"
 
 
 def show(field: str, value: float) -> str:
@@ -53,12 +58,44 @@ def _label(row: Scenario) -> str:
     return f"{row.section} · {row.name}"
 
 
-def scenario_table(rows: list[Scenario]) -> pd.DataFrame:
-    """The table on screen: one row per scenario, formatted strings ('–' where not modelled)."""
+def row_settings(runs: ScenarioRuns) -> dict[str, tuple[str, dict[str, str]]]:
+    """Each scenario row's page and the URL parameters that set that page to the row's settings
+    (none: the page's first view). The page then shows the row's numbers (tests/test_consistency.py)."""
+    page = {s.number: s.url_path for s in SECTIONS}
+    poisson = {"batching_load": "Poisson arrivals"}
+    return {
+        "batch1": (page["00"], {}),
+        "static": (page["01"], {**poisson, "batching_rate": f"{runs.moderate_rate_rps:g}"}),
+        "continuous": (page["01"], {**poisson, "batching_rate": f"{runs.moderate_rate_rps:g}",
+                                    "batching_continuous": "true"}),
+        "overload": (page["01"], {**poisson, "batching_rate": f"{runs.high_rate_rps:g}",
+                                  "batching_continuous": "true"}),
+        "reserved": (page["02"], {}), "paged": (page["02"], {}),
+        "unchunked": (page["02"], {}), "chunked": (page["02"], {}),
+        "plain": (page["03"], {}), "speculative": (page["03"], {}),
+    }
+
+
+def row_links(rows: list[Scenario], runs: ScenarioRuns, setup_params: dict[str, str]) -> list[str]:
+    """A relative link per row: its page, the reader's setup (``setup_params``) and the row's settings."""
+    settings = row_settings(runs)
+    links = []
+    for r in rows:
+        path, params = settings[r.key]
+        query = urlencode({**setup_params, **params})
+        links.append(f"{path}?{query}" if query else path)
+    return links
+
+
+def scenario_table(rows: list[Scenario], links: list[str] | None = None) -> pd.DataFrame:
+    """The table on screen: one row per scenario, formatted strings ('–' where not modelled), and a
+    link to each row's page at its settings."""
     data = {"Scenario": [_label(r) for r in rows]}
     for f in TABLE_FIELDS:
         data[FIELDS[f][0]] = [show(f, getattr(r.metrics, f)) for r in rows]
     data["What is happening"] = [r.what for r in rows]
+    if links is not None:
+        data[LINK_COLUMN] = links
     return pd.DataFrame(data)
 
 
@@ -95,7 +132,7 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
     missing = ~np.isfinite(util)
     custom = np.stack([mfu, good, util], axis=-1)
     hover = ("<b>%{y}</b><br>nvidia-smi utilization %{customdata[2]:.1f}%<br>MFU %{customdata[0]:.2f}%"
-             "<br>goodput %{customdata[1]:,.0f} output tok/s<extra></extra>")
+             "<br>%{customdata[1]:,.0f} output tok/s delivered<extra></extra>")
     finite = good[np.isfinite(good) & (good > 0)]
     lo, hi = (math.log10(finite.min()) - 0.3, math.log10(finite.max()) + 0.35) if finite.size else (0, 5)
     traces = [
@@ -105,7 +142,7 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
              insidetextanchor="end", textfont=dict(color="white"), customdata=custom,
              hovertemplate=hover),
         dict(type="bar", orientation="h", y=labels, x=np.where(missing, np.nan, good), xaxis="x2",
-             yaxis="y", name="goodput", marker=dict(color=COLORS["useful"]),
+             yaxis="y", name="output tok/s", marker=dict(color=COLORS["useful"]),
              text=["does not fit" if mi else f"{g:,.0f}" for g, mi in zip(good, missing, strict=True)],
              textposition="outside", cliponaxis=False, customdata=custom, hovertemplate=hover),
     ]
@@ -114,7 +151,7 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
         xaxis=dict(domain=[0, 0.3], range=[0, 100], ticksuffix="%",
                    title=dict(text="utilization.gpu")),
         xaxis2=dict(domain=[0.36, 1], type="log", range=[lo, hi], anchor="y", dtick=1,
-                    title=dict(text="goodput, output tok/s (log)")),
+                    title=dict(text="output tok/s delivered (log)")),
         yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
     )
     return figure(traces, layout, height=110 + 34 * len(rows))
@@ -141,9 +178,12 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
         line | dict(y=day.demand_tok_s, name="tokens/s asked for (traffic)", yaxis="y2", xaxis="x2",
                     line=dict(color=COLORS["roofline"], width=1.5, dash="dot"),
                     hovertemplate="%{customdata}: arrivals ask for %{y:,.0f} tok/s<extra></extra>"),
-        line | dict(y=day.output_tok_s, name="goodput: tokens/s delivered", yaxis="y2", xaxis="x2",
-                    line=dict(color=COLORS["useful"], width=3),
+        line | dict(y=day.output_tok_s, name="tokens/s delivered", yaxis="y2", xaxis="x2",
+                    line=dict(color=COLORS["decode"], width=3),
                     hovertemplate="%{customdata}: %{y:,.0f} tok/s delivered<extra></extra>"),
+        line | dict(y=day.goodput_tok_s(slo), name="goodput: delivered within the targets", yaxis="y2",
+                    xaxis="x2", line=dict(color=COLORS["useful"], width=2.5),
+                    hovertemplate="%{customdata}: goodput %{y:,.0f} tok/s<extra></extra>"),
         line | dict(y=day.ttft_p99_s, name="time to first token, p99", yaxis="y3", xaxis="x3",
                     line=dict(color=COLORS["waste"], width=3),
                     customdata=np.stack([hour, np.round(day.queue_depth, 1)], axis=-1),
@@ -165,7 +205,7 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
                         yanchor="bottom", showarrow=False, xanchor="left", font=dict(size=13))
                    for _, dom, title in _PANELS]
     annotations += [
-        note | dict(text="flat out (section 01's burst run)", xref="x2 domain", x=0.01, yref="y2",
+        note | dict(text="flat out: every slot busy", xref="x2 domain", x=0.01, yref="y2",
                     y=day.capacity_tok_s, yanchor="bottom"),
         note | dict(text=f"your TTFT target, {seconds(slo.ttft_s)}", xref="x3 domain", x=0.01, yref="y3",
                     y=math.log10(slo.ttft_s), yanchor="bottom"),
@@ -180,8 +220,8 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
         xaxis2=dict(domain=[0, 1], range=[0, 24], anchor="y2", matches="x", showticklabels=False,
                     **ticks),
         xaxis3=dict(domain=[0, 1], range=[0, 24], anchor="y3", matches="x",
-                    title=dict(text=f"Hour of the day (each hour compressed to {day.window_s:.3g} s of "
-                                    "simulated traffic)"), **ticks),
+                    title=dict(text=f"Hour of the day (each hour simulated as {day.window_s:.3g} s of its "
+                                    "traffic; queues carry over)"), **ticks),
         yaxis=dict(domain=_PANELS[0][1], range=[0, 105], ticksuffix="%"),
         yaxis2=dict(domain=_PANELS[1][1], range=[0, y_top], title=dict(text="tokens/s")),
         yaxis3=dict(domain=_PANELS[2][1], type="log", range=[t_lo, t_hi], title=dict(text="TTFT p99"),
@@ -199,7 +239,8 @@ def day_frame(day: DashboardDay, slo: SLO) -> pd.DataFrame:
         "hour": day.hours, "window_s": day.window_s, "load_vs_capacity": day.load,
         "arrivals": day.arrivals, "demand_tok_s": day.demand_tok_s,
         "utilization_gpu": day.utilization_gpu, "mfu": day.mfu, "mbu": day.mbu,
-        "output_tok_s": day.output_tok_s, "requests_running": day.running,
+        "output_tok_s": day.output_tok_s, "goodput_tok_s": day.goodput_tok_s(slo),
+        "requests_running": day.running, "real_time_backlog": day.real_time_backlog,
         "queue_depth": day.queue_depth, "ttft_p99_s": day.ttft_p99_s, "itl_p99_s": day.itl_p99_s,
         "slo_attainment": day.slo_attainment(slo), "goodput_rps": day.goodput_rps(slo),
     })
@@ -211,10 +252,12 @@ def _values(metrics: ServingMetrics | None, fields: tuple[str, ...]) -> str:
     return ", ".join(f"{FIELDS[f][0]} {show(f, getattr(metrics, f))}" for f in fields)
 
 
-def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_steps: int) -> pd.DataFrame:
+def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_steps: int,
+                   replicas: int = 1) -> pd.DataFrame:
     """One row per failure the article names: what to watch, its names, an alert rule with the reader's
     targets filled in, and the metric's value where the failure shows and where its fix does.
-    The preemption row reads section 02's 64-page pool (``pool_preemptions`` in ``pool_steps``)."""
+    The preemption row reads section 02's 64-page pool (``pool_preemptions`` in ``pool_steps``); the
+    overload's fix is ``replicas`` replicas sharing its traffic (``ScenarioRuns.replicas``)."""
     by_key = {r.key: r for r in rows}
     names = {r.key: _label(r) for r in rows}
     out = []
@@ -230,6 +273,9 @@ def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_s
         after = _values(fixed, a.shows)
         if a.key == "idle_tensor":
             after += " (with speculative decoding)"
+        elif a.key == "overload":
+            after += (f" (the fix is capacity: the same traffic split over {replicas} replicas, "
+                      f"{replicas}× the GPUs; each replica is the row {names[a.fixed_in]})")
         elif a.fixed_in:
             after += f" ({names[a.fixed_in]})"
         out.append({

@@ -16,6 +16,15 @@ def seconds(value_s: float) -> str:
     return f"{value_s:.3g} s"
 
 
+def duration(value_s: float) -> str:
+    """A wait that may run to hours: seconds below a minute (``seconds``), then minutes, then hours."""
+    if not math.isfinite(value_s) or value_s < 60:
+        return seconds(value_s)
+    if value_s < 3600:
+        return f"{value_s / 60:.3g} min"
+    return f"{value_s / 3600:.3g} h"
+
+
 def rate(value: float, unit: str = "tok/s") -> str:
     """A rate with thousands separators, 3 significant digits below 1000."""
     if not math.isfinite(value):

@@ -1,0 +1,58 @@
+"""One definition per word: the glossary on the Sources page, and the help text of the metrics that
+show each quantity, so a word means the same on every page."""
+
+from __future__ import annotations
+
+#: term -> definition (plain text: it is also a metric's help tooltip).
+GLOSSARY: dict[str, str] = {
+    "Prefill": "The pass over a request's whole prompt, all tokens at once; it yields the first output "
+               "token. Large matrix multiplications: compute-bound.",
+    "Decode": "Every later step: one new token per sequence, reading all the weights and the sequence's "
+              "KV cache to make it. Memory-bound at small batches.",
+    "Roofline": "The fastest a step can run on a GPU: its FLOPs at the tensor cores' peak or its bytes at "
+                "the memory's peak bandwidth, whichever takes longer. A floor on step time, a ceiling on "
+                "throughput.",
+    "Ridge point": "Peak FLOP/s over peak bytes/s (FLOP per byte), for the precision the matmuls run in "
+                   "(BF16, or FP8 with FP8 weights): steps with less arithmetic per byte are "
+                   "memory-bound, steps with more are compute-bound.",
+    "GPU utilization (utilization.gpu)": "What nvidia-smi and most dashboards show: the share of time in "
+                                         "which at least one kernel was running, however little of the "
+                                         "chip it used (NVML).",
+    "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' peak. What DCGM's "
+           "tensor-pipe activity tracks.",
+    "MBU": "Model bandwidth utilization: bytes moved per second over the memory's peak bandwidth. What "
+           "DCGM's DRAM activity tracks.",
+    "Slot": "One sequence's place in the running batch; a batch of B has B slots, and each step can "
+            "advance each slot by one token (the token capacity).",
+    "Padding": "Tokens computed for nobody: a static batch's finished members keep computing until its "
+               "longest member is done, and short prompts are padded to the longest.",
+    "Useful work": "Of the token capacity there was demand for, the share spent on tokens someone asked "
+                   "for. Capacity left empty while nobody was waiting is unused, not wasted, and is "
+                   "left out: a lightly loaded server that does all it is asked reads 100%.",
+    "Unused (no demand)": "Token capacity in slots left empty while no request was waiting: spare "
+                          "capacity, high under light load.",
+    "Output tokens per second": "Output tokens delivered to users per second, whatever their latency "
+                                "(padding and rejected drafts are not counted).",
+    "Goodput": "DistServe's definition, the only sense the word has here: output tokens per second, or "
+               "requests per second, of the requests that meet the latency targets (TTFT and TPOT).",
+    "Latency targets (SLO)": "A time to first token and a time per output token that a request must "
+                             "both meet to count as served well.",
+    "SLO attainment": "The share of requests that meet both latency targets.",
+    "TTFT": "Time to first token: from a request's arrival to the end of its prefill, queueing included.",
+    "TPOT": "Time per output token: a request's (last token − first token) / (tokens − 1).",
+    "ITL": "Inter-token latency: the wait before each output token, counted per token; one stalled "
+           "step shows in its p99.",
+    "KV cache": "The attention keys and values of every token a sequence holds, kept in GPU memory so "
+                "that decode reads them instead of recomputing.",
+    "KV cache holding tokens": "The share of the KV-cache budget holding token states (the rest is "
+                               "reserved, slack in last pages, or free).",
+    "Queue depth": "Requests that have arrived and are waiting to get into the batch.",
+    "Preemption": "A paged engine out of KV pages evicts a running request and recomputes it later.",
+    "Speedup (speculative decoding)": "Tokens per second with speculation over tokens per second of "
+                                      "plain decode at the same batch and context.",
+}
+
+
+def define(term: str) -> str:
+    """The glossary's definition of ``term`` (a KeyError for a word the glossary does not define)."""
+    return GLOSSARY[term]
