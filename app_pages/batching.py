@@ -16,7 +16,7 @@ from ui.fig_batching import (
     timeline_figure,
 )
 from ui.glossary import define
-from ui.layout import data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -138,8 +138,8 @@ batching (iteration-level scheduling, from Orca; standard in vLLM, SGLang and Te
 slot to the next queued request the step after it frees. A kernel runs either way, so the
 dashboard's gauge reads the same; what differs is how much of that work anyone asked for.
 """)
-st.plotly_chart(
-    views["timeline"], key="batching_timeline", config=PLOTLY_CONFIG,
+chart(
+    views["timeline"], key="batching_timeline",
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
         f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
         f"{fmt.percent(run.idle_share)} of the slot-steps.",
@@ -151,8 +151,8 @@ st.caption("Each bar is a request in its slot, from its prefill to its last toke
 
 st.subheader("Both modes on these settings")
 st.dataframe(views["table"], hide_index=True, width="stretch")
-st.plotly_chart(
-    views["breakdown"], key="batching_breakdown", config=PLOTLY_CONFIG,
+chart(
+    views["breakdown"], key="batching_breakdown",
     alt=f"Slot-time on requested tokens: static {fmt.percent(comparison.static.useful_share)}, "
         f"continuous {fmt.percent(comparison.continuous.useful_share)}; static padding "
         f"{fmt.percent(comparison.static.padding_share)}.",

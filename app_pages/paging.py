@@ -30,7 +30,6 @@ from ui.fig_paging import (
 )
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
-from ui.theme import PLOTLY_CONFIG
 
 PAGE_SIZES = [8, 16, 32, 64]
 MAX_OUTPUTS = [64, 128, 256, 512, 1024]
@@ -104,8 +103,8 @@ with right:
                      "admitted request gives up its pages and goes back to the queue (its cache is "
                      "recomputed).")
     share = {p: cmp.run(p).mean_token_share for p in ("reserved", "paged")}
-    st.plotly_chart(
-        ledger_figure(cmp, step), key="paging_ledger", config=PLOTLY_CONFIG, width="stretch",
+    chart(
+        ledger_figure(cmp, step), key="paging_ledger",
         alt=f"Ledger of the pool. Over the run, token states fill {share['reserved']:.0%} of it under "
             f"reserved and {share['paged']:.0%} under paged.",
     )
@@ -114,8 +113,8 @@ if rejected:
     st.warning(f"{rejected} of {cmp.reserved.rejected.size} requests need a reservation larger than the "
                f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
                "policy. Paged serves them.", icon=":material/block:")
-st.plotly_chart(
-    resident_figure(cmp, step), key="paging_resident", config=PLOTLY_CONFIG, width="stretch",
+chart(
+    resident_figure(cmp, step), key="paging_resident",
     alt=f"Requests resident over the run: {cmp.reserved.mean_resident:.1f} on average under reserved, "
         f"{cmp.paged.mean_resident:.1f} under paged.",
 )
@@ -178,8 +177,8 @@ else:
     m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
                 help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
                      "little throughput.")
-    st.plotly_chart(
-        card_figure(fit), key="paging_card", config=PLOTLY_CONFIG, width="stretch",
+    chart(
+        card_figure(fit), key="paging_card",
         alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
             f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
@@ -222,8 +221,8 @@ m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
 m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
             help=f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
                  "of one, each re-reading the weights and the cached prefix.")
-st.plotly_chart(
-    chunked_figure(cp), key="paging_chunked", config=PLOTLY_CONFIG, width="stretch",
+chart(
+    chunked_figure(cp), key="paging_chunked",
     alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
         f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
         f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "

@@ -14,9 +14,8 @@ from ui.fig_speculative import (
     rounds_table,
     summary_table,
 )
-from ui.layout import data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.setup import current_setup
-from ui.theme import PLOTLY_CONFIG
 
 BATCHES = [2**i for i in range(0, 11)]  # 1..1024, within spec.BATCH_RANGE
 CONTEXTS = [2**i for i in range(7, 16)]  # 128..32768 cached tokens
@@ -131,8 +130,8 @@ m[3].metric("Math per token", f"{r.flops_ratio:.2f}×", border=True,
             help="Draft plus verify FLOPs per committed token, over a decode step's FLOPs per token: "
                  "the extra work the idle tensor cores absorb (Leviathan Thm 3.11).")
 
-st.plotly_chart(
-    rounds_figure(r.rounds), key="spec_rounds", config=PLOTLY_CONFIG,
+chart(
+    rounds_figure(r.rounds), key="spec_rounds",
     alt=f"Eight simulated rounds at α = {alpha:.2f}, k = {k}: each commits its accepted drafts plus one "
         f"token from the target; over {r.rounds.tokens.size:,} rounds the mean is "
         f"{r.rounds.mean_tokens:.2f} tokens per pass against E = {r.expected_tokens:.2f}.",
@@ -140,8 +139,8 @@ st.plotly_chart(
 
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(
-        alpha_figure(by_alpha, r), key="spec_alpha_chart", config=PLOTLY_CONFIG,
+    chart(
+        alpha_figure(by_alpha, r), key="spec_alpha_chart",
         alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
             f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
     )
@@ -151,8 +150,8 @@ measured = (spec.MEASURED_BATCH_GAIN
             and setup.model.weight_dtype == "bf16" else None)
 break_even = by_batch.break_even_batch
 with right:
-    st.plotly_chart(
-        batch_figure(by_batch, r, measured), key="spec_batch_chart", config=PLOTLY_CONFIG,
+    chart(
+        batch_figure(by_batch, r, measured), key="spec_batch_chart",
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
             f"{float(by_batch.speedup[-1]):.2f}× at batch {int(by_batch.batches[-1])}; "
             + (f"it falls below 1 at batch {break_even:.0f}." if break_even < 1e9

@@ -217,7 +217,7 @@ def card_figure(fit: CardFit) -> go.Figure:
             type="scatter", x=[b], y=[rate], mode="markers+text",
             name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
             marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
-            text=[POLICY_LABELS[policy]], textposition="top left" if policy == "reserved" else "bottom right",
+            text=[POLICY_LABELS[policy]], textposition="top left" if policy == "reserved" else "bottom left",
             textfont=dict(color=POLICY_COLORS[policy], size=13),
             hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
                            f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
@@ -231,8 +231,8 @@ def card_figure(fit: CardFit) -> go.Figure:
     layout = dict(shapes=shapes, annotations=notes,
                   xaxis=dict(type="log", title=dict(text="Decode batch (requests resident)")),
                   yaxis=dict(rangemode="tozero", title=dict(text="Decode throughput, tokens/s")))
-    return _figure(data, layout, height=400, title=f"Decode throughput on the {fit.gpu_name}",
-                   legend_below=-0.2, bottom_px=80)
+    return _figure(data, layout, height=420, title=f"Decode throughput on the {fit.gpu_name}",
+                   legend_below=-0.3, bottom_px=110)
 
 
 def _step_hover(sched: Schedule, n_chunks: int) -> list[str]:
@@ -273,22 +273,22 @@ def chunked_figure(result: ChunkedPrefill) -> go.Figure:
     top = max(result.unchunked.worst_gap_s, result.chunked.worst_gap_s) * 1e3 * 1.1
     end = float(max(result.unchunked.end_s[-1], result.chunked.end_s[-1])) * 1e3
     gap_title = dict(text="Gap between tokens, ms")
-    titles = ("Unchunked: the whole prompt in one step",
-              f"Chunked: {result.n_chunks} chunks of ≤ {result.chunk_tokens:,} tokens riding along with the "
-              "decodes")
+    titles = ("Unchunked: the whole prompt<br>in one step",
+              f"Chunked: {result.n_chunks} chunks of ≤ {result.chunk_tokens:,} tokens<br>riding along with "
+              "the decodes")
     layout = dict(
         bargap=0,
         xaxis=dict(range=[0, end], anchor="y", showticklabels=False),
-        yaxis=dict(range=[0, top], domain=[0.56, 0.92], title=gap_title),
+        yaxis=dict(range=[0, top], domain=[0.56, 0.88], title=gap_title),
         xaxis2=dict(range=[0, end], anchor="y2", matches="x", title=dict(text="Time since the first step "
                                                                          "shown, ms")),
-        yaxis2=dict(range=[0, top], domain=[0, 0.36], title=gap_title),
+        yaxis2=dict(range=[0, top], domain=[0, 0.33], title=gap_title),
         annotations=[dict(text=t, x=0, y=y, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
-                          showarrow=False, font=dict(size=13))
-                     for t, y in zip(titles, (0.93, 0.37), strict=True)],
+                          showarrow=False, font=dict(size=13), align="left")
+                     for t, y in zip(titles, (0.89, 0.34), strict=True)],
     )
-    return _figure(data, layout, height=500, title="What each decoding user waits between tokens",
-                   legend_below=-0.14, bottom_px=80)
+    return _figure(data, layout, height=540, title="What each decoding user waits between tokens",
+                   legend_below=-0.2, bottom_px=110)
 
 
 # --- Tables for the Data expander ----------------------------------------------------------------------

@@ -88,7 +88,7 @@ def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
     ticks = [*(i + 0.5 for i in range(k)), k + 0.8]
     layout = dict(
         xaxis=dict(range=[0, k + 1.3], tickvals=ticks, ticktext=[*(str(i + 1) for i in range(k)), "target"],
-                   title=dict(text=f"Draft position (k = {k}), then the token the target's pass adds"),
+                   title=dict(text=f"Draft 1 to {k}, then the target's own token"),
                    showgrid=False),
         yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
         barmode="overlay", bargap=0.12, margin=dict(t=80), legend=dict(y=1.04),

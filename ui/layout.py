@@ -69,9 +69,29 @@ def metric_slots(n: int) -> list:
     return [row] * n
 
 
+#: Top margin a title inside a figure takes (``ui.theme.style``: 95 px titled, 50 untitled).
+_TITLE_MARGIN_PX = 45
+
+
+def _take_title(fig) -> str | None:
+    """Move a figure's own title out of it: a Plotly title never wraps, so a long one runs off a phone,
+    and a wrapping legend climbs onto it. The title is kept on the figure (``_chart_title``) so a
+    cached figure drawn again still has it."""
+    moved = getattr(fig, "_chart_title", None)
+    text = fig.layout.title.text
+    if text:
+        fig._chart_title = moved = text
+        top = fig.layout.margin.t
+        fig.layout.title.text = None
+        if top is not None:
+            fig.layout.margin.t = max(10, top - _TITLE_MARGIN_PX)
+    return moved
+
+
 def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
-    """A Plotly chart with its title above it as text (so a wrapping legend never hides it), a
-    stable key, alt text for screen readers, and the house config."""
+    """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
+    never hides it), a stable key, alt text for screen readers, and the house config."""
+    title = title or _take_title(fig)
     if title:
         st.markdown(f"**{title}**")
     st.plotly_chart(fig, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")

@@ -123,5 +123,7 @@ def validated(fig: go.Figure) -> go.Figure:
     return go.Figure(fig.to_dict())
 
 
-#: Plotly config for every chart: no logo, a lean mode bar.
-PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+#: Plotly config for every chart: no toolbar. Plotly's floats over the top right of a chart, where
+#: titles and legends are, and on a touch screen it stays up once tapped; drag-to-zoom and
+#: double-click-to-reset still work, and every chart's data is in the page's Data expander.
+PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False}

@@ -1,0 +1,134 @@
+"""Every section's point on its first screen, at 1280x800 and on a 390x844 phone, and charts whose
+titles, legends and labels nothing covers or cuts off.
+
+For each section: the main control and the result it moves must lie inside the first viewport
+(bounding boxes, no scrolling). For every chart on the page: its title, legend, axis titles, text
+labels and annotations stay inside the chart, the legend meets neither the title nor an axis title,
+the title does not sit on the plot area, and no Plotly toolbar shows (it floated over titles and
+legends), not even on hover.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page
+
+SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
+         "phone": dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                       device_scale_factor=2)}
+
+
+def _points(selector: str):
+    return lambda page: page.locator(selector)
+
+
+def _metric(label: str):
+    return lambda page: metric_value(page, label)
+
+
+#: url path -> (the main control, the results it moves: each a function of the page to a locator).
+FIRST_SCREEN = {
+    "two-phases": (".st-key-phases_batch",
+                   [_points(".st-key-phases_roofline .scatterlayer path.point")]),
+    "continuous-batching": (".st-key-batching_continuous",
+                            [_points(".st-key-batching_gauges text.number")]),
+    "paged-attention": (".st-key-paging_paged", [_points(".st-key-paging_pool .nsewdrag")]),
+    "speculative-decoding": (".st-key-spec_alpha", [_metric("Speedup"), _metric("Tokens per pass")]),
+    "what-to-watch": (".st-key-watch_ttft",
+                      [_metric("Goodput, continuous"), _metric("Goodput, static")]),
+}
+
+# Boxes of the parts of every Plotly chart on the page, in page coordinates.
+_CHART_PARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((plot, i) => {
+  const box = (el) => { const r = el.getBoundingClientRect();
+                        return r.width > 0 && r.height > 0 ? [r.left, r.top, r.right, r.bottom] : null; };
+  const all = (sel) => Array.from(plot.querySelectorAll(sel)).map(box).filter(Boolean);
+  const legend = plot.querySelector('.legend .bg');
+  const bar = plot.querySelector('.modebar-container');
+  const shown = bar && getComputedStyle(bar).display !== 'none'
+                && getComputedStyle(plot.querySelector('.modebar') || bar).opacity !== '0';
+  const key = (plot.closest('[class*="st-key-"]') || {}).className || '';
+  return {
+    name: (key.match(/st-key-[\\w-]+/) || ['chart ' + i])[0],
+    svg: box(plot.querySelector('.main-svg')),
+    title: all('.gtitle'), legend: legend ? [box(legend)].filter(Boolean) : [],
+    axis_titles: all('.g-xtitle text, .g-ytitle text, [class*="g-x"][class$="title"] text, '
+                     + '[class*="g-y"][class$="title"] text'),
+    labels: all('.textpoint text, .bartext, .annotation-text'),
+    plot_areas: all('.nsewdrag'),
+    modebar: shown ? all('.modebar-group') : [],
+  };
+})"""
+
+
+def _overlap(a, b, slack: float = 1.0) -> bool:
+    return (min(a[2], b[2]) - max(a[0], b[0]) > slack) and (min(a[3], b[3]) - max(a[1], b[1]) > slack)
+
+
+def _inside(inner, outer, slack: float = 1.5) -> bool:
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
+            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)
+
+
+def _check_charts(page: Page, width: int) -> None:
+    for chart in page.evaluate(_CHART_PARTS_JS):
+        name, svg = chart["name"], chart["svg"]
+        if svg is None:
+            continue
+        assert svg[2] - svg[0] <= width + 1, f"{name} is wider than the screen"
+        for part in ("title", "legend", "axis_titles", "labels"):
+            for b in chart[part]:
+                assert _inside(b, svg), f"{name}: a {part} entry is cut off at {b} (chart {svg})"
+        for legend in chart["legend"]:
+            for other in chart["title"] + chart["axis_titles"]:
+                assert not _overlap(legend, other), f"{name}: the legend covers a title"
+        for title in chart["title"]:
+            for area in chart["plot_areas"]:
+                assert not _overlap(title, area), f"{name}: the title sits on the plot"
+        for tool in chart["modebar"]:
+            for other in chart["title"] + chart["legend"]:
+                assert not _overlap(tool, other), f"{name}: the toolbar covers a title or legend"
+
+
+def _in_first_screen(page: Page, locator, width: int, height: int, what: str) -> None:
+    expect(locator.first).to_be_visible(timeout=TIMEOUT_MS)
+    for i in range(locator.count()):
+        b = locator.nth(i).bounding_box()
+        assert b is not None, what
+        assert b["x"] >= -1 and b["y"] >= -1 and b["x"] + b["width"] <= width + 1 \
+            and b["y"] + b["height"] <= height + 1, f"{what} #{i} is outside the first screen: {b}"
+
+
+@pytest.fixture(params=list(SIZES))
+def sized_page(request, browser: Browser, browser_context_args):
+    context = browser.new_context(**{**browser_context_args, **SIZES[request.param]})
+    page = context.new_page()
+    yield page, request.param
+    context.close()
+
+
+@pytest.mark.parametrize("path", list(FIRST_SCREEN))
+def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page, path, streamlit_server):
+    page, size = sized_page
+    width, height = SIZES[size]["viewport"]["width"], SIZES[size]["viewport"]["height"]
+    open_page(page, streamlit_server.url, path)
+    expect_no_exception(page)
+    expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)  # Plotly lays out legends and titles after the first paint
+    control, results = FIRST_SCREEN[path]
+    _in_first_screen(page, page.locator(control), width, height, f"{path}: the control {control}")
+    for result in results:
+        _in_first_screen(page, result(page), width, height, f"{path}: a result")
+    _check_charts(page, width)
+    # No Plotly toolbar, even on hover (it floated over titles and legends): hover one chart to try.
+    plot = page.locator(".js-plotly-plot").first
+    plot.hover(position={"x": 30, "y": 30}, trial=size == "phone")
+    page.wait_for_timeout(150)
+    bars = page.locator(".modebar-container")
+    for i in range(bars.count()):
+        assert not bars.nth(i).evaluate(
+            "e => getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().height > 0 "
+            "&& getComputedStyle(e.querySelector('.modebar') || e).opacity !== '0'"), "a toolbar shows"
+    _check_charts(page, width)
