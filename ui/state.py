@@ -76,30 +76,43 @@ def _default_of(key: str) -> tuple[bool, object]:
 
 
 def restore(prefix: str) -> None:
-    """Put the page's remembered settings back (call before its widgets): every remembered knob the
-    URL does not name goes into the URL, where the bound widget reads it. On Back and Forward Streamlit
-    lets the URL decide a bound widget's value (a missing parameter means its default), and a page
-    switch has stripped the page's parameters from that history entry: this puts them back."""
-    restored = False
+    """Put the page's remembered settings back (call before its widgets): each remembered knob the URL
+    does not name seeds its bound widget as a URL parameter would.
+
+    On Back and Forward Streamlit lets the URL decide a bound widget's value (a missing parameter means
+    its default), and a page switch has stripped the page's parameters from that history entry; coming
+    back through a link, the session may have dropped the widget's state. The values go into the
+    parameters Streamlit seeds widgets from, not into the address bar: writing the address bar here
+    could push a history entry and cut off Forward. The widget then writes its value into the URL
+    itself, as it does for any value not at its default.
+    """
+    seeds = {}
     for key, value in _memory().get(prefix, {}).items():
         if key in st.query_params:
             continue
         known, default = _default_of(key)
         if known and value == default:
             continue
-        with contextlib.suppress(StreamlitAPIException):
-            st.query_params[key] = _url_value(value)
-            restored = True
-    if restored:
-        _reseed_from_url()
+        seeds[key] = _url_value(value)
+    if seeds and not _seed_from(seeds):
+        for key, value in seeds.items():  # no access to the seeding parameters: the address bar
+            with contextlib.suppress(StreamlitAPIException):
+                st.query_params[key] = value
 
 
-def _reseed_from_url() -> None:
-    """Let this run's bound widgets seed from the URL as it is now. Streamlit seeds them from the URL
-    the run started with (on Back and Forward, the bare entry a page switch left behind), and does
-    the same refresh itself after a page switch (``set_initial_query_params_from_current``)."""
-    with contextlib.suppress(AttributeError):
-        get_session_state()._state.query_params.set_initial_query_params_from_current()
+def _seed_from(params: dict[str, str]) -> bool:
+    """Add ``params`` to the URL parameters this run's bound widgets seed from (Streamlit's own
+    refresh after a page switch, ``set_initial_query_params_from_current``, rewrites the same map).
+    False where Streamlit's internals are not as expected."""
+    try:
+        initial = get_session_state()._state.query_params._initial_query_params
+    except AttributeError:
+        return False
+    if not isinstance(initial, dict):
+        return False
+    for key, value in params.items():
+        initial[key] = [value]
+    return True
 
 
 def reset(prefix: str) -> None:
