@@ -103,6 +103,7 @@ with gauges:
         for fig, name in zip(views["gauges"], ("util", "useful"), strict=True):
             st.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt,
                             width="stretch")
+    st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
     m = metric_slots(4)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
                 help=define("GPU utilization (utilization.gpu)"))

@@ -16,9 +16,10 @@ tensor cores busy. **Decode** makes one token a step, and every step reads all t
 KV cache: it is starved by memory, not compute.
 
 The number every dashboard shows, **GPU utilization**, reads near 100% either way: it only counts
-whether *a* kernel is running. The useful work done, **goodput**, can differ several times over
-between two servers that look identical on that dashboard. Each section below takes one serving
-technique, lets you flip it on and off, and shows both numbers.
+whether *a* kernel is running. The **useful work** done, and **goodput** (the output of the requests
+that meet their latency targets), can differ several times over between two servers that look
+identical on that dashboard. Each section below takes one serving technique, lets you flip it on
+and off, and shows both. The Sources page has a glossary: every word means one thing on every page.
 """)
 setup = current_setup()
 batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=2048, batch=1, context_tokens=512,

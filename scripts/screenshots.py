@@ -1,7 +1,10 @@
-"""Take full-page screenshots of every page in headless Chromium (for the README and for review).
+"""Take screenshots of every page in headless Chromium (for the README and for review).
 
-Usage: python scripts/screenshots.py OUT_DIR [--width 1280] [--pages two-phases,...] [--query "a=b"]
-Starts its own streamlit server on a free port and stops it afterwards.
+Usage: python scripts/screenshots.py OUT_DIR [--size 1280x800] [--size 390x844] [--pages two-phases,...]
+       [--query "a=b"] [--first-screen]
+Each size gives NAME-WIDTH.png, the whole page; with --first-screen, NAME-WIDTH-first.png too, just
+what fits the first screen. Widths under 500 px are taken as a phone (touch, mobile viewport, 2x
+pixels). Starts its own streamlit server on a free port and stops it afterwards.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ from tests.browser.helpers import wait_idle
 from ui.nav import SECTIONS
 
 
+def _size(text: str) -> tuple[int, int]:
+    width, height = text.lower().split("x")
+    return int(width), int(height)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
-    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--size", type=_size, action="append",
+                        help="WIDTHxHEIGHT of the first screen (repeatable; default 1280x800 and 390x844)")
     parser.add_argument("--pages", default="", help="comma-separated url paths ('' = landing page)")
     parser.add_argument("--query", default="")
+    parser.add_argument("--first-screen", action="store_true", help="also save the first screen alone")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     paths = args.pages.split(",") if args.pages else ["", *(s.url_path for s in SECTIONS)]
@@ -32,19 +42,29 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": args.width, "height": 900})
-            for path in paths:
-                page.set_viewport_size({"width": args.width, "height": 900})  # measure each page afresh
-                page.goto(f"{server.url}/{path}" + (f"?{args.query}" if args.query else ""))
-                wait_idle(page)
-                # Streamlit scrolls inside its main container, so grow the viewport to its height
-                height = page.evaluate(
-                    "() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-                page.set_viewport_size({"width": args.width, "height": max(900, int(height))})
-                page.wait_for_timeout(1500)  # let plotly redraw at the new size
-                name = f"{path or 'home'}-{args.width}.png"
-                page.screenshot(path=str(args.out / name), full_page=True)
-                print(args.out / name)
+            for width, height in args.size or [(1280, 800), (390, 844)]:
+                phone = width < 500
+                context = browser.new_context(viewport={"width": width, "height": height},
+                                              is_mobile=phone, has_touch=phone,
+                                              device_scale_factor=2 if phone else 1)
+                page = context.new_page()
+                for path in paths:
+                    page.set_viewport_size({"width": width, "height": height})  # measure each page afresh
+                    page.goto(f"{server.url}/{path}" + (f"?{args.query}" if args.query else ""))
+                    wait_idle(page)
+                    page.wait_for_timeout(1200)  # let plotly lay out
+                    name = f"{path or 'home'}-{width}"
+                    if args.first_screen:
+                        page.screenshot(path=str(args.out / f"{name}-first.png"))
+                        print(args.out / f"{name}-first.png")
+                    # Streamlit scrolls inside its main container, so grow the viewport to its height
+                    full = page.evaluate(
+                        "() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+                    page.set_viewport_size({"width": width, "height": max(height, int(full))})
+                    page.wait_for_timeout(1500)  # let plotly redraw at the new size
+                    page.screenshot(path=str(args.out / f"{name}.png"), full_page=True)
+                    print(args.out / f"{name}.png")
+                context.close()
             browser.close()
     finally:
         server.stop()

@@ -116,3 +116,40 @@ def test_landing_page_shows_the_thesis_live():
     assert util > 90 and mfu < 1
     at.selectbox(key="model").set_value("Llama-3.1-70B").run()
     assert number(metric(at, "What the tensor cores deliver: MFU")) != mfu
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "B200", "A100 80GB SXM", "L4"])
+@pytest.mark.parametrize("weights", ["bf16", "fp8", "int4"])
+def test_roofline_axes_keep_every_point_on_the_chart(gpu, weights):
+    """The longest prompt and the extreme decode settings, at every precision: both points inside the
+    axes (log10 ranges), whatever the axes had to widen to."""
+    import math
+
+    from sim.cost import DEFAULT_ASSUMPTIONS
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from sim.phases import two_phases
+    from ui.fig_phases import roofline_figure
+
+    model = MODELS["Llama-3.1-8B"].with_precision(weights, "fp8")
+    for prompt, batch, context in ((131072, 1, 64), (64, 1024, 32768), (64, 1, 64), (32768, 1024, 64)):
+        r = two_phases(GPUS[gpu], model, prompt, batch, context, DEFAULT_ASSUMPTIONS)
+        fig = roofline_figure(r, GPUS[gpu], model, DEFAULT_ASSUMPTIONS)
+        (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
+        for trace in fig.data[2:]:
+            x, y = math.log10(trace.x[0]), math.log10(trace.y[0])
+            assert x0 < x < x1 and y0 < y < y1, (gpu, weights, prompt, batch, context, trace.name)
+
+
+def test_sidebar_and_chart_give_the_same_ridge_with_its_precision():
+    at = open_app(PAGE, {"gpu": "B200", "weights": "fp8"})
+    assert not at.exception
+    sidebar = next(c.value for c in at.sidebar.caption if "ridge" in c.value)
+    ridge_text = sidebar.split("ridge ")[1].split(" FLOP/B")[0]
+    assert "FP8 math" in sidebar
+    roofline = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = [a["text"] for a in roofline["layout"]["annotations"] if a["text"].startswith("ridge")]
+    assert notes == [f"ridge {ridge_text} FLOP/B<br>(FP8)"]
+    at.radio(key="weights").set_value("bf16").run()
+    sidebar_bf16 = next(c.value for c in at.sidebar.caption if "ridge" in c.value)
+    assert "BF16 math" in sidebar_bf16 and sidebar_bf16 != sidebar

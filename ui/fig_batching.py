@@ -24,18 +24,18 @@ def _title_above_legend(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _gauge(value: float, reference: float, title: str, subtitle: str, color: str, other: str) -> go.Indicator:
+def _gauge(value: float, reference: float, title: str, subtitle: str, color: str) -> go.Indicator:
     return go.Indicator(
         mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.86]),
         title=dict(text=f"{title}<br><span style='font-size:11px;color:{COLORS['muted']}'>{subtitle}</span>",
                    font=dict(size=14, color=COLORS["text"])),
         number=dict(suffix="%", valueformat=".1f", font=dict(size=26, color=COLORS["text"])),
-        delta=dict(reference=100 * reference, valueformat=".1f", suffix=f" pts vs {other}",
+        delta=dict(reference=100 * reference, valueformat=".1f", suffix=" pts",
                    increasing=dict(color=COLORS["useful"]), decreasing=dict(color=COLORS["waste"]),
                    font=dict(size=12)),
         gauge=dict(
-            axis=dict(range=[0, 100], ticksuffix="%", tickcolor=COLORS["muted"], tickwidth=1,
-                      tickvals=[0, 50, 100], tickfont=dict(color=COLORS["muted"], size=10)),
+            axis=dict(range=[0, 100], tickcolor=COLORS["muted"], tickwidth=1, tickvals=[0, 50, 100],
+                      showticklabels=False),
             bar=dict(color=color, thickness=0.7),
             bgcolor=COLORS["free"], borderwidth=1, bordercolor=COLORS["grid"],
             threshold=dict(line=dict(color=COLORS["text"], width=3), thickness=0.85,
@@ -51,15 +51,14 @@ USEFUL_WORK_LABEL = "Useful work"
 
 def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure, go.Figure]:
     """The two gauges, one small figure each, side by side even on a phone; the black tick and the
-    delta mark the other mode's reading."""
-    other_name = POLICY_LABEL[other.policy].lower()
+    delta ("pts") mark the other mode's reading (the page's caption says so)."""
     gauges = (
         _gauge(run.utilization_gpu, other.utilization_gpu, UTILIZATION_LABEL, "what nvidia-smi shows",
-               COLORS["utilization"], other_name),
+               COLORS["utilization"]),
         _gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
-               COLORS["useful"], other_name),
+               COLORS["useful"]),
     )
-    layout = dict(height=215, margin=dict(l=18, r=18, t=48, b=4), font=FONT, paper_bgcolor="white")
+    layout = dict(height=200, margin=dict(l=14, r=14, t=44, b=4), font=FONT, paper_bgcolor="white")
     return go.Figure([gauges[0]], layout), go.Figure([gauges[1]], layout)
 
 
@@ -98,7 +97,7 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
     for c, color in enumerate(_REQUEST_COLORS):
         sel = colour_of == c
         traces.append(_rects(slot[sel], start[idx][sel], run.finish_s[idx][sel], color,
-                             "Request (one colour each)" if c == 0 else f"requests {c}", "requests"))
+                             "Request (colours alternate)" if c == 0 else f"requests {c}", "requests"))
         if c:
             traces[-1]["showlegend"] = False
     traces.append(_hover_points(
