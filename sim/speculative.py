@@ -10,12 +10,16 @@ all k were accepted), so the tokens per target pass follow a capped geometric la
 
 The paper prices a round with a fixed draft-cost ratio c = t_draft / t_target and assumes the verify
 pass costs one target step (Thm 3.8):  speedup = E / (k c + 1).  Here the round is priced by the
-shared roofline model (``sim.cost``) instead, for B sequences each holding ``context`` cached tokens:
+shared operator-level model (``sim.cost``) instead, for B sequences each holding ``context`` cached
+tokens:
 
     t_round  = k * t_draft + t_verify
-    t_verify = target step with k + 1 new tokens per sequence   (uniform_step_cost)
-    t_draft  = one decode step of the drafter                     (decode_step_cost, or c * t_decode)
-    speedup  = E * t_decode / t_round                             (t_decode: plain decode step)
+    t_verify = target step over v tokens per sequence, all sampled   (v = k + 1 for a chain; a
+               tree verifies every node it drafted)
+    t_draft  = one step of the drafter over w tokens per sequence    (w = 1 for a chain, the tree's
+               width otherwise): its kernels and their launch costs, no host overhead (the engine
+               runs a round's draft steps inside one scheduler iteration), or c * t_decode
+    speedup  = E * t_decode / t_round                                (t_decode: plain decode step)
 
 At batch 1 the verify pass reads the same weights as a decode step and costs about the same, so the
 speedup approaches E / (k c + 1). As the batch grows the verify pass, carrying (k + 1) B tokens,
@@ -198,6 +202,8 @@ class Method:
         head_vocab: for 'head': the LM head's vocabulary (None: the target's).
         tau: the published mean acceptance length alpha was derived from (None: alpha is quoted).
         source: where alpha (or tau) and the cost come from.
+        tree_width: candidates a draft step proposes per sequence (1: a chain).
+        verify_tokens: tokens the verify pass checks per sequence (None: k + 1, a chain).
     """
 
     name: str
@@ -208,6 +214,8 @@ class Method:
     cost_ratio: float = 0.0
     head_vocab: int | None = None
     tau: float | None = None
+    tree_width: int = 1
+    verify_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTER_KINDS:
@@ -215,6 +223,17 @@ class Method:
         check_float("alpha", self.alpha, *ALPHA_RANGE)
         check_int("k", self.k, *K_RANGE)
         check_float("cost_ratio", self.cost_ratio, *DRAFT_COST_RANGE)
+        check_int("tree_width", self.tree_width, 1, 64)
+        if self.verify_tokens is not None:
+            check_int("verify_tokens", self.verify_tokens, self.k + 1, 1024)
+
+    def verified_per_seq(self, k):
+        """Tokens the verify pass checks per sequence at draft length ``k``."""
+        kk = np.asarray(k, dtype=float)
+        if self.verify_tokens is None:
+            return kk + 1
+        # A tree's node count scales with its depth; at the preset depth it is verify_tokens.
+        return np.maximum(kk + 1, np.round(self.verify_tokens * kk / self.k))
 
 
 def _from_tau(name: str, tau: float, k: int, **kw) -> Method:
@@ -326,13 +345,16 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
     """
     b, kk = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(k, dtype=float))
     decode = decode_step_cost(gpu, target, b, context_tokens, assumptions)
-    verify = uniform_step_cost(gpu, target, b, kk + 1, context_tokens, assumptions)
+    v = method.verified_per_seq(kk)
+    verify = uniform_step_cost(gpu, target, b, v, context_tokens, assumptions, sampled_per_seq=v)
     if method.drafter == "ratio":
         draft = scale_steps(decode, method.cost_ratio if cost_ratio is None else cost_ratio)
     else:
         drafter = (draft_model_for(target) if method.drafter == "model"
                    else draft_head_for(target, method.head_vocab))
-        draft = decode_step_cost(gpu, drafter, b, context_tokens, assumptions)
+        w = method.tree_width
+        in_round = dataclasses.replace(assumptions, host_overhead_s=0.0)
+        draft = uniform_step_cost(gpu, drafter, b, w, context_tokens, in_round, sampled_per_seq=w)
     return RoundCost(decode=decode, verify=verify, draft=draft, k=kk)
 
 
