@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim import speculative as spec
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_speculative import (
     alpha_figure,
     alpha_table,
@@ -84,6 +85,8 @@ elif not spec.shares_vocab(setup.model, method):
 
 
 # No st.cache_data: the three sim calls take under 1 ms together, less than a cache lookup costs.
+fits_or_stop(setup, batch, context + k + 1, f"{batch:,} sequences at {context:,} cached tokens "
+             f"plus {k + 1} verified")
 r = spec.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions, cost_ratio)
 by_batch = spec.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)

@@ -5,6 +5,7 @@ import streamlit as st
 from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
 from sim.phases import two_phases
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_phases import busy_figure, phases_table, roofline_figure
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
@@ -28,6 +29,8 @@ batch = c2.select_slider("Decode batch size, sequences", POW2[:11], value=1, key
 context = c3.select_slider("Decode context, tokens already cached", [p for p in POW2 if p >= 64],
                            value=512, key="phases_context", bind="query-params")
 
+fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {context:,} cached tokens")
+fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
 r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
 crossover = r.compute_bound_batch
 

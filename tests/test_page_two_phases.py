@@ -51,10 +51,25 @@ def test_longer_prompt_takes_longer_and_context_slows_decode():
     prefill, step = ms(metric(at, "Prefill time")), ms(metric(at, "Decode step"))
     at.select_slider(key="phases_prompt").set_value(8192).run()
     assert ms(metric(at, "Prefill time")) > 3.5 * prefill
+    at.select_slider(key="phases_batch").set_value(8)
+    at.select_slider(key="phases_context").set_value(32768).run()
+    assert ms(metric(at, "Decode step")) > 2.5 * step  # 8 x 32k tokens of KV outweigh the weights
+    assert metric(at, "Compute-bound from batch") == "never"
+
+
+def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
+    """Batch 64 at 32k context needs ~275 GB of KV cache; 70B BF16 weights are bigger than an L4."""
+    at = open_app(PAGE)
     at.select_slider(key="phases_batch").set_value(64)
     at.select_slider(key="phases_context").set_value(32768).run()
-    assert ms(metric(at, "Decode step")) > 3 * step  # 64 x 32k tokens of KV outweigh the weights
-    assert metric(at, "Compute-bound from batch") == "never"
+    assert not at.exception
+    text = at.error[0].value
+    assert "does not fit in memory" in text and "GiB short" in text
+    assert "The largest batch that fits at 32,769 tokens is 13." in text
+    assert not at.metric
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert "does not fit on this card at all" in at.error[0].value
+    assert not at.metric
 
 
 def test_global_setup_changes_page_numbers():

@@ -57,13 +57,13 @@ def render_setup_controls() -> Setup:
         bandwidth = st.number_input("HBM bandwidth, TB/s", *CUSTOM_BANDWIDTH_TBPS,
                                     value=h100.hbm_bandwidth / 1e12, step=0.1, key="custom_tbps",
                                     bind="query-params")
-        memory = st.number_input("Memory, GB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 1e9,
+        memory = st.number_input("Memory, GiB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 2**30,
                                  step=8.0, key="custom_gb", bind="query-params")
         gpu = custom_gpu(tflops, bandwidth, memory)
     else:
         gpu = GPUS[gpu_name]
     st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16 · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
-               f"{gpu.hbm_bytes / 1e9:.0f} GB · ridge {gpu.ridge_point():.0f} FLOP/B")
+               f"{gpu.hbm_bytes / 2**30:.0f} GiB · ridge {gpu.ridge_point():.0f} FLOP/B")
 
     model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
