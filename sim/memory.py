@@ -71,7 +71,82 @@ class MemoryPlan:
         return self.total_bytes - self.budget_bytes
 
     @property
-    KV_POLICIES = ("total", "free")
+    def kv_budget_bytes(self) -> float:
+        """Room left for the KV cache after weights and activations (negative: the weights alone do
+        not fit)."""
+        return self.budget_bytes - self.weight_bytes - self.activation_bytes
+
+    @property
+    def kv_bytes(self) -> float:
+        """KV cache the batch needs at its context."""
+        return self.batch * self.context_tokens * self.kv_bytes_per_token
+
+    @property
+    def used_bytes(self) -> float:
+        return self.weight_bytes + self.activation_bytes + self.kv_bytes
+
+    @property
+    def weights_fit(self) -> bool:
+        """Weights and activations fit, leaving room for at least one token of KV cache."""
+        return self.kv_budget_bytes >= self.kv_bytes_per_token
+
+    @property
+    def fits(self) -> bool:
+        return self.weights_fit and self.used_bytes <= self.budget_bytes
+
+    @property
+    def shortfall_bytes(self) -> float:
+        """How much more memory the setup needs than the budget (0 if it fits)."""
+        return max(0.0, self.used_bytes - self.budget_bytes)
+
+    @property
+    def max_batch(self) -> int:
+        """The largest batch that fits at this context (0: not even one sequence)."""
+        return max_batch(self.kv_budget_bytes, self.kv_bytes_per_token, self.context_tokens)
+
+    @property
+    def max_context_tokens(self) -> int:
+        """The longest context each of ``batch`` sequences can hold."""
+        if not self.weights_fit or self.batch <= 0:
+            return 0
+        return int(self.kv_budget_bytes // (self.batch * self.kv_bytes_per_token))
+
+    def parts(self) -> dict[str, float]:
+        """The budget split, bytes: weights, activations, KV cache, free (negative: over budget)."""
+        return {"weights": self.weight_bytes, "activations": self.activation_bytes,
+                "KV cache": self.kv_bytes, "free": self.budget_bytes - self.used_bytes}
+
+
+def max_batch(kv_budget_bytes, kv_bytes_per_token: float, context_tokens) -> np.ndarray | int:
+    """Sequences of ``context_tokens`` tokens whose KV fits in ``kv_budget_bytes`` (broadcasts)."""
+    budget = np.maximum(np.asarray(kv_budget_bytes, dtype=float), 0.0)
+    per_seq = np.maximum(np.asarray(context_tokens, dtype=float), 1.0) * kv_bytes_per_token
+    out = np.floor(budget / per_seq).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
+                utilization: float = DEFAULT_UTILIZATION) -> MemoryPlan:
+    """The memory ``batch`` sequences of ``context_tokens`` tokens need on one ``gpu``."""
+    if not (isinstance(utilization, (int, float)) and math.isfinite(utilization)
+            and UTILIZATION_RANGE[0] <= utilization <= UTILIZATION_RANGE[1]):
+        raise ValueError(f"utilization must be in {list(UTILIZATION_RANGE)}, got {utilization!r}")
+    if not (isinstance(batch, (int, np.integer)) and batch >= 0):
+        raise ValueError(f"batch must be an integer >= 0, got {batch!r}")
+    if not (isinstance(context_tokens, (int, np.integer)) and context_tokens >= 0):
+        raise ValueError(f"context_tokens must be an integer >= 0, got {context_tokens!r}")
+    return MemoryPlan(
+        gpu_name=gpu.name, model_name=model.name, total_bytes=gpu.hbm_bytes,
+        utilization=float(utilization), weight_bytes=model.weight_bytes,
+        activation_bytes=activation_bytes(model), kv_bytes_per_token=model.kv_bytes_per_token,
+        batch=int(batch), context_tokens=int(context_tokens),
+    )
+
+
+KV_POLICIES = ("total", "free")
+
+
+KV_POLICIES = ("total", "free")
 
 
 def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZATION,
