@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.chunked import chunked_prefill
+from sim.cost import gemm_ridge_batch
 from sim.paging import (
     CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
@@ -177,10 +178,13 @@ else:
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
             f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
     )
-    if fit.batch["reserved"] and cb < fit.batch["reserved"]:
-        st.caption(f"Here decode is compute-bound from batch {cb:,.0f}, below even the reserved batch: "
-                   "memory is not the limit, so paging buys little throughput on this card. It pays where "
-                   "the KV budget is tight: a bigger model, a smaller card, longer requests.")
+    ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
+    if fit.batch["reserved"] and fit.batch["reserved"] > ridge and fit.throughput_gain < 1.5:
+        st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
+                   f"{fit.throughput_gain:.2f}× the tokens per second here: past about {ridge:,.0f} "
+                   "sequences the weight GEMMs turn compute-bound, and each extra sequence brings its "
+                   "own math and its own KV reads. Paging pays where the KV budget is tight: a bigger "
+                   "model, a smaller card, longer requests.")
     else:
         st.caption("The payoff compounds with section 01: paging lets more requests be resident, "
                    "continuous batching keeps their slots full, and decode, bound by reading the weights "

@@ -33,8 +33,8 @@ from sim.truth import format_table, parse_rows, predict, predict_all  # noqa: E4
 PARAMS = (
     ("compute_eff", 0.30, 0.87, 1.0),
     ("memory_eff", 0.50, 0.89, 1.0),
-    # Host time with the GPU idle: at most 0.5 ms a step. Engines overlap most CPU work with the
-    # GPU (nvidia-smi reads ~100 % during decode); more idle time would contradict that.
+    # Host time with the GPU idle: at most 0.5 ms a step. Dashboards read nvidia-smi at ~90-100 %
+    # during decode; more idle time than that would contradict them.
     ("host_overhead_s", 0.0, 0.5e-3, 1e-3),
     ("kernel_launch_s", 2e-6, 20e-6, 1e-5),  # CUDA launch (~4 us) to eager PyTorch dispatch (~20 us)
     ("graph_kernel_s", 0.5e-6, 3e-6, 1e-5),  # a graph-replayed kernel's fixed cost
@@ -48,8 +48,8 @@ def fitted_rows(rows):
 
 
 def assumptions_from(x) -> Assumptions:
-    return dataclasses.replace(DEFAULT_ASSUMPTIONS,
-                               **{name: float(v * scale) for (name, *_, scale), v in zip(PARAMS, x)})
+    values = {name: float(v * scale) for (name, *_, scale), v in zip(PARAMS, x, strict=True)}
+    return dataclasses.replace(DEFAULT_ASSUMPTIONS, **values)
 
 
 def residuals(x, rows) -> np.ndarray:

@@ -12,8 +12,11 @@ step is described by four sums over its sequences:
 
 Each operator runs as its own kernels, one after another; within one, math and memory overlap:
 
-    t_op   = layers_op * max(FLOP_op / (peak * compute_eff), bytes_op / (bandwidth * memory_eff))
-    t_step = sum_op t_op + kernels * t_launch + host_overhead
+    roof   = layers_op * max(FLOP_op / (peak * compute_eff), bytes_op / (bandwidth * memory_eff))
+    t_op   = roof + kernels_op * t_graph          (a decode-sized step replayed as a CUDA graph)
+           = max(roof, kernels_op * t_launch)     (kernels launched one by one: launch-bound if tiny)
+    t_gpu  = sum_op t_op
+    t_step = t_gpu + host_overhead          (max(t_gpu, host_overhead) where the host overlaps)
 
 with the operators (d hidden, H/KV heads, hd head dim, ff MLP width, V vocab, w bytes a weight,
 a = 2 bytes an activation, kv = KV bytes a token a layer):
@@ -26,10 +29,14 @@ a = 2 bytes an activation, kv = KV bytes a token a layer):
     lm_head    (once)      2*S*d*V FLOP;           V*d*2 (BF16 head, read if S > 0) + S*(d+2V)*a bytes
 
 GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math), attention at the
-BF16 rate. ``t_launch`` is the fixed cost of one kernel: small inside a CUDA graph (decode-sized steps
-of up to ``cuda_graph_max_tokens`` tokens, as vLLM captures them), larger when launched one by one.
-It counts as kernel time (a kernel's ramp-up and tail, and gaps of microseconds that a sampled
-``nvidia-smi`` reading does not resolve); host overhead is time with no kernel running.
+BF16 rate. ``t_graph`` is the fixed cost of one kernel inside a CUDA graph (steps of up to
+``cuda_graph_max_tokens`` tokens, as vLLM captures them); ``t_launch`` the CPU's time to launch one
+kernel otherwise, which only shows when kernels are shorter than that. Either counts as kernel time
+(a kernel's ramp-up and tail, and gaps of microseconds that a sampled
+``nvidia-smi`` reading does not resolve). Host work (scheduling, sampling, bookkeeping) runs between
+steps with no kernel running: the measured engines show it (fitting them with the host work hidden
+under the kernels, as SGLang's overlap scheduler and vLLM V1's asynchronous scheduling aim to, is
+worse: ``overlap_host=True`` models that).
 
 The efficiencies are the same for every GPU; where a GPU's microbenchmark (measured.csv) reached less
 than an efficiency allows, the measured ceiling applies instead. Their defaults are fitted to the
@@ -59,23 +66,28 @@ class Assumptions:
             measured GEMMs (77-87 % of peak on NVIDIA parts, measured.csv mle-01..03).
         memory_eff: achieved / peak HBM bandwidth of a memory-bound kernel. Bounded by STREAM-like
             tests (77-89 %, az-04..07).
-        host_overhead_s: seconds per step with no kernel running: the engine's scheduling, sampling
-            and bookkeeping between forward passes.
-        kernel_launch_s: seconds per kernel launched one by one (no CUDA graph): the launch latency
-            and the gap before the next kernel.
+        host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
+        overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
+            overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
+        kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
+            a run of kernels takes at least that many launches' time (launch-bound when they are
+            short, hidden under them when they are long).
         graph_kernel_s: seconds per kernel inside a CUDA graph (replayed without the CPU).
         cuda_graphs: decode-sized steps run as CUDA graphs (vLLM, SGLang and TensorRT-LLM defaults).
         cuda_graph_max_tokens: the largest step, in new tokens, that runs as a graph (vLLM's default
             largest capture size is 512).
+        measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.61
+    compute_eff: float = 0.54
     memory_eff: float = 0.89
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
     graph_kernel_s: float = 3.0e-6
     cuda_graphs: bool = True
     cuda_graph_max_tokens: int = 512
+    measured_ceilings: bool = True
+    overlap_host: bool = False
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
@@ -94,7 +106,7 @@ class Assumptions:
 DEFAULT_ASSUMPTIONS = Assumptions()
 #: A pure roofline: spec peaks, no launch or host time (the floor the estimate stands on).
 ROOFLINE_FLOOR = Assumptions(compute_eff=1.0, memory_eff=1.0, host_overhead_s=0.0, kernel_launch_s=0.0,
-                             graph_kernel_s=0.0)
+                             graph_kernel_s=0.0, measured_ceilings=False)
 
 #: The measured point the sidebar quotes (REFERENCE.md section 5, measured.csv eag-01):
 #: Llama-3.1-8B (BF16), batch 1, short context, H100 SXM, SGLang v0.4.4: 158.34 tokens/s.
@@ -166,10 +178,12 @@ class Rates:
 def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Rates:
     """Peak x efficiency, the efficiency capped at what the GPU's microbenchmarks measured."""
     prec = model.compute_precision
+    a = assumptions
+    cap = a.measured_ceilings
     return Rates(
-        gemm_flops=gpu.peak_flops(prec) * min(assumptions.compute_eff, gpu.gemm_ceiling(prec)),
-        attention_flops=gpu.peak_flops("bf16") * min(assumptions.compute_eff, gpu.gemm_ceiling("bf16")),
-        bandwidth=gpu.hbm_bandwidth * min(assumptions.memory_eff, gpu.hbm_ceiling()),
+        gemm_flops=gpu.peak_flops(prec) * min(a.compute_eff, gpu.gemm_ceiling(prec) if cap else 1.0),
+        attention_flops=gpu.peak_flops("bf16") * min(a.compute_eff, gpu.gemm_ceiling("bf16") if cap else 1.0),
+        bandwidth=gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling() if cap else 1.0),
     )
 
 
@@ -177,10 +191,10 @@ def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_AS
 class OperatorCost:
     """One operator's share of each step (arrays of the steps' shape)."""
 
-    time_s: np.ndarray  # runs x max(compute, memory), seconds (launch cost not included)
+    time_s: np.ndarray  # runs x max(compute, memory), seconds (kernels' fixed cost not included)
     compute_time_s: np.ndarray  # FLOP / achieved FLOP/s, seconds
     memory_time_s: np.ndarray  # bytes / achieved bytes/s, seconds
-    launch_s: np.ndarray  # kernel launch cost, seconds
+    launch_s: np.ndarray  # what the kernels' fixed costs add to time_s, seconds
     flops: np.ndarray  # FLOP
     bytes: np.ndarray  # bytes
 
@@ -199,7 +213,7 @@ class StepCost:
     them only within an operator, so ``gpu_time_s`` lies between their max and their sum.
     """
 
-    time_s: np.ndarray  # wall time of the step: kernels (launch cost included) + host overhead, s
+    time_s: np.ndarray  # wall time of the step: kernels (launch cost included) + exposed host time, s
     gpu_time_s: np.ndarray  # time with a kernel running: sum over operators of max(math, memory)
     #                         plus the launch cost, seconds
     compute_time_s: np.ndarray  # all FLOP at the achieved rates, seconds
@@ -207,7 +221,7 @@ class StepCost:
     kv_time_s: np.ndarray  # KV-cache bytes at the achieved bandwidth, seconds
     activation_time_s: np.ndarray  # activation bytes (between kernels) at the achieved bandwidth, s
     launch_time_s: np.ndarray  # kernel launch cost, seconds
-    host_time_s: np.ndarray  # host overhead, seconds
+    host_time_s: np.ndarray  # host time the GPU waits for (not hidden under kernels), seconds
     flops: np.ndarray  # FLOP
     bytes: np.ndarray  # bytes moved to or from HBM
     kv_bytes: np.ndarray  # the KV-cache part of ``bytes``
@@ -221,9 +235,9 @@ class StepCost:
 
     @property
     def memory_bound(self) -> np.ndarray:
-        """True where the step's operators spend more time bound by memory than by math."""
-        mem = sum(np.where(o.memory_bound, o.time_s, 0.0) for o in self.operators.values())
-        return mem >= 0.5 * self.gpu_time_s
+        """True where moving the step's bytes takes longer than its math (each operator's own bound
+        is in ``operators``)."""
+        return self.memory_time_s >= self.compute_time_s
 
     @property
     def intensity(self) -> np.ndarray:
@@ -291,57 +305,65 @@ class StepTimeCoefficients:
     """The step-time model as numbers, for schedulers that advance a clock step by step (admission
     under arrivals) and want scalar arithmetic. ``step_cost`` is defined through these same numbers.
 
-    For operator j: compute_j = c_j . X and memory_j = w_j + m_j . X seconds, X = (T, P, K, S); then
-    t_step = sum_j max(compute_j, memory_j) + kernels * t_launch(T) + host_s for a step that runs.
+    For operator j: compute_j = c_j . X and memory_j = w_j + m_j . X seconds, X = (T, P, K, S), and
+    roof_j = max(compute_j, memory_j). With n_j kernels, a step that runs as a CUDA graph takes
+    roof_j + n_j * t_graph per operator; one launched kernel by kernel takes max(roof_j, n_j * t_launch)
+    (the CPU launching them is the limit only when the kernels are shorter than their launches). Then
+    t_step = sum_j t_j + host_s, or max(sum_j t_j, host_s) where the host overlaps the kernels.
     """
 
     compute: np.ndarray  # (ops, 4) seconds per unit of X, runs folded in
     memory: np.ndarray  # (ops, 4) seconds per unit of X
     weight_s: np.ndarray  # (ops,) seconds to read the operator's weights, runs folded in
     on_samples: np.ndarray  # (ops,) bool
-    kernels: int  # kernels per step
+    kernels: np.ndarray  # (ops,) kernels per step of each operator, runs folded in
     graph_kernel_s: float
     kernel_launch_s: float
     graph_max_tokens: float  # steps with at most this many new tokens run as CUDA graphs
     host_s: float
+    overlap_host: bool
 
-    def launch_s(self, new_tokens):
-        """Kernel launch cost of a step of ``new_tokens`` tokens, seconds."""
-        graph = np.asarray(new_tokens) <= self.graph_max_tokens
-        return self.kernels * np.where(graph, self.graph_kernel_s, self.kernel_launch_s)
+    def __post_init__(self) -> None:
+        # Python lists for the scalar path (a scheduler's clock calls it once a step).
+        object.__setattr__(self, "_rows", list(zip(self.compute.tolist(), self.memory.tolist(),
+                                                   self.weight_s.tolist(), self.on_samples.tolist(),
+                                                   self.kernels.tolist(), strict=True)))
+
+    def _host(self, gpu):
+        if self.overlap_host:
+            return np.maximum(gpu, self.host_s) if isinstance(gpu, np.ndarray) else max(gpu, self.host_s)
+        return gpu + self.host_s
 
     def step_time_s(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """t_step for steps that run (new_tokens > 0); broadcasts like numpy, fast for scalars."""
         if all(isinstance(x, (int, float)) for x in (new_tokens, attn_pairs, kv_tokens, sampled_tokens)):
-            x = (new_tokens, attn_pairs, kv_tokens, sampled_tokens)
+            x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
+            graph = x0 <= self.graph_max_tokens
             total = 0.0
-            for c, m, w, s in zip(self._c, self._m, self._w, self._s, strict=True):
-                if s and sampled_tokens <= 0:
+            for c, m, w, s, n in self._rows:
+                if s and x3 <= 0:
                     continue
-                total += max(c[0] * x[0] + c[1] * x[1] + c[2] * x[2] + c[3] * x[3],
-                             w + m[0] * x[0] + m[1] * x[1] + m[2] * x[2] + m[3] * x[3])
-            graph = new_tokens <= self.graph_max_tokens
-            return total + self.kernels * (self.graph_kernel_s if graph else self.kernel_launch_s) + self.host_s
-        parts = self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)
-        return np.sum(np.maximum(parts[0], parts[1]), axis=0) + self.launch_s(new_tokens) + self.host_s
+                roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
+                           w + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
+                total += roof + n * self.graph_kernel_s if graph else max(roof, n * self.kernel_launch_s)
+            return self._host(total)
+        return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
     def parts(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
-        """(compute, memory) seconds per operator: two arrays of shape (ops, *steps)."""
+        """(compute, memory, time) seconds per operator, each of shape (ops, *steps): the time with
+        the kernels' fixed costs, for steps that run."""
         x = np.stack(np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in
                                            (new_tokens, attn_pairs, kv_tokens, sampled_tokens))))
         flat = x.reshape(4, -1)
         gate = np.where(self.on_samples[:, None], flat[3][None, :] > 0, True)
         compute = np.where(gate, self.compute @ flat, 0.0)
         memory = np.where(gate, self.weight_s[:, None] + self.memory @ flat, 0.0)
+        roof = np.maximum(compute, memory)
+        n = np.where(gate, self.kernels[:, None], 0.0)
+        graph = flat[0][None, :] <= self.graph_max_tokens
+        time = np.where(graph, roof + n * self.graph_kernel_s, np.maximum(roof, n * self.kernel_launch_s))
         shape = (len(self.weight_s), *x.shape[1:])
-        return compute.reshape(shape), memory.reshape(shape)
-
-    def __post_init__(self) -> None:
-        # Python lists for the scalar path (a scheduler's clock calls it once a step).
-        object.__setattr__(self, "_c", self.compute.tolist())
-        object.__setattr__(self, "_m", self.memory.tolist())
-        object.__setattr__(self, "_w", self.weight_s.tolist())
-        object.__setattr__(self, "_s", self.on_samples.tolist())
+        return compute.reshape(shape), memory.reshape(shape), time.reshape(shape)
 
 
 @lru_cache(maxsize=512)
@@ -357,11 +379,12 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         memory=runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth,
         weight_s=runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth,
         on_samples=np.array([op.on_samples for op in ops]),
-        kernels=kernels_per_step(model),
-        graph_kernel_s=assumptions.graph_kernel_s if assumptions.cuda_graphs else assumptions.kernel_launch_s,
+        kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
+        graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
-        graph_max_tokens=float(assumptions.cuda_graph_max_tokens),
+        graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
+        overlap_host=assumptions.overlap_host,
     )
 
 
@@ -395,13 +418,9 @@ def step_cost(
     runs = t > 0
     coef = step_time_coefficients(gpu, model, assumptions)
     rates = achieved_rates(gpu, model, assumptions)
-    comp, mem = coef.parts(t, p, k, s)
-    comp, mem = np.where(runs, comp, 0.0), np.where(runs, mem, 0.0)
-    op_time = np.maximum(comp, mem)
+    comp, mem, op_time = (np.where(runs, a, 0.0) for a in coef.parts(t, p, k, s))
     ops = operators(model)
     x = np.stack([t, p, k, s])
-    per_op_kernels = np.array([op.runs * op.kernels for op in ops], dtype=float)
-    per_kernel = np.where(t <= coef.graph_max_tokens, coef.graph_kernel_s, coef.kernel_launch_s)
     breakdown: dict[str, OperatorCost] = {}
     weight_time = np.zeros(t.shape)
     kv_time = np.zeros(t.shape)
@@ -410,26 +429,26 @@ def step_cost(
     for j, op in enumerate(ops):
         gate = runs & (s > 0) if op.on_samples else runs
         fl = np.where(gate, op.runs * np.tensordot(op.flops, x, axes=1), 0.0)
-        kv_part = np.where(gate, op.runs * op.bytes[2] * k, 0.0)
-        w_part = np.where(gate, op.runs * op.weight_bytes, 0.0)
         by = np.where(gate, op.runs * (op.weight_bytes + np.tensordot(op.bytes, x, axes=1)), 0.0)
+        roof = np.maximum(comp[j], mem[j])
         breakdown[op.name] = OperatorCost(
-            time_s=op_time[j], compute_time_s=comp[j], memory_time_s=mem[j],
-            launch_s=np.where(gate, per_op_kernels[j] * per_kernel, 0.0), flops=fl, bytes=by)
-        weight_time = weight_time + w_part / rates.bandwidth
-        kv_time = kv_time + kv_part / rates.bandwidth
+            time_s=roof, compute_time_s=comp[j], memory_time_s=mem[j], launch_s=op_time[j] - roof,
+            flops=fl, bytes=by)
+        weight_time = weight_time + np.where(gate, op.runs * op.weight_bytes, 0.0) / rates.bandwidth
+        kv_time = kv_time + np.where(gate, op.runs * op.bytes[2] * k, 0.0) / rates.bandwidth
         flops_total = flops_total + fl
         bytes_total = bytes_total + by
+    gpu_time = op_time.sum(axis=0)
     launch = sum(o.launch_s for o in breakdown.values())
-    gpu_time = op_time.sum(axis=0) + launch
-    host = np.where(runs, coef.host_s, 0.0)
+    host_cpu = np.where(runs, coef.host_s, 0.0)
+    host = np.maximum(host_cpu - gpu_time, 0.0) if coef.overlap_host else host_cpu  # the GPU waits
     memory_time = mem.sum(axis=0)
-    kv_bytes = kv_time * rates.bandwidth
     return StepCost(
         time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=comp.sum(axis=0),
         weight_time_s=weight_time, kv_time_s=kv_time,
         activation_time_s=np.maximum(memory_time - weight_time - kv_time, 0.0),
-        launch_time_s=launch, host_time_s=host, flops=flops_total, bytes=bytes_total, kv_bytes=kv_bytes,
+        launch_time_s=launch, host_time_s=host, flops=flops_total, bytes=bytes_total,
+        kv_bytes=kv_time * rates.bandwidth,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
         operators=breakdown,
     )
@@ -483,6 +502,13 @@ def prefill_cost(gpu, model, prompt_tokens, batch=1, assumptions=DEFAULT_ASSUMPT
     """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each (nothing cached); each
     prompt samples once (its first output token)."""
     return uniform_step_cost(gpu, model, batch, prompt_tokens, 0, assumptions)
+
+
+def gemm_ridge_batch(gpu, model, assumptions=DEFAULT_ASSUMPTIONS) -> float:
+    """Tokens per step from which a weight GEMM is compute-bound: 2 FLOP per weight per token
+    against the weight's bytes, at the achieved rates (about 180 for BF16 on an H100)."""
+    rates = achieved_rates(gpu, model, assumptions)
+    return rates.gemm_flops / rates.bandwidth * BYTES_PER_ELEMENT[model.weight_dtype] / 2.0
 
 
 def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> float:

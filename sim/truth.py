@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, achieved_rates, step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, step_cost
 from sim.hardware import GPUS
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.models import ALL_MODELS, Model
@@ -150,8 +150,10 @@ def parse_rows(text: str) -> list[Row]:
             id=rid, gpu=get["gpu"].strip(), gpus=_int(get["gpus"], "gpus", rid) or 1,
             model=get["model"].strip(), weights=get["weights"].strip() or "bf16",
             kv=get["kv"].strip() or "bf16", engine=get["engine"].strip(), kind=kind,
-            batch=_int(get["batch"], "batch", rid), concurrency=_int(get["concurrency"], "concurrency", rid),
-            qps=_float(get["qps"], "qps", rid, allow_inf=True), requests=_int(get["requests"], "requests", rid),
+            batch=_int(get["batch"], "batch", rid),
+            concurrency=_int(get["concurrency"], "concurrency", rid),
+            qps=_float(get["qps"], "qps", rid, allow_inf=True),
+            requests=_int(get["requests"], "requests", rid),
             workload=get["workload"].strip() or "fixed",
             prompt_tokens=_int(get["prompt_tokens"], "prompt_tokens", rid),
             output_tokens=_int(get["output_tokens"], "output_tokens", rid),

@@ -35,7 +35,7 @@ def test_defaults_render_static_with_both_gauges(at):
     assert not at.exception
     assert at.toggle(key="batching_continuous").value is False
     util, good = gauges(at)
-    assert util == pytest.approx(97.1, abs=0.5)
+    assert util == pytest.approx(95.1, abs=0.5)
     assert good == pytest.approx(21.4, abs=1.0)
     assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
     assert number(metric(at, "Goodput")) == pytest.approx(good, abs=0.05)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.cost import decode_step_cost
+from sim.cost import decode_step_cost, gemm_ridge_batch
 from sim.hardware import GPUS
 from sim.memory import activation_bytes
 from sim.models import MODELS
@@ -237,7 +237,11 @@ def test_card_fit_h100_llama8b():
     # Throughput is batch / decode step time from the shared cost model.
     cost = decode_step_cost(H100, LLAMA8, fit.batch["paged"], fit.context_tokens)
     assert fit.tokens_per_s["paged"] == pytest.approx(fit.batch["paged"] / float(cost.time_s))
-    assert fit.tokens_per_s["paged"] > 1.5 * fit.tokens_per_s["reserved"]
+    # 4x the batch buys little here: both batches sit past the GEMMs' ridge (~180 sequences), where
+    # every sequence adds its own math and KV reads to the step.
+    gain = fit.tokens_per_s["paged"] / fit.tokens_per_s["reserved"]
+    assert 1.05 < gain < 1.5
+    assert fit.batch["reserved"] > gemm_ridge_batch(H100, LLAMA8)
 
 
 def test_card_fit_paged_slots_are_tokens_rounded_up_to_pages():
