@@ -13,8 +13,8 @@ step is described by four sums over its sequences:
 Each operator runs as its own kernels, one after another; within one, math and memory overlap:
 
     roof   = layers_op * max(FLOP_op / (peak * compute_eff), bytes_op / (bandwidth * memory_eff))
-    t_op   = roof + kernels_op * t_graph          (a decode-sized step replayed as a CUDA graph)
-           = max(roof, kernels_op * t_launch)     (kernels launched one by one: launch-bound if tiny)
+    t_op   = roof + kernels_op * t_graph                         (a step replayed as a CUDA graph)
+           = max(roof + kernels_op * t_graph, kernels_op * t_launch)   (launched one by one)
     t_gpu  = sum_op t_op
     t_step = t_gpu + host_overhead          (max(t_gpu, host_overhead) where the host overlaps)
 
@@ -29,9 +29,10 @@ a = 2 bytes an activation, kv = KV bytes a token a layer):
     lm_head    (once)      2*S*d*V FLOP;           V*d*2 (BF16 head, read if S > 0) + S*(d+2V)*a bytes
 
 GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math), attention at the
-BF16 rate. ``t_graph`` is the fixed cost of one kernel inside a CUDA graph (steps of up to
-``cuda_graph_max_tokens`` tokens, as vLLM captures them); ``t_launch`` the CPU's time to launch one
-kernel otherwise, which only shows when kernels are shorter than that. Either counts as kernel time
+BF16 rate. ``t_graph`` is the fixed cost of one kernel on the GPU; ``t_launch`` the CPU's time to
+launch one kernel when a step is not a CUDA graph (graphs cover steps of up to
+``cuda_graph_max_tokens`` tokens, as vLLM captures them), which only shows when the kernels are
+shorter than their launches. Either counts as kernel time
 (a kernel's ramp-up and tail, and gaps of microseconds that a sampled
 ``nvidia-smi`` reading does not resolve). Host work (scheduling, sampling, bookkeeping) runs between
 steps with no kernel running: the measured engines show it (fitting them with the host work hidden
@@ -72,14 +73,15 @@ class Assumptions:
         kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
             a run of kernels takes at least that many launches' time (launch-bound when they are
             short, hidden under them when they are long).
-        graph_kernel_s: seconds per kernel inside a CUDA graph (replayed without the CPU).
+        graph_kernel_s: fixed GPU seconds per kernel (ramp-up, tail, the gap to the next), paid with
+            or without a CUDA graph.
         cuda_graphs: decode-sized steps run as CUDA graphs (vLLM, SGLang and TensorRT-LLM defaults).
         cuda_graph_max_tokens: the largest step, in new tokens, that runs as a graph (vLLM's default
             largest capture size is 512).
         measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.54
+    compute_eff: float = 0.55
     memory_eff: float = 0.89
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
@@ -306,9 +308,10 @@ class StepTimeCoefficients:
     under arrivals) and want scalar arithmetic. ``step_cost`` is defined through these same numbers.
 
     For operator j: compute_j = c_j . X and memory_j = w_j + m_j . X seconds, X = (T, P, K, S), and
-    roof_j = max(compute_j, memory_j). With n_j kernels, a step that runs as a CUDA graph takes
-    roof_j + n_j * t_graph per operator; one launched kernel by kernel takes max(roof_j, n_j * t_launch)
-    (the CPU launching them is the limit only when the kernels are shorter than their launches). Then
+    roof_j = max(compute_j, memory_j). With n_j kernels, each pays a fixed cost t_graph on the GPU
+    (ramp-up, tail, the gap to the next): roof_j + n_j * t_graph. A step launched kernel by kernel
+    takes at least n_j * t_launch, the CPU's time to launch them: max(roof_j + n_j * t_graph,
+    n_j * t_launch), the limit only when the kernels are shorter than their launches. Then
     t_step = sum_j t_j + host_s, or max(sum_j t_j, host_s) where the host overlaps the kernels.
     """
 
@@ -345,7 +348,8 @@ class StepTimeCoefficients:
                     continue
                 roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
                            w + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
-                total += roof + n * self.graph_kernel_s if graph else max(roof, n * self.kernel_launch_s)
+                gap = roof + n * self.graph_kernel_s
+                total += gap if graph else max(gap, n * self.kernel_launch_s)
             return self._host(total)
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
@@ -361,7 +365,8 @@ class StepTimeCoefficients:
         roof = np.maximum(compute, memory)
         n = np.where(gate, self.kernels[:, None], 0.0)
         graph = flat[0][None, :] <= self.graph_max_tokens
-        time = np.where(graph, roof + n * self.graph_kernel_s, np.maximum(roof, n * self.kernel_launch_s))
+        gap = roof + n * self.graph_kernel_s
+        time = np.where(graph, gap, np.maximum(gap, n * self.kernel_launch_s))
         shape = (len(self.weight_s), *x.shape[1:])
         return compute.reshape(shape), memory.reshape(shape), time.reshape(shape)
 
