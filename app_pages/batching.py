@@ -178,7 +178,8 @@ prefill runs in that same step, beside the others' decodes.
 
 **Time.** Each step's new tokens $T=\sum q_i$, attention pairs $P=\sum q_i(c_i+\frac{q_i+1}{2})$ and
 KV tokens $\sum(c_i+q_i)$ (padding included) go through the shared roofline model in one call:
-$t_\text{step}=\max(\text{FLOPs}/F_\text{eff},\ \text{bytes}/B_\text{eff})+t_\text{host}$. Wall time is
+the operator-level step model of section 00 (each operator's own roofline, summed, plus kernel and
+host costs). Wall time is
 the running sum of step times plus idle gaps (nothing to run, waiting for the next arrival).
 
 **The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the

@@ -258,7 +258,8 @@ context a resident request holds.
 arrives. Unchunked: one step of $T = B + P$ new tokens with $P(P+1)/2$ causal attention pairs.
 Chunked: $\lceil P/C\rceil$ steps; chunk $j$ of $q_j$ tokens on a cached prefix $s_j$ adds
 $q_j (s_j + (q_j+1)/2)$ pairs and reads $s_j$ cached tokens, so the pairs still sum to $P(P+1)/2$
-but the weights are read once per step. Every step is priced by the same roofline as every page.
+but the weights are read once per step. Every step is priced by the same operator-level model as
+every page (section 00).
 """,
     assumptions=[
         f"Toy pool: one backlog of {DEFAULT_N_REQUESTS} requests (lognormal prompts with mean "

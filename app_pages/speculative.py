@@ -197,17 +197,22 @@ $$E(\alpha,k) = \dfrac{1-\alpha^{k+1}}{1-\alpha}\qquad(E = k+1 \text{ at } \alph
 The Monte Carlo draws a seeded $(\text{rounds}\times k)$ array of uniforms, marks draws below
 $\alpha$ as accepted, and counts each row's accepted prefix.
 
-**Price of a round**, from the same roofline step model as every page (batch $B$, context $c$):
+**A tree** (EAGLE-3's preset: SGLang's default of 5 draft steps, 4 candidates a step, 8 tokens
+verified) offers about $v/k$ candidates per depth, so a depth survives with
+$p = 1-(1-\alpha)^{v/k}$ and $E = E(p, k)$; a chain has $p=\alpha$.
 
-$$t_\text{round} = k\,t_\text{draft}(B,c) + t_\text{verify}(B,\,k+1,\,c)$$
+**Price of a round**, from the same operator-level step model as every page (batch $B$, context $c$):
 
-$$\text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
+$$t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
+\qquad \text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
 
-where $t_\text{verify}(B, k+1, c)$ is one target step with $k+1$ new tokens per sequence and
-$t_\text{draft}$ one decode step of the drafter. At batch 1 the verify pass reads the same weights
-as a decode step and costs about the same; its
-FLOPs grow $(k+1)$-fold, which only matters once $(k+1)B$ tokens per pass reach the ridge point.
-The best $k$ is the argmax over $k = 1..16$ of the same expression.
+where $t_\text{verify}(B, v, c)$ is one target step over the $v$ drafted positions of each sequence
+($v = k+1$ for a chain, the tree's nodes for a tree), every one of them sampled, and
+$t_\text{draft}$ one step of the drafter over $w$ tokens per sequence (1 for a chain, the tree's
+width) with its kernels' costs but not the host's, which the round pays once. At batch 1 the
+verify pass reads the same weights as a decode step and costs about the same; its FLOP grow
+$v$-fold, which matters once $vB$ tokens per pass reach the GEMMs' ridge. The best $k$ is the
+argmax over $k = 1..16$ of the same expression.
 
 **The paper's closed form** (Thm 3.8) fixes $c = t_\text{draft}/t_\text{target}$ and lets the verify
 pass cost one target step: speedup $= E/(kc+1)$, bounded by $1/(1-\alpha)$ for a free draft.
@@ -217,9 +222,10 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
     assumptions=[
         "Acceptance is i.i.d. per token with a fixed α (the paper's own simplification): real "
         "acceptance varies with the text, and is higher on input-grounded tasks.",
-        "Drafting is a chain of k tokens. Medusa and EAGLE draft trees; their published mean "
-        "acceptance length τ is mapped to the α of a chain of the preset's k by solving E(α, k) = τ "
-        "(then rounded to the slider's 0.01 steps).",
+        "Medusa's and n-gram lookup's published mean acceptance length τ is mapped to the α of a "
+        "chain of the preset's k by solving E(α, k) = τ (then rounded to the slider's 0.01 steps). "
+        "EAGLE's and EAGLE-3's α are fitted to SGLang's measured gains (EAGLE-3 Tables 3 and 4, "
+        "scripts/calibrate.py); a tree's candidates at one depth are treated as independent draws.",
         "Draft costs: Llama-3.2-1B is priced by the roofline at the target's precisions; an EAGLE "
         "head as one decoder layer of the target plus its LM head (EAGLE-3: a 32k-token draft "
         "head), without the small fusion layer; Medusa's heads as 0.02 of a target step per draft "
@@ -228,8 +234,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",
         "The draft's prefill and KV memory are not counted; the draft's context is the target's.",
-        "The roofline is a floor: measured gains (EAGLE-3 Table 3) fade at smaller batches than this "
-        "model predicts, because real verify passes (tree attention, sampling) cost more.",
+        "Measured gains (EAGLE-3 Table 3) fall steadily from batch 2; this model holds them until the "
+        "verify pass reaches the GEMMs' ridge and then drops faster, so it is high at batch 8-32 "
+        "and close again at 64.",
         f"With a head drafter the speedup can creep up at small batches ({head_rise:.0%} at most on "
         "this setting's curve): the head keeps one "
         "layer of KV cache, so as the target's KV reads grow, drafting becomes a smaller share of "

@@ -340,10 +340,31 @@ def format_table(predictions: list[Prediction]) -> str:
     return "\n".join(lines)
 
 
+def format_markdown(predictions: list[Prediction]) -> str:
+    """The table as Markdown (the README's copy): every row, then the summary by kind."""
+    lines = ["| id | GPU | model | weights | engine | kind | measured | model | error |",
+             "|---|---|---|---|---|---|---:|---:|---:|"]
+    for p in predictions:
+        r = p.row
+        engine = r.engine.replace("|", "/")
+        model = f"{p.model_value:.4g}" if p.model_value is not None else f"cannot: {p.reason}"
+        err = f"{p.error:+.1%}" if p.error is not None else ""
+        lines.append(f"| {r.id} | {r.gpu} x{r.gpus} | {r.model or '-'} | {r.weights} | {engine} | "
+                     f"{r.kind} | {r.value:g} {r.unit} | {model} | {err} |")
+    lines += ["", "| kind | rows | expressed | median abs. error | p90 abs. error |",
+              "|---|---:|---:|---:|---:|"]
+    for s in summarize(predictions):
+        lines.append(f"| {s.kind} | {s.rows} | {s.expressed} | {s.median_abs_error:.1%} | "
+                     f"{s.p90_abs_error:.1%} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    markdown = "--markdown" in argv
+    argv = [a for a in argv if a != "--markdown"]
     if len(argv) != 1:
-        print("usage: python -m sim.truth FILE.csv", file=sys.stderr)
+        print("usage: python -m sim.truth [--markdown] FILE.csv", file=sys.stderr)
         return 2
     try:
         with open(argv[0], encoding="utf-8") as f:
@@ -352,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UnicodeDecodeError, RowError) as exc:
         print(f"cannot read {argv[0]}: {exc}", file=sys.stderr)
         return 1
-    print(format_table(predict_all(rows)))
+    predictions = predict_all(rows)
+    print(format_markdown(predictions) if markdown else format_table(predictions))
     return 0
 
 
