@@ -17,6 +17,7 @@ from sim.paging import (
     compare,
 )
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_paging import (
     card_figure,
     card_table,
@@ -203,9 +204,9 @@ prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="pagin
 batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
                          bind="query-params")
 chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
+fits_or_stop(setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
+             f"{batch} sequences at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt")
 cp = chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
-if not fit.fits:
-    st.caption(f"{setup.model.name} does not fit this card (above): the timings below price it as if it did.")
 
 m = metric_slots(4)
 m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,

@@ -7,7 +7,7 @@ from sim.phases import two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
 from ui.feasibility import fits_or_stop
-from ui.fig_phases import busy_figure, phases_table, roofline_figure
+from ui.fig_phases import busy_figure, operator_figure, phases_table, roofline_figure
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
 
@@ -67,6 +67,14 @@ chart(
         f"of its step; decode keeps them busy "
         f"{float(r.decode.compute_time_s[0] / r.decode.time_s[0]):.1%} and the memory "
         f"{float(r.decode.memory_time_s[0] / r.decode.time_s[0]):.0%}.",
+)
+
+dec, pre = r.operator_shares("decode"), r.operator_shares("prefill")
+chart(
+    operator_figure(r), key="phases_operators", title="Where each step's time goes, operator by operator",
+    alt=f"Decode at batch {batch}: the MLP takes {dec['mlp']:.0%} of the step, attention "
+        f"{dec['attention']:.0%}, the LM head {dec['lm_head']:.0%}; in prefill the MLP takes "
+        f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
 st.info(

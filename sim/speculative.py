@@ -43,6 +43,7 @@ from sim.cost import (
     uniform_step_cost,
 )
 from sim.hardware import GPU
+from sim.memory import memory_plan
 from sim.models import DRAFT_MODEL, MODELS, Model
 from sim.validate import check_float, check_int
 
@@ -496,6 +497,12 @@ class BatchSweep:
     verify_memory_bound: np.ndarray  # (n,) bool
     decode_memory_bound: np.ndarray  # (n,) bool
     full_acceptance_speedup: np.ndarray  # (n,) the same at alpha = 1: an alpha-free bound for axes
+    max_batch: int  # the largest batch whose KV cache fits on the card at this context (sim.memory)
+
+    @property
+    def fits(self) -> np.ndarray:
+        """(n,) bool: the batch fits in the card's memory."""
+        return self.batches <= self.max_batch
 
     @property
     def break_even_batch(self) -> float:
@@ -536,6 +543,7 @@ def speedup_vs_batch(
         plain_tokens_per_s=b / cost.decode.time_s,
         verify_memory_bound=cost.verify.memory_bound, decode_memory_bound=cost.decode.memory_bound,
         full_acceptance_speedup=_speedup(method, 1.0, cost),
+        max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k))).max_batch,
     )
 
 

@@ -30,7 +30,7 @@ def test_page00_defaults_tell_the_thesis():
     assert number(metric(at, "MFU, decode")) < 1
     assert number(metric(at, "MFU, prefill")) > 40
     charts = at.get("plotly_chart")
-    assert len(charts) == 2
+    assert len(charts) == 3  # roofline, busy units, operators
     roofline = json.loads(charts[0].proto.spec)
     names = [trace.get("name", "") for trace in roofline["data"]]
     assert any(n.startswith("prefill") for n in names) and any(n.startswith("decode") for n in names)
@@ -133,3 +133,12 @@ def test_landing_page_shows_the_thesis_live():
     assert util > 90 and mfu < 1
     at.selectbox(key="model").set_value("Llama-3.1-70B").run()
     assert number(metric(at, "What the tensor cores deliver: MFU")) != mfu
+
+
+def test_the_operator_chart_shows_where_the_step_goes():
+    at = open_app(PAGE)
+    charts = at.get("plotly_chart")
+    fig = next(json.loads(c.proto.spec) for c in charts if "operator" in json.dumps(json.loads(c.proto.spec)))
+    names = [t["name"] for t in fig["data"]]
+    assert names[:6] == ["embedding", "QKV projection", "attention", "output projection", "MLP", "LM head"]
+    assert names[-1] == "host (no kernel)"

@@ -348,3 +348,21 @@ def test_bad_sweep_arguments():
         spec.speedup_vs_alpha(H100, LLAMA8, DRAFT, [0, 4], 1, 1024)
     with pytest.raises(ValueError, match="drafter must be"):
         spec.Method("x", "oracle", 0.5, 2, source="")
+
+
+def test_the_batch_sweep_marks_what_does_not_fit():
+    """At 32k tokens of context an H100 holds only a few Llama-3.1-8B sequences: the chart draws the
+    rest faint, under a 'does not fit in memory' band, never as a normal curve."""
+    from ui.fig_speculative import batch_figure
+
+    m = spec.METHODS["EAGLE-3"]
+    sweep = spec.speedup_vs_batch(H100, LLAMA8, m, m.alpha, m.k, 32768)
+    assert 1 <= sweep.max_batch < 16
+    assert sweep.fits[0] and not sweep.fits[-1]
+    assert sweep.max_batch == memory_plan(H100, LLAMA8, 1, 32768 + 8).max_batch
+    r = spec.speculate(H100, LLAMA8, m, m.alpha, m.k, 1, 32768)
+    fig = batch_figure(sweep, r)
+    names = [t.name for t in fig.data]
+    solid = fig.data[names.index(f"model, α {m.alpha:.2f}, k = {m.k}")]
+    assert max(solid.x) <= sweep.max_batch + 0 and "model, past the card's memory" in names
+    assert any("does not fit" in a.text for a in fig.layout.annotations)
