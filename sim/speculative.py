@@ -412,6 +412,11 @@ class Speculation:
         return self.expected_tokens * self.decode_step_s / self.round_s
 
     @property
+    def verified_tokens(self) -> int:
+        """Tokens the verify pass checks per sequence (k + 1 for a chain, the tree's nodes)."""
+        return int(self.method.verified_per_seq(self.k))
+
+    @property
     def verify_over_decode(self) -> float:
         """The verify pass over k + 1 tokens per sequence, in plain decode steps."""
         return self.verify_s / self.decode_step_s
@@ -503,6 +508,12 @@ class BatchSweep:
     def fits(self) -> np.ndarray:
         """(n,) bool: the batch fits in the card's memory."""
         return self.batches <= self.max_batch
+
+    @property
+    def last_fitting(self) -> int:
+        """Index of the largest swept batch that fits (0 if none does)."""
+        idx = np.nonzero(self.fits)[0]
+        return int(idx[-1]) if idx.size else 0
 
     @property
     def break_even_batch(self) -> float:

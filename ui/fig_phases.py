@@ -127,7 +127,7 @@ def operator_figure(result: TwoPhases) -> go.Figure:
     fig.update_layout(
         barmode="stack",
         xaxis=dict(range=[0, 100], title="Share of the step, by operator", ticksuffix="%"),
-        yaxis=dict(autorange="reversed"),
+        yaxis=dict(autorange="reversed"), legend=dict(traceorder="normal"),
     )
     return style(fig, height=260)
 
