@@ -30,6 +30,7 @@ from sim.metrics import (
 from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_watch import (
     LINK_COLUMN,
     count_range,
@@ -81,6 +82,7 @@ def _views(_runs, _day, key: tuple, ttft_s: float, tpot_s: float) -> dict:
 
 setup = current_setup()
 setup_key = repr(setup)
+fits_or_stop(setup, 1, 1, "The model's weights")
 runs, day = _runs(setup, setup_key)
 
 header("04", "What to watch instead", """

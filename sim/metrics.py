@@ -43,6 +43,7 @@ from sim.cost import (
     kernel_busy_fraction,
 )
 from sim.hardware import GPU
+from sim.memory import memory_plan
 from sim.models import Model
 from sim.paging import POLICIES as PAGING_POLICIES
 from sim.paging import CardFit, card_fit
@@ -371,6 +372,7 @@ class ScenarioRuns:
     static: BatchingRun  # 01: static batching, Poisson arrivals at the moderate rate
     continuous: BatchingRun  # 01: continuous batching, the same arrivals
     overload: BatchingRun  # 01: continuous batching, Poisson arrivals at the high rate
+    overload_static: BatchingRun  # 01: static batching on those arrivals (page 01 runs both modes)
     fit: CardFit  # 02: reserved vs paged on this card
     chunked: ChunkedPrefill  # 02b
     speculation: Speculation  # 03
@@ -412,6 +414,7 @@ def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASS
     moderate = _pow2(MODERATE_LOAD * capacity.requests_per_s, up=False)
     high = _pow2(HIGH_LOAD * capacity.requests_per_s, up=True)
     arriving = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", moderate)
+    overloading = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", high)
     method = spec.METHODS[spec.DEFAULT_METHOD]
     return ScenarioRuns(
         gpu=gpu, model=model, assumptions=assumptions,
@@ -419,13 +422,21 @@ def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASS
         capacity=capacity, moderate_rate_rps=moderate, high_rate_rps=high,
         static=simulate(gpu, model, arriving, BATCH_SLOTS, "static", assumptions),
         continuous=simulate(gpu, model, arriving, BATCH_SLOTS, "continuous", assumptions),
-        overload=simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", high),
-                          BATCH_SLOTS, "continuous", assumptions),
+        overload=simulate(gpu, model, overloading, BATCH_SLOTS, "continuous", assumptions),
+        overload_static=simulate(gpu, model, overloading, BATCH_SLOTS, "static", assumptions),
         fit=card_fit(gpu, model, CARD_PAGE_TOKENS, CARD_MAX_OUTPUT, assumptions),
         chunked=chunked_prefill(gpu, model, assumptions=assumptions),
         speculation=spec.speculate(gpu, model, method, method.alpha, method.k, SPEC_BATCH, SPEC_CONTEXT,
                                    assumptions),
     )
+
+
+def batching_fits(run: BatchingRun, gpu: GPU, model: Model) -> bool:
+    """Whether the run's fullest step fits its KV cache on the card (``sim.memory``): its slots at the
+    mean context of that step. Page 01 shows no numbers for a run that does not (both of its modes
+    must fit), and the scenario rows follow it."""
+    peak_tokens = float(run.cost.kv_bytes.max()) / model.kv_bytes_per_token
+    return memory_plan(gpu, model, run.slots, math.ceil(peak_tokens / run.slots)).fits
 
 
 def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
@@ -434,19 +445,37 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
         raise ValueError(f"slo must be an SLO, got {type(slo).__name__}")
     kv = runs.kv_budget_bytes
     g, m, a = runs.gpu, runs.model, runs.assumptions
+
+    def batching(run: BatchingRun, *pair: BatchingRun) -> ServingMetrics:
+        """Section 01's row, or NOT_RUN where page 01 would show nothing: a mode does not fit."""
+        if not all(batching_fits(r, g, m) for r in pair):
+            return NOT_RUN
+        return batching_metrics(run, slo=slo, kv_budget_bytes=kv)
+
     s, cp, fit = runs.speculation, runs.chunked, runs.fit
     n, slots = BATCH_REQUESTS, BATCH_SLOTS
+
+    def fits(*needs: tuple[int, int]) -> bool:
+        """Every (batch, context tokens) fits on the card: the same checks each page makes before it
+        shows numbers (pages 00, 02's chunked prefill, 03); a row its page would refuse is blank."""
+        return all(memory_plan(g, m, b, c).fits for b, c in needs)
+
+    phases_ok = fits((PHASES_BATCH, PHASES_CONTEXT + 1), (1, PHASES_PROMPT))
+    chunk_batch = cp.decode_batch + 1
+    chunked_ok = fits((chunk_batch, cp.context_tokens + cp.prompt_tokens // chunk_batch + 1))
+    spec_ok = fits((s.batch, s.context_tokens + s.k + 1))
     return [
         Scenario("batch1", "Batch-1 decode", "00",
                  f"One user: a {PHASES_PROMPT:,}-token prompt, then one token a step at "
-                 f"{PHASES_CONTEXT:,} tokens of context", phases_metrics(runs.phases, kv)),
+                 f"{PHASES_CONTEXT:,} tokens of context",
+                 phases_metrics(runs.phases, kv) if phases_ok else NOT_RUN),
         Scenario("static", "Static batching", "01",
                  f"{n:,} requests arriving at {runs.moderate_rate_rps:g}/s (Poisson) into {slots} slots; "
                  "each batch runs until its longest answer is done",
-                 batching_metrics(runs.static, slo=slo, kv_budget_bytes=kv)),
+                 batching(runs.static, runs.static, runs.continuous)),
         Scenario("continuous", "Continuous batching", "01",
                  "The same arrivals; a finished request's slot is refilled at the next step",
-                 batching_metrics(runs.continuous, slo=slo, kv_budget_bytes=kv)),
+                 batching(runs.continuous, runs.static, runs.continuous)),
         Scenario("reserved", "KV cache reserved for the max", "02",
                  f"Decoding the {fit.batch['reserved']:,} requests that fit when each reserves its "
                  f"prompt + {CARD_MAX_OUTPUT:,} tokens", card_metrics(fit, g, m, "reserved", a)),
@@ -455,21 +484,21 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  "tokens arrive", card_metrics(fit, g, m, "paged", a)),
         Scenario("unchunked", "Long prompt, one prefill step", "02",
                  f"A {cp.prompt_tokens:,}-token prompt joins {cp.decode_batch} decoding users in one step",
-                 chunked_metrics(cp.unchunked, kv)),
+                 chunked_metrics(cp.unchunked, kv) if chunked_ok else NOT_RUN),
         Scenario("chunked", "Long prompt, chunked prefill", "02",
                  f"The same prompt in {cp.n_chunks} chunks of {cp.chunk_tokens:,} tokens, riding along "
-                 "with the decodes", chunked_metrics(cp.chunked, kv)),
+                 "with the decodes", chunked_metrics(cp.chunked, kv) if chunked_ok else NOT_RUN),
         Scenario("plain", "Decode, no speculation", "03",
                  f"One user at {s.context_tokens:,} tokens of context (section 03's baseline)",
-                 plain_decode_metrics(s, g, m, a, kv)),
+                 plain_decode_metrics(s, g, m, a, kv) if spec_ok else NOT_RUN),
         Scenario("speculative", "Speculative decoding", "03",
                  f"{s.method.name} drafts k = {s.k} tokens, accepted with α = {s.alpha:.2f}: "
-                 f"{s.expected_tokens:.2f} tokens per target pass", speculative_metrics(s, g, m, a,
-                                                                                      kv_budget_bytes=kv)),
+                 f"{s.expected_tokens:.2f} tokens per target pass",
+                 speculative_metrics(s, g, m, a, kv_budget_bytes=kv) if spec_ok else NOT_RUN),
         Scenario("overload", "High load", "01",
                  f"{n:,} requests arriving at {runs.high_rate_rps:g}/s (Poisson), continuous batching: "
                  f"more than it serves ({runs.capacity_rps:.3g}/s on a backlog of {n:,})",
-                 batching_metrics(runs.overload, slo=slo, kv_budget_bytes=kv)),
+                 batching(runs.overload, runs.overload, runs.overload_static)),
     ]
 
 
