@@ -1,10 +1,11 @@
 """Take screenshots of every page in headless Chromium (for the README and for review).
 
 Usage: python scripts/screenshots.py OUT_DIR [--size 1280x800] [--size 390x844] [--pages two-phases,...]
-       [--query "a=b"] [--first-screen]
+       [--query "a=b"] [--first-screen | --only-first-screen] [--phone-scale 2]
 Each size gives NAME-WIDTH.png, the whole page; with --first-screen, NAME-WIDTH-first.png too, just
-what fits the first screen. Widths under 500 px are taken as a phone (touch, mobile viewport, 2x
-pixels). Starts its own streamlit server on a free port and stops it afterwards.
+what fits the first screen; with --only-first-screen, NAME-WIDTH.png is the first screen alone (the
+README's). Widths under 500 px are taken as a phone (touch, mobile viewport, --phone-scale pixels).
+Starts its own streamlit server on a free port and stops it afterwards.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main() -> None:
     parser.add_argument("--pages", default="", help="comma-separated url paths ('' = landing page)")
     parser.add_argument("--query", default="")
     parser.add_argument("--first-screen", action="store_true", help="also save the first screen alone")
+    parser.add_argument("--only-first-screen", action="store_true", help="save the first screen alone")
+    parser.add_argument("--phone-scale", type=float, default=2.0, help="device pixels per CSS pixel, phones")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     paths = args.pages.split(",") if args.pages else ["", *(s.url_path for s in SECTIONS)]
@@ -46,7 +49,7 @@ def main() -> None:
                 phone = width < 500
                 context = browser.new_context(viewport={"width": width, "height": height},
                                               is_mobile=phone, has_touch=phone,
-                                              device_scale_factor=2 if phone else 1)
+                                              device_scale_factor=args.phone_scale if phone else 1)
                 page = context.new_page()
                 for path in paths:
                     page.set_viewport_size({"width": width, "height": height})  # measure each page afresh
@@ -54,6 +57,10 @@ def main() -> None:
                     wait_idle(page)
                     page.wait_for_timeout(1200)  # let plotly lay out
                     name = f"{path or 'home'}-{width}"
+                    if args.only_first_screen:
+                        page.screenshot(path=str(args.out / f"{name}.png"))
+                        print(args.out / f"{name}.png")
+                        continue
                     if args.first_screen:
                         page.screenshot(path=str(args.out / f"{name}-first.png"))
                         print(args.out / f"{name}-first.png")
