@@ -149,9 +149,9 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
     ]
     layout = dict(
         showlegend=False, bargap=0.3, margin=dict(t=30, b=10, l=10, r=30),
-        xaxis=dict(domain=[0, 0.3], range=[0, 100], ticksuffix="%",
-                   title=dict(text="utilization.gpu")),
-        xaxis2=dict(domain=[0.36, 1], type="log", range=[lo, hi], anchor="y", dtick=1,
+        xaxis=dict(domain=[0, 0.3], range=[0, 100], ticksuffix="%", tickvals=[0, 100],
+                   title=dict(text="utilization")),
+        xaxis2=dict(domain=[0.38, 1], type="log", range=[lo, hi], anchor="y", dtick=1,
                     title=dict(text="output tok/s (log)")),
         yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
     )

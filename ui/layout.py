@@ -28,7 +28,12 @@ PAGE_CSS = """<style>
   [data-testid="stTable"] table { table-layout: fixed; width: 100%; }
   [data-testid="stTable"] td, [data-testid="stTable"] th { word-break: break-word; hyphens: auto;
                                                             font-size: 0.8rem; padding: 0.3rem; }
+  [data-testid="stTable"] td *, [data-testid="stTable"] th * {
+    overflow-wrap: anywhere !important; word-break: break-all !important; white-space: normal !important; }
 }
+[data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
+[data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
+[data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: break-all; }
 @media (hover: none) { .modebar-container { display: none !important; } }
 </style>"""
 

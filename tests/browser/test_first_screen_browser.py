@@ -87,9 +87,27 @@ def _check_charts(page: Page, width: int) -> None:
         for title in chart["title"]:
             for area in chart["plot_areas"]:
                 assert not _overlap(title, area), f"{name}: the title sits on the plot"
+        titles = chart["axis_titles"]
+        for i, a in enumerate(titles):
+            for b in titles[i + 1:]:
+                assert not _overlap(a, b), f"{name}: two axis titles overlap"
         for tool in chart["modebar"]:
             for other in chart["title"] + chart["legend"]:
                 assert not _overlap(tool, other), f"{name}: the toolbar covers a title or legend"
+
+
+_OVERFLOWING_CELLS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stTable"] td'))
+  .filter(td => td.scrollWidth > td.clientWidth + 1)
+  .map(td => `${td.scrollWidth}>${td.clientWidth}: ${td.innerText.slice(0, 40)}`)"""
+
+
+def _check_tables(page: Page, width: int) -> None:
+    """Tables fit the screen and no cell's text runs into the next (data grids scroll in their own
+    frame, with the first column pinned)."""
+    assert page.evaluate(_OVERFLOWING_CELLS_JS) == [], "a table cell's text overflows"
+    for table in page.get_by_test_id("stTable").all():
+        box = table.bounding_box()
+        assert box is None or box["x"] + box["width"] <= width + 1, "a table is wider than the screen"
 
 
 def _in_first_screen(page: Page, locator, width: int, height: int, what: str) -> None:
@@ -122,6 +140,7 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
     for result in results:
         _in_first_screen(page, result(page), width, height, f"{path}: a result")
     _check_charts(page, width)
+    _check_tables(page, width)
     # No Plotly toolbar, even on hover (it floated over titles and legends): hover one chart to try.
     plot = page.locator(".js-plotly-plot").first
     plot.hover(position={"x": 30, "y": 30}, trial=size == "phone")
