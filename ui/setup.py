@@ -73,7 +73,7 @@ def render_setup_controls() -> Setup:
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
     model = MODELS[model_name].with_precision(weights, kv)
-    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 1e9:.1f} GB weights · "
+    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token")
 
     d = DEFAULT_ASSUMPTIONS
