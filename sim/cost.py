@@ -47,8 +47,8 @@ measured rows by ``scripts/calibrate.py`` (least squares on log time; README, "T
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from functools import lru_cache
+from dataclasses import dataclass, field, fields
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -229,7 +229,13 @@ class StepCost:
     kv_bytes: np.ndarray  # the KV-cache part of ``bytes``
     peak_flops: float  # FLOP/s the MFU is measured against
     bandwidth: float  # bytes/s the MBU is measured against
-    operators: dict[str, OperatorCost]  # the breakdown, by operator name (OPERATORS order)
+    breakdown: object = field(default=None, repr=False, compare=False)  # dict, or a function making it
+
+    @cached_property
+    def operators(self) -> dict[str, OperatorCost]:
+        """The breakdown by operator name (OPERATORS order), computed when first asked for."""
+        b = self.breakdown
+        return b() if callable(b) else dict(b or {})
 
     @property
     def memory_time_s(self) -> np.ndarray:
@@ -258,7 +264,7 @@ class StepCost:
 
 
 _ARRAY_FIELDS = tuple(f.name for f in fields(StepCost)
-                      if f.name not in ("peak_flops", "bandwidth", "operators"))
+                      if f.name not in ("peak_flops", "bandwidth", "breakdown"))
 _OP_FIELDS = tuple(f.name for f in fields(OperatorCost))
 
 
@@ -268,7 +274,7 @@ def scale_steps(cost: StepCost, factor: float) -> StepCost:
     ops = {n: OperatorCost(**{f: factor * np.asarray(getattr(o, f)) for f in _OP_FIELDS})
            for n, o in cost.operators.items()}
     return StepCost(**{f: factor * np.asarray(getattr(cost, f)) for f in _ARRAY_FIELDS},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, breakdown=ops)
 
 
 def take_steps(cost: StepCost, index) -> StepCost:
@@ -276,7 +282,7 @@ def take_steps(cost: StepCost, index) -> StepCost:
     ops = {n: OperatorCost(**{f: np.asarray(getattr(o, f))[index] for f in _OP_FIELDS})
            for n, o in cost.operators.items()}
     return StepCost(**{f: np.asarray(getattr(cost, f))[index] for f in _ARRAY_FIELDS},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, breakdown=ops)
 
 
 def concat_steps(costs: list[StepCost]) -> StepCost:
@@ -286,7 +292,7 @@ def concat_steps(costs: list[StepCost]) -> StepCost:
     ops = {n: OperatorCost(**{f: np.concatenate([np.ravel(getattr(c.operators[n], f)) for c in costs])
                               for f in _OP_FIELDS}) for n in names}
     return StepCost(**{f: np.concatenate([np.ravel(getattr(c, f)) for c in costs]) for f in _ARRAY_FIELDS},
-                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth, operators=ops)
+                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth, breakdown=ops)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -300,6 +306,16 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
     """Causal (query, key) pairs for q new tokens on top of c cached ones: q * (c + (q + 1) / 2)."""
     q = np.asarray(new_tokens, dtype=float)
     return q * (np.asarray(cached_tokens, dtype=float) + (q + 1) / 2)
+
+
+def _combine(terms, x, const: float) -> np.ndarray:
+    """const + sum of coef * x[k] over the (k, coef) terms, as an array of x's shape."""
+    out = None
+    for k, v in terms:
+        out = v * x[k] if out is None else out + v * x[k]
+    if out is None:
+        return np.full(x[0].shape, const)
+    return out + const if const else out
 
 
 @dataclass(frozen=True)
@@ -325,12 +341,39 @@ class StepTimeCoefficients:
     graph_max_tokens: float  # steps with at most this many new tokens run as CUDA graphs
     host_s: float
     overlap_host: bool
+    flop_matrix: np.ndarray  # (ops, 4) FLOP per unit of X, runs folded in
+    byte_matrix: np.ndarray  # (ops, 4) bytes per unit of X, runs folded in
+    weight_bytes: np.ndarray  # (ops,) weight bytes read when the operator runs, runs folded in
+    kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
         object.__setattr__(self, "_rows", list(zip(self.compute.tolist(), self.memory.tolist(),
                                                    self.weight_s.tolist(), self.on_samples.tolist(),
                                                    self.kernels.tolist(), strict=True)))
+
+        # The array path: each operator's nonzero terms only (most depend on one of T, P, K, S).
+        def terms(row):
+            return tuple((k, v) for k, v in enumerate(row) if v)
+
+        # Totals that are linear in X: summed over the operators that always run (a) and the LM
+        # head's, which runs only where tokens sample (s).
+        always, head = ~self.on_samples, self.on_samples
+        linear = (("comp", self.compute, None), ("mem", self.memory, self.weight_s),
+                  ("flops", self.flop_matrix, None), ("bytes", self.byte_matrix, self.weight_bytes),
+                  ("wbytes", None, self.weight_bytes), ("kvb", None, self.kv_bytes_per_token))
+        for name, matrix, const in linear:
+            for tag, sel in (("a", always), ("s", head)):
+                row = matrix[sel].sum(axis=0).tolist() if matrix is not None else [0.0] * 4
+                c0 = float(const[sel].sum()) if const is not None else 0.0
+                object.__setattr__(self, f"_lin_{name}_{tag}", (terms(row), c0))
+        object.__setattr__(self, "_sparse", tuple(
+            (terms(c), terms(m), w, bool(on), n, terms(f), terms(b), wb, kvb)
+            for c, m, w, on, n, f, b, wb, kvb in zip(
+                self.compute.tolist(), self.memory.tolist(), self.weight_s.tolist(),
+                self.on_samples.tolist(), self.kernels.tolist(), self.flop_matrix.tolist(),
+                self.byte_matrix.tolist(), self.weight_bytes.tolist(), self.kv_bytes_per_token.tolist(),
+                strict=True)))
 
     def _host(self, gpu):
         if self.overlap_host:
@@ -353,22 +396,68 @@ class StepTimeCoefficients:
             return self._host(total)
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
+
     def parts(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """(compute, memory, time) seconds per operator, each of shape (ops, *steps): the time with
         the kernels' fixed costs, for steps that run."""
-        x = np.stack(np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in
-                                           (new_tokens, attn_pairs, kv_tokens, sampled_tokens))))
-        flat = x.reshape(4, -1)
-        gate = np.where(self.on_samples[:, None], flat[3][None, :] > 0, True)
-        compute = np.where(gate, self.compute @ flat, 0.0)
-        memory = np.where(gate, self.weight_s[:, None] + self.memory @ flat, 0.0)
-        roof = np.maximum(compute, memory)
-        n = np.where(gate, self.kernels[:, None], 0.0)
-        graph = flat[0][None, :] <= self.graph_max_tokens
-        gap = roof + n * self.graph_kernel_s
-        time = np.where(graph, gap, np.maximum(gap, n * self.kernel_launch_s))
-        shape = (len(self.weight_s), *x.shape[1:])
-        return compute.reshape(shape), memory.reshape(shape), time.reshape(shape)
+        x = [np.asarray(v, dtype=float) for v in np.broadcast_arrays(
+            *(np.asarray(v, dtype=float) for v in (new_tokens, attn_pairs, kv_tokens, sampled_tokens)))]
+        ops = self.operator_arrays(x)
+        return tuple(np.stack([o[i] for o in ops]) for i in range(3))
+
+    def operator_arrays(self, x):
+        """Per operator (compute, memory, time, flops, bytes, weight bytes, KV bytes) arrays for
+        steps X = [T, P, K, S] (a list of equal-shape arrays), before the T > 0 gate."""
+        t, _, k, s = x
+        samples = (s > 0).astype(float)
+        eager = t > self.graph_max_tokens
+        any_eager = bool(np.any(eager))
+        out = []
+        for c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb in self._sparse:
+            comp = _combine(c_terms, x, 0.0)
+            mem = _combine(m_terms, x, w)
+            time = np.maximum(comp, mem) + n * self.graph_kernel_s
+            if any_eager:
+                time = np.where(eager, np.maximum(time, n * self.kernel_launch_s), time)
+            flops = _combine(f_terms, x, 0.0)
+            nbytes = _combine(b_terms, x, wb)
+            kv = kvb * k
+            wbytes = np.full(t.shape, wb)
+            if on:  # the LM head: only where tokens sample
+                comp, mem, time, flops, nbytes, kv, wbytes = (a * samples for a in
+                                                              (comp, mem, time, flops, nbytes, kv, wbytes))
+            out.append((comp, mem, time, flops, nbytes, wbytes, kv))
+        return out
+
+    def decode_terms(self, n_seq: float):
+        """For decode steps of ``n_seq`` sequences (T = S = n_seq, P = K = kv): per operator
+        (a, b, g, d) with compute = a + b kv and memory = g + d kv, and the fixed per-step cost,
+        as Python floats (a scheduler's scalar loop: t = sum max(a + b kv, g + d kv) + fixed).
+        Only for steps that run as CUDA graphs (n_seq <= graph_max_tokens)."""
+        cache = self.__dict__.setdefault("_decode_terms", {})
+        if n_seq in cache:
+            return cache[n_seq]
+        terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2], w + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
+                 for c, m, w, _, _ in self._rows]
+        kernels = sum(n for *_, n in self._rows)
+        fixed = kernels * self.graph_kernel_s + (0.0 if self.overlap_host else self.host_s)
+        if len(cache) < 4096:
+            cache[n_seq] = (terms, fixed)
+        return terms, fixed
+
+    def decode_run_s(self, n_seq: float, kv0: float, steps: int) -> np.ndarray:
+        """Times of ``steps`` decode steps of ``n_seq`` sequences whose KV tokens start at ``kv0``
+        and grow by ``n_seq`` a step (T = S = n_seq, P = K = kv): a scheduler's fast path."""
+        kv = kv0 + n_seq * np.arange(steps, dtype=float)
+        c, m = self.compute, self.memory
+        comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
+        mem = (self.weight_s + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
+        gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
+        if n_seq > self.graph_max_tokens:
+            per_op = np.maximum(np.maximum(comp, mem) + self.kernels[:, None] * self.graph_kernel_s,
+                                self.kernels[:, None] * self.kernel_launch_s)
+            gpu = per_op.sum(axis=0)
+        return self._host(gpu)
 
 
 @lru_cache(maxsize=512)
@@ -390,6 +479,10 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
         overlap_host=assumptions.overlap_host,
+        flop_matrix=runs * np.array([op.flops for op in ops], dtype=float),
+        byte_matrix=runs * np.array([op.bytes for op in ops], dtype=float),
+        weight_bytes=runs[:, 0] * np.array([op.weight_bytes for op in ops]),
+        kv_bytes_per_token=runs[:, 0] * np.array([op.bytes[2] for op in ops]),
     )
 
 
@@ -420,42 +513,60 @@ def step_cost(
         raise ValueError("new_tokens, attn_pairs, kv_tokens and sampled_tokens must be >= 0")
     if np.any(s > t):
         raise ValueError("sampled_tokens cannot exceed new_tokens")
-    runs = t > 0
     coef = step_time_coefficients(gpu, model, assumptions)
-    rates = achieved_rates(gpu, model, assumptions)
-    comp, mem, op_time = (np.where(runs, a, 0.0) for a in coef.parts(t, p, k, s))
-    ops = operators(model)
-    x = np.stack([t, p, k, s])
-    breakdown: dict[str, OperatorCost] = {}
-    weight_time = np.zeros(t.shape)
-    kv_time = np.zeros(t.shape)
-    flops_total = np.zeros(t.shape)
-    bytes_total = np.zeros(t.shape)
-    for j, op in enumerate(ops):
-        gate = runs & (s > 0) if op.on_samples else runs
-        fl = np.where(gate, op.runs * np.tensordot(op.flops, x, axes=1), 0.0)
-        by = np.where(gate, op.runs * (op.weight_bytes + np.tensordot(op.bytes, x, axes=1)), 0.0)
-        roof = np.maximum(comp[j], mem[j])
-        breakdown[op.name] = OperatorCost(
-            time_s=roof, compute_time_s=comp[j], memory_time_s=mem[j], launch_s=op_time[j] - roof,
-            flops=fl, bytes=by)
-        weight_time = weight_time + np.where(gate, op.runs * op.weight_bytes, 0.0) / rates.bandwidth
-        kv_time = kv_time + np.where(gate, op.runs * op.bytes[2] * k, 0.0) / rates.bandwidth
-        flops_total = flops_total + fl
-        bytes_total = bytes_total + by
-    gpu_time = op_time.sum(axis=0)
-    launch = sum(o.launch_s for o in breakdown.values())
-    host_cpu = np.where(runs, coef.host_s, 0.0)
-    host = np.maximum(host_cpu - gpu_time, 0.0) if coef.overlap_host else host_cpu  # the GPU waits
-    memory_time = mem.sum(axis=0)
+    bandwidth = achieved_rates(gpu, model, assumptions).bandwidth
+    x = [t, p, k, s]
+    all_run = bool(np.all(t > 0))
+    runs = 1.0 if all_run else (t > 0).astype(float)
+    samples = (s > 0).astype(float)
+
+    def total(name: str) -> np.ndarray:
+        (ta, ca), (ts, cs) = getattr(coef, f"_lin_{name}_a"), getattr(coef, f"_lin_{name}_s")
+        kv_term = name == "kvb"
+        a = ca * k if kv_term else _combine(ta, x, ca)
+        b = cs * k if kv_term else _combine(ts, x, cs)
+        out = a + samples * b
+        return out if all_run else out * runs
+
+    # Time is the one quantity that is not linear: each operator's own max, then summed.
+    gpu_time = np.zeros(t.shape)
+    roof_sum = np.zeros(t.shape)
+    eager = t > coef.graph_max_tokens
+    any_eager = bool(np.any(eager))
+    for c_terms, m_terms, w, on, n, *_ in coef._sparse:
+        roof = np.maximum(_combine(c_terms, x, 0.0), _combine(m_terms, x, w))
+        time = roof + n * coef.graph_kernel_s
+        if any_eager:
+            time = np.where(eager, np.maximum(time, n * coef.kernel_launch_s), time)
+        if on:
+            roof, time = roof * samples, time * samples
+        roof_sum += roof
+        gpu_time += time
+    if not all_run:
+        gpu_time, roof_sum = gpu_time * runs, roof_sum * runs
+    host_cpu = coef.host_s * (np.ones(t.shape) if all_run else runs)
+    host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
+    weight_time, kv_bytes = total("wbytes") / bandwidth, total("kvb")
+    kv_time = kv_bytes / bandwidth
+    mem = total("mem")
+
+    def breakdown() -> dict[str, OperatorCost]:
+        out = {}
+        for op, arrays in zip(operators(model), coef.operator_arrays(x), strict=True):
+            comp_j, mem_j, time_j, flops_j, bytes_j, _, _ = (a * runs for a in arrays)
+            roof_j = np.maximum(comp_j, mem_j)
+            out[op.name] = OperatorCost(time_s=roof_j, compute_time_s=comp_j, memory_time_s=mem_j,
+                                        launch_s=time_j - roof_j, flops=flops_j, bytes=bytes_j)
+        return out
+
     return StepCost(
-        time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=comp.sum(axis=0),
+        time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=total("comp"),
         weight_time_s=weight_time, kv_time_s=kv_time,
-        activation_time_s=np.maximum(memory_time - weight_time - kv_time, 0.0),
-        launch_time_s=launch, host_time_s=host, flops=flops_total, bytes=bytes_total,
-        kv_bytes=kv_time * rates.bandwidth,
+        activation_time_s=np.maximum(mem - weight_time - kv_time, 0.0),
+        launch_time_s=gpu_time - roof_sum, host_time_s=host, flops=total("flops"),
+        bytes=total("bytes"), kv_bytes=kv_bytes,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
-        operators=breakdown,
+        breakdown=breakdown,
     )
 
 
