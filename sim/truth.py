@@ -98,29 +98,30 @@ class RowError(ValueError):
     """A row that cannot be read; the message names the row and the field."""
 
 
-def _int(raw: str, field: str, rid: str) -> int | None:
+def _number(raw: str, field: str, rid: str) -> float | None:
+    """The cell as a float (None when empty); anything else that is not a number names itself."""
     raw = raw.strip()
     if raw == "":
         return None
     try:
-        value = float(raw)
+        return float(raw)
     except ValueError:
         raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
+
+
+def _int(raw: str, field: str, rid: str) -> int | None:
+    value = _number(raw, field, rid)
+    if value is None:
+        return None
     if not math.isfinite(value) or value < 0 or value != int(value) or value > 1e9:
-        raise RowError(f"row {rid}: {field} = {raw!r} must be a whole number >= 0")
+        raise RowError(f"row {rid}: {field} = {raw.strip()!r} must be a whole number >= 0")
     return int(value)
 
 
 def _float(raw: str, field: str, rid: str, allow_inf: bool = False) -> float | None:
-    raw = raw.strip()
-    if raw == "":
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
-    if math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
-        raise RowError(f"row {rid}: {field} = {raw!r} must be a finite number >= 0")
+    value = _number(raw, field, rid)
+    if value is not None and (math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf)):
+        raise RowError(f"row {rid}: {field} = {raw.strip()!r} must be a finite number >= 0")
     return value
 
 
