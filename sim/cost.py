@@ -70,6 +70,8 @@ class Assumptions:
         host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
+        allreduce_latency_s: the fixed time of one tensor-parallel all-reduce, seconds. NCCL's small
+            messages take 25-45 us (MEASURED.md 3.2); engines' one-shot kernels less. Fitted.
         kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
             a run of kernels takes at least that many launches' time (launch-bound when they are
             short, hidden under them when they are long).
@@ -81,7 +83,7 @@ class Assumptions:
         measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.55
+    compute_eff: float = 0.52
     memory_eff: float = 0.89
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
@@ -90,13 +92,14 @@ class Assumptions:
     cuda_graph_max_tokens: int = 512
     measured_ceilings: bool = True
     overlap_host: bool = False
+    allreduce_latency_s: float = 24e-6
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
+        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
                 raise ValueError(f"{name} must be in [0, 1) seconds, got {value!r}")
@@ -116,8 +119,9 @@ CALIBRATION_GPU, CALIBRATION_MODEL = "H100 SXM", "Llama-3.1-8B"
 CALIBRATION_MEASURED_S = 1 / 158.34
 CALIBRATION_CONTEXT_TOKENS = 128  # "short context": MT-bench prompts
 
-#: The operators of a step, in the order a forward pass runs them.
-OPERATORS = ("embed", "qkv", "attention", "o_proj", "mlp", "lm_head")
+#: The operators of a step, in the order a forward pass runs them ("allreduce" only under tensor
+#: parallelism: two a layer, after the output projection and after the MLP).
+OPERATORS = ("embed", "qkv", "attention", "o_proj", "mlp", "allreduce", "lm_head")
 
 
 @dataclass(frozen=True)
@@ -135,29 +139,35 @@ class Operator:
     weight_bytes: float
     on_samples: bool  # runs only when the step samples (S > 0): the LM head
     tensor_precision: bool  # GEMM at the weights' precision; False: attention at the BF16 rate
+    comm: bool = False  # a collective over the interconnect (tensor parallelism), priced apart
 
 
 @lru_cache(maxsize=256)
 def operators(model: Model) -> tuple[Operator, ...]:
     """The operators of ``model``'s forward pass (see the module docstring for the formulas)."""
-    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.n_heads, model.n_kv_heads,
-                            model.intermediate, model.vocab)
+    # One GPU's share (the whole model when tp = 1): heads, KV heads, MLP width and vocabulary split.
+    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.heads_per_gpu, model.kv_heads_per_gpu,
+                            model.intermediate_per_gpu, model.vocab_per_gpu)
     w, a = BYTES_PER_ELEMENT[model.weight_dtype], ACTIVATION_BYTES
     kv_layer = model.kv_bytes_per_token / model.n_layers
     qkv_out = (h + 2 * kvh) * hd
+    qkv_params = model.layer_params_per_gpu - h * hd * d - model.mlp_params / model.tp - model.norm_params
     m = model.mlp_matrices
     L = model.n_layers
+    comm = ((Operator("allreduce", L, 2, (0, 0, 0, 0), (0, 0, 0, 0), 0.0, False, True, comm=True),)
+            if model.tp > 1 else ())
     return (
         Operator("embed", 1, 1, (0, 0, 0, 0), (d * (BYTES_PER_ELEMENT["bf16"] + a), 0, 0, 0), 0.0,
                  False, True),
         Operator("qkv", L, 2, (2 * d * qkv_out, 0, 0, 0), ((d + qkv_out) * a, 0, 0, 0),
-                 model.qkv_params * w, False, True),
+                 qkv_params * w, False, True),
         Operator("attention", L, 2, (0, 4 * h * hd, 0, 0), (2 * h * hd * a, 0, kv_layer, 0), 0.0,
                  False, False),
         Operator("o_proj", L, 1, (2 * h * hd * d, 0, 0, 0), ((h * hd + d) * a, 0, 0, 0),
-                 model.o_params * w, False, True),
+                 h * hd * d * w, False, True),
         Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
-                 model.mlp_params * w, False, True),
+                 model.mlp_params / model.tp * w, False, True),
+        *comm,
         Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),
                  model.lm_head_bytes, True, True),
     )
@@ -224,6 +234,7 @@ class StepCost:
     activation_time_s: np.ndarray  # activation bytes (between kernels) at the achieved bandwidth, s
     launch_time_s: np.ndarray  # kernel launch cost, seconds
     host_time_s: np.ndarray  # host time the GPU waits for (not hidden under kernels), seconds
+    comm_time_s: np.ndarray  # tensor-parallel all-reduces (part of gpu_time_s), seconds
     flops: np.ndarray  # FLOP
     bytes: np.ndarray  # bytes moved to or from HBM
     kv_bytes: np.ndarray  # the KV-cache part of ``bytes``
@@ -345,6 +356,7 @@ class StepTimeCoefficients:
     byte_matrix: np.ndarray  # (ops, 4) bytes per unit of X, runs folded in
     weight_bytes: np.ndarray  # (ops,) weight bytes read when the operator runs, runs folded in
     kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
+    comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
@@ -359,7 +371,8 @@ class StepTimeCoefficients:
         # Totals that are linear in X: summed over the operators that always run (a) and the LM
         # head's, which runs only where tokens sample (s).
         always, head = ~self.on_samples, self.on_samples
-        linear = (("comp", self.compute, None), ("mem", self.memory, self.weight_s),
+        hbm = ~self.comm  # the HBM totals leave the interconnect's time out
+        linear = (("comp", self.compute, None), ("mem", self.memory * hbm[:, None], self.weight_s * hbm),
                   ("flops", self.flop_matrix, None), ("bytes", self.byte_matrix, self.weight_bytes),
                   ("wbytes", None, self.weight_bytes), ("kvb", None, self.kv_bytes_per_token))
         for name, matrix, const in linear:
@@ -468,12 +481,21 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
     rate = np.array([[rates.gemm_flops if op.tensor_precision else rates.attention_flops]
                      for op in ops])
     runs = np.array([[op.runs] for op in ops], dtype=float)
+    memory = runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth
+    weight_s = runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth
+    for j, op in enumerate(ops):
+        if op.comm:  # 2 all-reduces a layer of T x hidden BF16 values: latency + 2(n-1)/n x bytes / busbw
+            n = model.tp
+            per_token = 2 * (n - 1) / n * model.hidden * ACTIVATION_BYTES / gpu.allreduce_bandwidth(n)
+            memory[j] = (op.runs * 2 * per_token, 0, 0, 0)
+            weight_s[j] = op.runs * 2 * assumptions.allreduce_latency_s
     return StepTimeCoefficients(
         compute=runs * np.array([op.flops for op in ops], dtype=float) / rate,
-        memory=runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth,
-        weight_s=runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth,
+        memory=memory,
+        weight_s=weight_s,
         on_samples=np.array([op.on_samples for op in ops]),
         kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
+        comm=np.array([op.comm for op in ops]),
         graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
@@ -531,19 +553,22 @@ def step_cost(
     # Time is the one quantity that is not linear: each operator's own max, then summed.
     gpu_time = np.zeros(t.shape)
     roof_sum = np.zeros(t.shape)
+    comm_time = np.zeros(t.shape)
     eager = t > coef.graph_max_tokens
     any_eager = bool(np.any(eager))
-    for c_terms, m_terms, w, on, n, *_ in coef._sparse:
+    for (c_terms, m_terms, w, on, n, *_), is_comm in zip(coef._sparse, coef.comm.tolist(), strict=True):
         roof = np.maximum(_combine(c_terms, x, 0.0), _combine(m_terms, x, w))
         time = roof + n * coef.graph_kernel_s
         if any_eager:
             time = np.where(eager, np.maximum(time, n * coef.kernel_launch_s), time)
         if on:
             roof, time = roof * samples, time * samples
+        if is_comm:
+            comm_time = comm_time + time
         roof_sum += roof
         gpu_time += time
     if not all_run:
-        gpu_time, roof_sum = gpu_time * runs, roof_sum * runs
+        gpu_time, roof_sum, comm_time = gpu_time * runs, roof_sum * runs, comm_time * runs
     host_cpu = coef.host_s * (np.ones(t.shape) if all_run else runs)
     host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
     weight_time, kv_bytes = total("wbytes") / bandwidth, total("kvb")
@@ -563,7 +588,7 @@ def step_cost(
         time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=total("comp"),
         weight_time_s=weight_time, kv_time_s=kv_time,
         activation_time_s=np.maximum(mem - weight_time - kv_time, 0.0),
-        launch_time_s=gpu_time - roof_sum, host_time_s=host, flops=total("flops"),
+        launch_time_s=gpu_time - roof_sum, host_time_s=host, comm_time_s=comm_time, flops=total("flops"),
         bytes=total("bytes"), kv_bytes=kv_bytes,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
         breakdown=breakdown,

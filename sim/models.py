@@ -49,6 +49,9 @@ class Model:
         weight_dtype: 'bf16', 'fp8', 'int8' or 'int4' (INT8 and INT4 weight-only).
         kv_dtype: 'bf16' or 'fp8'.
         source: where the config comes from.
+        tp: GPUs the replica is split across (Megatron tensor parallelism: heads, MLP width and
+            vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs).
+            ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
     """
 
     name: str
@@ -69,6 +72,7 @@ class Model:
     sliding_window: int | None = None
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    tp: int = 1
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -79,6 +83,31 @@ class Model:
             value = getattr(self, field)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if not isinstance(self.tp, int) or self.tp < 1:
+            raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
+        if self.n_heads % self.tp or self.intermediate % self.tp:
+            raise ValueError(f"{self.name} cannot be split across {self.tp} GPUs: its {self.n_heads} "
+                             f"heads and {self.intermediate} MLP width must divide by {self.tp}")
+
+    # ---- one GPU's share under tensor parallelism ----
+
+    @property
+    def heads_per_gpu(self) -> int:
+        return self.n_heads // self.tp
+
+    @property
+    def kv_heads_per_gpu(self) -> int:
+        """KV heads one GPU holds: a share, or one replicated head when there are fewer than GPUs."""
+        return max(1, self.n_kv_heads // self.tp)
+
+    @property
+    def intermediate_per_gpu(self) -> int:
+        return self.intermediate // self.tp
+
+    @property
+    def vocab_per_gpu(self) -> float:
+        """Rows of the embedding and LM head one GPU holds (vocabulary-parallel)."""
+        return self.vocab / self.tp
 
     # ---- parameter counts, per operator ----
 
@@ -153,21 +182,38 @@ class Model:
         return BYTES_PER_ELEMENT[self.weight_dtype]
 
     @property
+    def layer_params_per_gpu(self) -> float:
+        """One layer's parameters on one GPU: q and the output projection and the MLP split, k and v
+        split by head (replicated below one head a GPU), norms replicated."""
+        d, hd = self.hidden, self.head_dim
+        attn = d * (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd + self.heads_per_gpu * hd * d
+        if self.qkv_bias:
+            attn += (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd
+        return attn + self.mlp_params / self.tp + self.norm_params
+
+    @property
     def weight_bytes(self) -> float:
-        """Bytes of all weights as stored: decoder layers in ``weight_dtype``, embedding, LM head and
-        final norm in BF16."""
+        """Bytes of weights one GPU holds, as stored: decoder layers in ``weight_dtype``; embedding,
+        LM head and final norm in BF16 (all weights when ``tp`` is 1)."""
         rest = self.n_params - self.decoder_params
-        return self.decoder_params * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
+        if self.tp == 1:
+            decoder = self.decoder_params
+        else:
+            decoder = self.n_layers * self.layer_params_per_gpu
+            rest = rest / self.tp
+        return decoder * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
 
     @property
     def lm_head_bytes(self) -> float:
-        """Bytes one LM-head pass reads: the head's matrix (the embedding table when tied), BF16."""
-        return self.vocab * self.hidden * BYTES_PER_ELEMENT["bf16"]
+        """Bytes one LM-head pass reads on one GPU: its share of the head (the embedding table when
+        tied), BF16."""
+        return self.vocab_per_gpu * self.hidden * BYTES_PER_ELEMENT["bf16"]
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """KV-cache bytes one token occupies: 2 (K and V) * layers * kv_heads * head_dim * bytes."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * BYTES_PER_ELEMENT[self.kv_dtype]
+        """KV-cache bytes one token occupies on one GPU: 2 (K and V) * layers * kv_heads (per GPU)
+        * head_dim * bytes."""
+        return 2 * self.n_layers * self.kv_heads_per_gpu * self.head_dim * BYTES_PER_ELEMENT[self.kv_dtype]
 
     @property
     def compute_precision(self) -> str:
@@ -178,6 +224,10 @@ class Model:
     def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> Model:
         """The same model served at another weight / KV-cache precision."""
         return dataclasses.replace(self, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+
+    def with_tp(self, tp: int) -> Model:
+        """The same model split across ``tp`` GPUs (raises ValueError if its shapes do not divide)."""
+        return dataclasses.replace(self, tp=tp)
 
 
 MODELS: dict[str, Model] = {
@@ -212,6 +262,8 @@ MEASURED_MODELS: dict[str, Model] = {
                      "6.05 B params"),
         Model("Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, False, qk_norm=True,
               source="MEASURED.md section 1 (HF config.json copies); 8.19 B params"),
+        Model("Llama-3.1-405B", 126, 16384, 128, 8, 128, 53248, 128256, False,
+              source="meta-llama/llama-models sku_list.py (REFERENCE.md V07); 405.85 B params"),
     )
 }
 

@@ -170,15 +170,16 @@ def _setup(row: Row) -> tuple[object, Model] | str:
     """(gpu, model) for a row, or the reason the model cannot express it."""
     if row.gpu not in GPUS:
         return f"GPU {row.gpu!r} is not a preset"
-    if row.gpus != 1:
-        return f"{row.gpus} GPUs: tensor parallelism is not modelled yet"
     if row.kind in ("gemm_tflops", "hbm_tbps"):
         return GPUS[row.gpu], None
     if row.model not in ALL_MODELS:
         return f"model {row.model!r} is not loadable yet (mixture-of-experts and MLA models come later)"
+    if row.gpus > 1 and "EP" in row.engine.replace("DP", ""):
+        return "expert parallelism is not modelled yet"
     model = ALL_MODELS[row.model]
     try:
-        model = model.with_precision(row.weights, row.kv)
+        model = model.with_precision(row.weights, row.kv).with_tp(row.gpus)
+        GPUS[row.gpu].allreduce_bandwidth(row.gpus)
     except ValueError as exc:
         return str(exc)
     return GPUS[row.gpu], model

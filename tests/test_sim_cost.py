@@ -24,7 +24,7 @@ assumptions = st.builds(cost.Assumptions, st.floats(0.1, 1.0), st.floats(0.3, 1.
 
 def test_operator_breakdown_sums_to_the_step():
     c = decode_step_cost(H100, LLAMA8, np.array([1.0, 64.0, 512.0]), 1024)
-    assert list(c.operators) == list(cost.OPERATORS)
+    assert list(c.operators) == [n for n in cost.OPERATORS if n != "allreduce"]  # one GPU: no collective
     total = sum(o.time_s + o.launch_s for o in c.operators.values())
     np.testing.assert_allclose(total + c.host_time_s, c.time_s)
     np.testing.assert_allclose(sum(o.flops for o in c.operators.values()), c.flops)
@@ -113,3 +113,30 @@ def test_assumptions_are_checked():
         with pytest.raises(ValueError):
             cost.Assumptions(**bad)
     assert DEFAULT_ASSUMPTIONS.measured_ceilings and not ROOFLINE_FLOOR.measured_ceilings
+
+
+def test_tensor_parallel_shards_weights_and_adds_two_allreduces_a_layer():
+    """Megatron layout: heads, MLP width and vocabulary split, KV heads split down to one a GPU,
+    two all-reduces a layer priced as latency + 2(n-1)/n x bytes / bus bandwidth."""
+    llama70 = MODELS["Llama-3.1-70B"]
+    for n in (2, 4, 8):
+        tp = llama70.with_tp(n)
+        assert tp.heads_per_gpu == 64 // n and tp.kv_heads_per_gpu == 8 // n
+        assert tp.kv_bytes_per_token == pytest.approx(llama70.kv_bytes_per_token / n)
+        sharded = llama70.n_layers * (llama70.layer_params - llama70.norm_params) + 2 * 128256 * 8192
+        rest = llama70.n_params - sharded  # norms, replicated on every GPU
+        assert tp.weight_bytes == pytest.approx(2 * (sharded / n + rest))
+        c = decode_step_cost(H100, tp, 4, 1024)
+        ar = c.operators["allreduce"]
+        coef = cost.step_time_coefficients(H100, tp)
+        assert coef.kernels[list(c.operators).index("allreduce")] == 2 * llama70.n_layers
+        per = 2 * (n - 1) / n * 8192 * 2 / H100.allreduce_bandwidth(n)
+        expected = 2 * llama70.n_layers * (DEFAULT_ASSUMPTIONS.allreduce_latency_s + 4 * per)
+        assert float(ar.time_s) == pytest.approx(expected)
+        assert float(c.comm_time_s) == pytest.approx(float(ar.time_s + ar.launch_s))
+    # Fewer KV heads than GPUs: each GPU keeps a whole one (replicated).
+    small = MODELS["Qwen2.5-7B"].with_tp(2)  # 28 heads, 4 KV heads -> 2 a GPU
+    assert small.kv_heads_per_gpu == 2
+    assert MODELS["Llama-3.1-8B"].with_tp(8).kv_heads_per_gpu == 1
+    with pytest.raises(ValueError, match="cannot be split"):
+        MODELS["Qwen2.5-7B"].with_tp(8)  # 28 heads do not divide by 8
