@@ -83,7 +83,7 @@ class Assumptions:
         measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.52
+    compute_eff: float = 0.50
     memory_eff: float = 0.89
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
@@ -140,6 +140,8 @@ class Operator:
     on_samples: bool  # runs only when the step samples (S > 0): the LM head
     tensor_precision: bool  # GEMM at the weights' precision; False: attention at the BF16 rate
     comm: bool = False  # a collective over the interconnect (tensor parallelism), priced apart
+    experts: tuple[int, int] = (0, 0)  # (E, k) of a mixture-of-experts MLP; (0, 0) otherwise
+    expert_bytes: float = 0.0  # one expert's weight bytes on one GPU: read once per expert touched
 
 
 @lru_cache(maxsize=256)
@@ -156,6 +158,16 @@ def operators(model: Model) -> tuple[Operator, ...]:
     L = model.n_layers
     comm = ((Operator("allreduce", L, 2, (0, 0, 0, 0), (0, 0, 0, 0), 0.0, False, True, comm=True),)
             if model.tp > 1 else ())
+    if model.n_experts:
+        # A mixture: each token runs k experts (and the router); a step reads the weights of the
+        # experts its tokens touch, E (1 - (1 - k/E)^T) a layer (Model.experts_touched).
+        e, kk = model.n_experts, model.experts_per_token
+        mlp = Operator("mlp", L, m + 3, (2 * (kk * m * d * ff + d * e), 0, 0, 0),
+                       ((2 * d + kk * ((m - 1) * ff + ff)) * a, 0, 0, 0), d * e * w, False, True,
+                       experts=(e, kk), expert_bytes=model.expert_params / model.tp * w)
+    else:
+        mlp = Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
+                       model.mlp_params / model.tp * w, False, True)
     return (
         Operator("embed", 1, 1, (0, 0, 0, 0), (d * (BYTES_PER_ELEMENT["bf16"] + a), 0, 0, 0), 0.0,
                  False, True),
@@ -165,8 +177,7 @@ def operators(model: Model) -> tuple[Operator, ...]:
                  False, False),
         Operator("o_proj", L, 1, (2 * h * hd * d, 0, 0, 0), ((h * hd + d) * a, 0, 0, 0),
                  h * hd * d * w, False, True),
-        Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
-                 model.mlp_params / model.tp * w, False, True),
+        mlp,
         *comm,
         Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),
                  model.lm_head_bytes, True, True),
@@ -319,6 +330,14 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
     return q * (np.asarray(cached_tokens, dtype=float) + (q + 1) / 2)
 
 
+def _touched(e: float, k: float, tokens):
+    """Distinct experts of E read by ``tokens`` tokens routed top-k (uniform routing; 0 tokens, 0)."""
+    if isinstance(tokens, (int, float)):
+        return e * -math.expm1(tokens * math.log1p(-k / e)) if k < e else (e if tokens > 0 else 0.0)
+    t = np.asarray(tokens, dtype=float)
+    return e * -np.expm1(t * np.log1p(-k / e)) if k < e else np.where(t > 0, e, 0.0)
+
+
 def _combine(terms, x, const: float) -> np.ndarray:
     """const + sum of coef * x[k] over the (k, coef) terms, as an array of x's shape."""
     out = None
@@ -357,6 +376,7 @@ class StepTimeCoefficients:
     weight_bytes: np.ndarray  # (ops,) weight bytes read when the operator runs, runs folded in
     kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
     comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
+    moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert), runs folded in
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
@@ -399,11 +419,12 @@ class StepTimeCoefficients:
             x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
             graph = x0 <= self.graph_max_tokens
             total = 0.0
-            for c, m, w, s, n in self._rows:
+            extra = {j: _touched(e, kk, x0) * sec for j, e, kk, sec, _ in self.moe}
+            for j, (c, m, w, s, n) in enumerate(self._rows):
                 if s and x3 <= 0:
                     continue
                 roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
-                           w + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
+                           w + extra.get(j, 0.0) + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
                 gap = roof + n * self.graph_kernel_s
                 total += gap if graph else max(gap, n * self.kernel_launch_s)
             return self._host(total)
@@ -426,16 +447,21 @@ class StepTimeCoefficients:
         eager = t > self.graph_max_tokens
         any_eager = bool(np.any(eager))
         out = []
-        for c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb in self._sparse:
+        moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in self.moe}
+        for j, (c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb) in enumerate(self._sparse):
             comp = _combine(c_terms, x, 0.0)
             mem = _combine(m_terms, x, w)
+            extra_b = 0.0
+            if j in moe:
+                touched, sec, b = moe[j]
+                mem, extra_b = mem + touched * sec, touched * b
             time = np.maximum(comp, mem) + n * self.graph_kernel_s
             if any_eager:
                 time = np.where(eager, np.maximum(time, n * self.kernel_launch_s), time)
             flops = _combine(f_terms, x, 0.0)
-            nbytes = _combine(b_terms, x, wb)
+            nbytes = _combine(b_terms, x, wb) + extra_b
             kv = kvb * k
-            wbytes = np.full(t.shape, wb)
+            wbytes = np.full(t.shape, wb) + extra_b
             if on:  # the LM head: only where tokens sample
                 comp, mem, time, flops, nbytes, kv, wbytes = (a * samples for a in
                                                               (comp, mem, time, flops, nbytes, kv, wbytes))
@@ -450,8 +476,10 @@ class StepTimeCoefficients:
         cache = self.__dict__.setdefault("_decode_terms", {})
         if n_seq in cache:
             return cache[n_seq]
-        terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2], w + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
-                 for c, m, w, _, _ in self._rows]
+        extra = {j: _touched(e, kk, n_seq) * sec for j, e, kk, sec, _ in self.moe}
+        terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2],
+                  w + extra.get(j, 0.0) + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
+                 for j, (c, m, w, _, _) in enumerate(self._rows)]
         kernels = sum(n for *_, n in self._rows)
         fixed = kernels * self.graph_kernel_s + (0.0 if self.overlap_host else self.host_s)
         if len(cache) < 4096:
@@ -463,8 +491,11 @@ class StepTimeCoefficients:
         and grow by ``n_seq`` a step (T = S = n_seq, P = K = kv): a scheduler's fast path."""
         kv = kv0 + n_seq * np.arange(steps, dtype=float)
         c, m = self.compute, self.memory
+        w = self.weight_s.copy()
+        for j, e, kk, sec, _ in self.moe:
+            w[j] += _touched(e, kk, n_seq) * sec
         comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
-        mem = (self.weight_s + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
+        mem = (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
         gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
         if n_seq > self.graph_max_tokens:
             per_op = np.maximum(np.maximum(comp, mem) + self.kernels[:, None] * self.graph_kernel_s,
@@ -496,6 +527,8 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         on_samples=np.array([op.on_samples for op in ops]),
         kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
         comm=np.array([op.comm for op in ops]),
+        moe=tuple((j, op.experts[0], op.experts[1], op.runs * op.expert_bytes / rates.bandwidth,
+                   op.runs * op.expert_bytes) for j, op in enumerate(ops) if op.experts[0]),
         graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
@@ -556,8 +589,14 @@ def step_cost(
     comm_time = np.zeros(t.shape)
     eager = t > coef.graph_max_tokens
     any_eager = bool(np.any(eager))
-    for (c_terms, m_terms, w, on, n, *_), is_comm in zip(coef._sparse, coef.comm.tolist(), strict=True):
-        roof = np.maximum(_combine(c_terms, x, 0.0), _combine(m_terms, x, w))
+    moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in coef.moe}
+    moe_bytes = sum((touched * b for touched, _, b in moe.values()), np.zeros(t.shape))
+    for j, ((c_terms, m_terms, w, on, n, *_), is_comm) in enumerate(zip(coef._sparse, coef.comm.tolist(),
+                                                                           strict=True)):
+        mem_j = _combine(m_terms, x, w)
+        if j in moe:
+            mem_j = mem_j + moe[j][0] * moe[j][1]
+        roof = np.maximum(_combine(c_terms, x, 0.0), mem_j)
         time = roof + n * coef.graph_kernel_s
         if any_eager:
             time = np.where(eager, np.maximum(time, n * coef.kernel_launch_s), time)
@@ -571,9 +610,10 @@ def step_cost(
         gpu_time, roof_sum, comm_time = gpu_time * runs, roof_sum * runs, comm_time * runs
     host_cpu = coef.host_s * (np.ones(t.shape) if all_run else runs)
     host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
-    weight_time, kv_bytes = total("wbytes") / bandwidth, total("kvb")
+    moe_bytes = moe_bytes if all_run else moe_bytes * runs
+    weight_time, kv_bytes = (total("wbytes") + moe_bytes) / bandwidth, total("kvb")
     kv_time = kv_bytes / bandwidth
-    mem = total("mem")
+    mem = total("mem") + moe_bytes / bandwidth
 
     def breakdown() -> dict[str, OperatorCost]:
         out = {}
@@ -589,7 +629,7 @@ def step_cost(
         weight_time_s=weight_time, kv_time_s=kv_time,
         activation_time_s=np.maximum(mem - weight_time - kv_time, 0.0),
         launch_time_s=gpu_time - roof_sum, host_time_s=host, comm_time_s=comm_time, flops=total("flops"),
-        bytes=total("bytes"), kv_bytes=kv_bytes,
+        bytes=total("bytes") + moe_bytes, kv_bytes=kv_bytes,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
         breakdown=breakdown,
     )

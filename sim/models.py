@@ -19,6 +19,8 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 #: Bytes per stored element for each weight / KV-cache precision, group scales included.
 INT4_GROUP = 128  # weights per quantisation group (AWQ / GPTQ default)
 BYTES_PER_ELEMENT: dict[str, float] = {
@@ -49,6 +51,9 @@ class Model:
         weight_dtype: 'bf16', 'fp8', 'int8' or 'int4' (INT8 and INT4 weight-only).
         kv_dtype: 'bf16' or 'fp8'.
         source: where the config comes from.
+        n_experts: routed experts in each MLP (0: a dense MLP). A mixture-of-experts layer holds
+            n_experts MLPs of width ``intermediate`` and a router; each token uses ``experts_per_token``.
+        experts_per_token: experts each token is routed to (top-k).
         tp: GPUs the replica is split across (Megatron tensor parallelism: heads, MLP width and
             vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs).
             ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
@@ -72,6 +77,8 @@ class Model:
     sliding_window: int | None = None
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    n_experts: int = 0
+    experts_per_token: int = 0
     tp: int = 1
 
     def __post_init__(self) -> None:
@@ -83,6 +90,10 @@ class Model:
             value = getattr(self, field)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if self.n_experts and not (isinstance(self.experts_per_token, int)
+                                   and 1 <= self.experts_per_token <= self.n_experts):
+            raise ValueError(f"experts_per_token must be in 1..{self.n_experts}, "
+                             f"got {self.experts_per_token!r}")
         if not isinstance(self.tp, int) or self.tp < 1:
             raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
         if self.n_heads % self.tp or self.intermediate % self.tp:
@@ -131,13 +142,36 @@ class Model:
         return 3 if self.gated_mlp else 2
 
     @property
-    def mlp_params(self) -> int:
-        """Parameters of one layer's MLP (biases included for a plain MLP)."""
+    def expert_params(self) -> int:
+        """Parameters of one MLP (one expert of a mixture; biases included for a plain MLP)."""
         d, ff = self.hidden, self.intermediate
         n = self.mlp_matrices * d * ff
         if not self.gated_mlp:
             n += ff + d
         return n
+
+    @property
+    def mlp_params(self) -> int:
+        """Parameters of one layer's MLP: one MLP, or every expert of a mixture plus its router."""
+        if self.n_experts:
+            return self.n_experts * self.expert_params + self.hidden * self.n_experts
+        return self.expert_params
+
+    @property
+    def active_mlp_params(self) -> int:
+        """MLP parameters one token uses: all of a dense MLP; k experts and the router of a mixture."""
+        if self.n_experts:
+            return self.experts_per_token * self.expert_params + self.hidden * self.n_experts
+        return self.expert_params
+
+    def experts_touched(self, tokens):
+        """Distinct experts a step of ``tokens`` tokens reads in each layer under uniform routing:
+        E (1 - (1 - k/E)^T) (MEASURED.md 2.3; 1 for a dense MLP). Broadcasts."""
+        t = np.asarray(tokens, dtype=float)
+        if not self.n_experts:
+            return np.ones_like(t)
+        e, k = float(self.n_experts), float(self.experts_per_token)
+        return e * -np.expm1(t * np.log1p(-k / e)) if k < e else np.full_like(t, e)
 
     @property
     def norm_params(self) -> int:
@@ -267,7 +301,17 @@ MEASURED_MODELS: dict[str, Model] = {
     )
 }
 
-ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS}
+#: Mixture-of-experts models the measured rows name (MEASURED.md section 2.2).
+MOE_MODELS: dict[str, Model] = {
+    m.name: m
+    for m in (
+        Model("Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, False, n_experts=8,
+              experts_per_token=2,
+              source="mistralai/Mixtral-8x7B-v0.1 config (MEASURED.md 2.2); 46.7 B params, 12.9 B active"),
+    )
+}
+
+ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS, **MOE_MODELS}
 
 DEFAULT_MODEL = "Llama-3.1-8B"
 #: The draft model the speculative-decoding page pairs with the Llama targets (shared vocabulary).

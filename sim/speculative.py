@@ -286,7 +286,7 @@ METHODS: dict[str, Method] = {
                    "plus its LM head, priced by the operator model.",
         ),
         Method(
-            "EAGLE-3", "head", alpha=0.47, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
+            "EAGLE-3", "head", alpha=0.48, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
             source="SGLang's EAGLE-3 with its default tree (5 draft steps, top-4 candidates a "
                    "step, 8 tokens verified; SGLang docs). alpha fitted (scripts/calibrate.py) "
                    "jointly to EAGLE-3 Table 3 (a chain of 3, batch 2-64) and SGLang's measured "

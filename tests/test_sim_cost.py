@@ -140,3 +140,29 @@ def test_tensor_parallel_shards_weights_and_adds_two_allreduces_a_layer():
     assert MODELS["Llama-3.1-8B"].with_tp(8).kv_heads_per_gpu == 1
     with pytest.raises(ValueError, match="cannot be split"):
         MODELS["Qwen2.5-7B"].with_tp(8)  # 28 heads do not divide by 8
+
+
+def test_moe_touched_experts_match_a_monte_carlo_of_the_routing():
+    """E (1 - (1 - k/E)^T) distinct experts for T tokens routed top-k of E uniformly."""
+    mixtral = ALL_MODELS["Mixtral-8x7B"]
+    assert mixtral.n_params == 46_702_792_704  # MEASURED.md 2.3
+    rng = np.random.default_rng(0)
+    for tokens in (1, 2, 4, 16, 64):
+        draws = [len({int(e) for _ in range(tokens) for e in rng.choice(8, 2, replace=False)})
+                 for _ in range(4000)]
+        assert float(mixtral.experts_touched(tokens)) == pytest.approx(np.mean(draws), abs=0.05)
+    assert mixtral.experts_touched(1) == pytest.approx(2) and mixtral.experts_touched(64) == pytest.approx(8)
+
+
+def test_moe_decode_reads_only_the_active_experts_at_batch_1():
+    """The MoE lesson: batch-1 decode reads the 2 active experts (~13 B params), batch 64 all 8."""
+    mixtral = ALL_MODELS["Mixtral-8x7B"]
+    c = decode_step_cost(H100, mixtral, np.array([1.0, 64.0]), 128)
+    expert = mixtral.expert_params * 2.0 * mixtral.n_layers
+    mlp = c.operators["mlp"].bytes
+    assert float(mlp[0]) == pytest.approx(2 * expert, rel=0.01)
+    assert float(mlp[1]) == pytest.approx(8 * expert, rel=0.01)
+    coef = cost.step_time_coefficients(H100, mixtral)
+    for b in (1.0, 7.0, 64.0):
+        assert coef.step_time_s(b, b * 129, b * 129, b) == pytest.approx(
+            float(decode_step_cost(H100, mixtral, b, 128).time_s), rel=1e-12)
