@@ -73,6 +73,18 @@ with metric_row():
               border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
                                 "sequence brings more KV-cache bytes than math, so memory stays the limit.")
 
+
+model = setup.model
+if model.n_experts:
+    touched = float(model.experts_touched(batch))
+    st.caption(
+        f"**Mixture of experts.** Each token runs {model.experts_per_token} of {model.n_experts} "
+        f"experts, but a step reads every expert its tokens touch: {touched:.1f} of "
+        f"{model.n_experts} a layer at batch {batch} (uniform routing, E(1 − (1 − k/E)^B)). Batch-1 "
+        "decode reads only the active experts; by batch "
+        f"~{int(4 * model.n_experts / model.experts_per_token)} it reads nearly all of them, so the "
+        "model stops looking like its active size long before the ridge point.")
+
 chart(
     busy_figure(r), key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
     alt=f"Prefill keeps the tensor cores busy {float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} "

@@ -279,6 +279,9 @@ MODELS: dict[str, Model] = {
               source="Qwen/Qwen2.5-72B config.json; model card 72.7 B params"),
         Model("Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128256, True,
               source="meta-llama/Llama-3.2-1B config.json (tied embeddings, head_dim 64)"),
+        Model("Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, False, n_experts=8, experts_per_token=2,
+              source="mistralai/Mixtral-8x7B-v0.1 config (MEASURED.md 2.2): 8 experts, top-2; "
+                     "46.7 B params, 12.9 B active a token"),
     )
 }
 
@@ -301,17 +304,7 @@ MEASURED_MODELS: dict[str, Model] = {
     )
 }
 
-#: Mixture-of-experts models the measured rows name (MEASURED.md section 2.2).
-MOE_MODELS: dict[str, Model] = {
-    m.name: m
-    for m in (
-        Model("Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, False, n_experts=8,
-              experts_per_token=2,
-              source="mistralai/Mixtral-8x7B-v0.1 config (MEASURED.md 2.2); 46.7 B params, 12.9 B active"),
-    )
-}
-
-ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS, **MOE_MODELS}
+ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS}
 
 DEFAULT_MODEL = "Llama-3.1-8B"
 #: The draft model the speculative-decoding page pairs with the Llama targets (shared vocabulary).

@@ -199,3 +199,12 @@ def test_a_model_that_does_not_split_says_so_and_stays_on_one_gpu():
     assert not at.exception
     assert any("cannot be split across 8 GPUs" in w.value for w in at.warning)
     assert metric(at, "Decode step")
+
+
+def test_a_mixture_of_experts_says_what_a_step_reads():
+    at = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2"})
+    assert not at.exception and not at.error
+    text = " ".join(c.value for c in at.caption)
+    assert "Mixture of experts" in text and "2.0 of 8 a layer at batch 1" in text
+    at.select_slider(key="phases_batch").set_value(64).run()
+    assert "8.0 of 8 a layer at batch 64" in " ".join(c.value for c in at.caption)
