@@ -4,13 +4,17 @@ The entrypoint: page config, the global setup (GPU, model, assumptions) in the s
 navigation over the article's sections. Pages live in app_pages/ (not pages/: see the README).
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.nav import HOME, SECTIONS, SOURCES
 from ui.setup import render_setup_controls
 from ui.url_check import raw_params_on_first_run, show_rejected
 
-st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
+# The favicon is a file served by this server: a ":material/..." page icon is fetched from Google's font host.
+st.set_page_config(page_title="Where the GPU lies", page_icon=Path(__file__).parent / "ui" / "favicon.svg",
+                   layout="wide")
 
 pages = [
     st.Page(s.path, title=s.label, icon=s.icon, url_path=None if s is HOME else s.url_path,
