@@ -11,6 +11,7 @@ import streamlit as st
 from ui.nav import HOME, SECTIONS, SOURCES
 from ui.setup import render_setup_controls
 from ui.url_check import raw_params_on_first_run, show_rejected
+from ui.watchdog import install as install_watchdog
 
 # The favicon is a file served by this server: a ":material/..." page icon is fetched from Google's font host.
 st.set_page_config(page_title="Where the GPU lies", page_icon=Path(__file__).parent / "ui" / "favicon.svg",
@@ -28,3 +29,4 @@ with st.sidebar:
 url_notice = st.container()
 page.run()
 show_rejected(raw_params, url_notice)
+install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
