@@ -9,6 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.nav import HOME, SECTIONS, SOURCES
+from ui.perf import freeze_startup_objects
 from ui.setup import render_setup_controls
 from ui.url_check import raw_params_on_first_run, show_rejected
 from ui.watchdog import install as install_watchdog
@@ -30,3 +31,4 @@ url_notice = st.container()
 page.run()
 show_rejected(raw_params, url_notice)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
+freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

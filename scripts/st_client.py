@@ -57,6 +57,7 @@ class RunResult:
 
     elapsed_s: float  # from sending the rerun to receiving script_finished
     elements: int = 0
+    bytes: int = 0  # websocket payload received for this run
     errors: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # label -> displayed value
     charts: dict[str, str] = field(default_factory=dict)  # chart id -> figure JSON
@@ -207,6 +208,7 @@ class Reader:
                 data = await asyncio.wait_for(self._ws.recv(), remaining)
             except TimeoutError:
                 raise ProtocolError(late) from None
+            result.bytes += len(data)
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             kind = fwd.WhichOneof("type")

@@ -20,7 +20,7 @@ _SCRIPT = """<script>
   if (window.__gpuLiesWatchdog) return;
   window.__gpuLiesWatchdog = {reloads: 0, lastOpen: performance.now()};
   const w = window.__gpuLiesWatchdog;
-  const GRACE = %d;
+  const GRACE = __GRACE_MS__;
   const base = document.baseURI.replace(/[?#].*$/, "").replace(/[^/]*$/, "");
   const check = (closedAt) => setTimeout(async () => {
     if (w.lastOpen > closedAt) return;  // a new connection replaced it
@@ -46,7 +46,7 @@ _SCRIPT = """<script>
     }
   };
 })();
-</script>""" % GRACE_MS
+</script>""".replace("__GRACE_MS__", str(GRACE_MS))
 
 
 def install() -> None:
