@@ -10,7 +10,7 @@ from sim.cost import Assumptions
 from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TwoPhases, roofline
-from ui.theme import COLORS, style
+from ui.theme import COLORS, figure
 
 # Fixed axes so the chart holds still while sliders move (FLOP/byte and TFLOP/s, log10).
 INTENSITY_RANGE = (0.25, 40000.0)
@@ -22,13 +22,14 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     spec, effective = roofline(gpu, model, x, assumptions)
     peak_t = gpu.peak_flops(model.compute_precision) / 1e12
     top, ridge = np.log10(peak_t), result.ridge_point
+    # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
-        go.Scatter(x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
-                   line=dict(color=COLORS["roofline"], width=2),
-                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
-        go.Scatter(x=x, y=effective / 1e12, name="Achievable (with the assumptions)", mode="lines",
-                   line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
-                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"),
+        dict(type="scatter", x=x, y=spec / 1e12, name="Roofline (spec sheet)", mode="lines",
+             line=dict(color=COLORS["roofline"], width=2),
+             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
+        dict(type="scatter", x=x, y=effective / 1e12, name="Achievable (with the assumptions)",
+             mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
+             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable</extra>"),
     ]
     for name, cost, color, symbol, label in (
         ("Prefill", result.prefill, COLORS["prefill"], "diamond",
@@ -37,8 +38,8 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
          f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
     ):
         achieved_t = float(cost.flops[0] / cost.time_s[0]) / 1e12
-        traces.append(go.Scatter(
-            x=[float(cost.intensity[0])], y=[achieved_t], name=label, mode="markers+text",
+        traces.append(dict(
+            type="scatter", x=[float(cost.intensity[0])], y=[achieved_t], name=label, mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
             text=[name], textposition="bottom right", textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
@@ -57,13 +58,12 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
              "xanchor": "right", "font": dict(color=COLORS["prefill"])},
         ],
     )
-    fig = style(go.Figure(traces, layout), height=440)
-    fig.update_layout(
+    layout.update(
         xaxis=dict(type="log", range=np.log10(INTENSITY_RANGE).tolist(), dtick=1,
                    title="Arithmetic intensity (FLOP/byte)"),
         yaxis=dict(type="log", range=[top - 3.3, top + 0.6], dtick=1, title="Achieved TFLOP/s"),
     )
-    return fig
+    return figure(traces, layout, height=440)
 
 
 def busy_figure(result: TwoPhases) -> go.Figure:
@@ -74,23 +74,23 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         rows.append((phase, "HBM: weights", float(cost.weight_time_s[0]), step, COLORS["weights"]))
         rows.append((phase, "HBM: KV cache", float(cost.kv_time_s[0]), step, COLORS["kv"]))
         rows.append((phase, "Tensor math", float(cost.compute_time_s[0]), step, COLORS["compute"]))
-    fig = go.Figure()
+    traces = []
     for part in ("HBM: weights", "HBM: KV cache", "Tensor math"):
         sel = [r for r in rows if r[1] == part]
         unit = "Tensor cores" if part == "Tensor math" else "HBM"
-        fig.add_trace(go.Bar(
-            y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
+        traces.append(dict(
+            type="bar", y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
             orientation="h", name=part, marker_color=sel[0][4],
             customdata=[[r[2] * 1e3, r[3] * 1e3] for r in sel],
             hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
                            "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),
         ))
-    fig.update_layout(
+    layout = dict(
         barmode="stack",
         xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%"),
         yaxis=dict(autorange="reversed"),
     )
-    return style(fig, height=300)
+    return figure(traces, layout, height=300)
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:
