@@ -84,14 +84,18 @@ def main() -> None:
                 context.add_init_script(_INIT)
                 page_app, page_bare = context.new_page(), context.new_page()
                 for path, control in MAIN:
+                    page_app.bring_to_front()
                     open_page(page_app, app.url, path)
-                    open_page(page_bare, bare.url, "")
                     time_control(page_app, control, 0, warmup=2)
+                    page_bare.bring_to_front()
+                    open_page(page_bare, bare.url, "")
                     time_control(page_bare, control, 0, warmup=2)
                     ms_app, ms_bare = [], []
-                    for _ in range(args.changes):  # interleaved, change by change
-                        ms_app += time_control(page_app, control, 1, warmup=0)[0]
-                        ms_bare += time_control(page_bare, control, 1, warmup=0)[0]
+                    for i in range(args.changes):  # interleaved, change by change
+                        page_app.bring_to_front()  # a tab in the background draws late or not at all
+                        ms_app += time_control(page_app, control, 1, warmup=0, start=i)[0]
+                        page_bare.bring_to_front()
+                        ms_bare += time_control(page_bare, control, 1, warmup=0, start=i)[0]
                     a, b = statistics.median(ms_app), statistics.median(ms_bare)
                     rows.append((path, control.key, a, b))
                     print(f"{path} {control.key}: app {a:.0f} ms, bare {b:.0f} ms, {a / b:.2f}x", flush=True)
