@@ -1,9 +1,12 @@
 """01 · Keeping the slots full: static vs continuous batching, and two gauges that disagree."""
 
+import math
+
 import streamlit as st
 
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
     breakdown_figure,
@@ -90,6 +93,10 @@ except ValueError as err:  # only reachable through a direct call with bad value
 policy = "continuous" if continuous else "static"
 run = comparison.run(policy)
 other = comparison.run("static" if continuous else "continuous")
+for r_ in (run, other):  # the fullest step of either policy must fit its KV cache
+    peak_kv_tokens = float(r_.cost.kv_bytes.max()) / setup.model.kv_bytes_per_token
+    fits_or_stop(setup, slots, math.ceil(peak_kv_tokens / slots),
+                 f"{slots} slots at the fullest step of {r_.policy} batching")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 
@@ -171,7 +178,8 @@ prefill runs in that same step, beside the others' decodes.
 
 **Time.** Each step's new tokens $T=\sum q_i$, attention pairs $P=\sum q_i(c_i+\frac{q_i+1}{2})$ and
 KV tokens $\sum(c_i+q_i)$ (padding included) go through the shared roofline model in one call:
-$t_\text{step}=\max(\text{FLOPs}/F_\text{eff},\ \text{bytes}/B_\text{eff})+t_\text{host}$. Wall time is
+the operator-level step model of section 00 (each operator's own roofline, summed, plus kernel and
+host costs). Wall time is
 the running sum of step times plus idle gaps (nothing to run, waiting for the next arrival).
 
 **The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the

@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.chunked import chunked_prefill
+from sim.cost import gemm_ridge_batch
 from sim.paging import (
     CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
@@ -16,6 +17,7 @@ from sim.paging import (
     compare,
 )
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_paging import (
     card_figure,
     card_table,
@@ -177,10 +179,13 @@ else:
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
             f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
     )
-    if fit.batch["reserved"] and cb < fit.batch["reserved"]:
-        st.caption(f"Here decode is compute-bound from batch {cb:,.0f}, below even the reserved batch: "
-                   "memory is not the limit, so paging buys little throughput on this card. It pays where "
-                   "the KV budget is tight: a bigger model, a smaller card, longer requests.")
+    ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
+    if fit.batch["reserved"] and fit.batch["reserved"] > ridge and fit.throughput_gain < 1.5:
+        st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
+                   f"{fit.throughput_gain:.2f}× the tokens per second here: past about {ridge:,.0f} "
+                   "sequences the weight GEMMs turn compute-bound, and each extra sequence brings its "
+                   "own math and its own KV reads. Paging pays where the KV budget is tight: a bigger "
+                   "model, a smaller card, longer requests.")
     else:
         st.caption("The payoff compounds with section 01: paging lets more requests be resident, "
                    "continuous batching keeps their slots full, and decode, bound by reading the weights "
@@ -199,9 +204,9 @@ prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="pagin
 batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
                          bind="query-params")
 chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
+fits_or_stop(setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
+             f"{batch} sequences at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt")
 cp = chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
-if not fit.fits:
-    st.caption(f"{setup.model.name} does not fit this card (above): the timings below price it as if it did.")
 
 m = metric_slots(4)
 m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
@@ -254,7 +259,8 @@ context a resident request holds.
 arrives. Unchunked: one step of $T = B + P$ new tokens with $P(P+1)/2$ causal attention pairs.
 Chunked: $\lceil P/C\rceil$ steps; chunk $j$ of $q_j$ tokens on a cached prefix $s_j$ adds
 $q_j (s_j + (q_j+1)/2)$ pairs and reads $s_j$ cached tokens, so the pairs still sum to $P(P+1)/2$
-but the weights are read once per step. Every step is priced by the same roofline as every page.
+but the weights are read once per step. Every step is priced by the same operator-level model as
+every page (section 00).
 """,
     assumptions=[
         f"Toy pool: one backlog of {DEFAULT_N_REQUESTS} requests (lognormal prompts with mean "

@@ -14,7 +14,7 @@ st.subheader("GPUs")
 st.dataframe(
     [{"GPU": g.name, "BF16 dense TFLOP/s": g.bf16_flops / 1e12,
       "FP8 dense TFLOP/s": g.fp8_flops / 1e12 if g.fp8_flops else None,
-      "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GB": g.hbm_bytes / 1e9,
+      "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GiB": g.hbm_bytes / 2**30,
       "Ridge (BF16) FLOP/B": round(g.ridge_point()), "Source": g.source} for g in GPUS.values()],
     hide_index=True, width="stretch",
 )

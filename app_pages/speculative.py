@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim import speculative as spec
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_speculative import (
     alpha_figure,
     alpha_table,
@@ -84,6 +85,8 @@ elif not spec.shares_vocab(setup.model, method):
 
 
 # No st.cache_data: the three sim calls take under 1 ms together, less than a cache lookup costs.
+fits_or_stop(setup, batch, context + k + 1, f"{batch:,} sequences at {context:,} cached tokens "
+             f"plus {k + 1} verified")
 r = spec.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions, cost_ratio)
 by_batch = spec.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)
@@ -145,41 +148,42 @@ with right:
     st.plotly_chart(
         batch_figure(by_batch, r, measured), key="spec_batch_chart", config=PLOTLY_CONFIG,
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
-            f"{float(by_batch.speedup[-1]):.2f}× at batch {int(by_batch.batches[-1])}; "
+            f"{float(by_batch.speedup[by_batch.last_fitting]):.2f}× at batch "
+            f"{int(by_batch.batches[by_batch.last_fitting])}, the largest that fits; "
             + (f"it falls below 1 at batch {break_even:.0f}." if break_even < 1e9
                else "it stays above 1 up to the largest batch."),
     )
 
 if measured:
-    gains = measured["EAGLE"]
-    worst_at = measured["batches"][gains.index(min(gains))]
+    e3, e1, b_m = measured["EAGLE-3"], measured["EAGLE"], measured["batches"]
     st.caption(
-        f"Measured (SGLang, EAGLE-3 paper Table 3): EAGLE's gain falls from {gains[0]:.2f}× at batch "
-        f"{measured['batches'][0]} to {min(gains):.2f}× by batch {worst_at}, "
-        f"while this roofline model holds its gain until the verify pass turns compute-bound (batch "
-        f"~{by_batch.verify_compute_bound_batch:.0f}): a floor, it charges a verify pass only its FLOPs "
-        "and bytes, not the tree attention, sampling and scheduling real engines add.")
-last_batch, last_speedup = int(by_batch.batches[-1]), float(by_batch.speedup[-1])
-fade = (f"falls below 1× from batch **{break_even:.0f}**" if break_even < 1e9
+        f"Measured (SGLang, EAGLE-3 paper Table 3: a chain of 3 drafts, MT-bench lengths): EAGLE-3's "
+        f"gain goes from {e3[0]:.2f}× at batch {b_m[0]} to {e3[-1]:.2f}× at {b_m[-1]}, EAGLE's from "
+        f"{e1[0]:.2f}× to {min(e1):.2f}×. The presets' α is fitted to these points; the model holds "
+        "the gain flat while the verify pass costs what a decode step does, then drops faster than "
+        "the measurements, which fall steadily from batch 2.")
+i_fit = by_batch.last_fitting
+last_batch, last_speedup = int(by_batch.batches[i_fit]), float(by_batch.speedup[i_fit])
+fade = (f"falls below 1× from batch **{break_even:.0f}**" if break_even <= last_batch
         else f"is down to **{last_speedup:.2f}×** at batch {last_batch:,}")
 if r.verify_memory_bound:
-    lead = (f"Checking {k + 1} tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step "
-            f"at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor cores were "
-            "idle anyway.")
+    lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
+            f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "
+            "cores were idle anyway.")
 else:
-    lead = (f"At batch {batch} the verify pass is already compute-bound: checking {k + 1} tokens per "
-            f"sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
+    lead = (f"At batch {batch} the verify pass is already compute-bound: checking {r.verified_tokens} "
+            f"tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-if by_batch.verify_compute_bound_batch < 1e9:
+if by_batch.verify_compute_bound_batch <= last_batch:
     load = (f"The trick spends spare compute, so it fades under load: once the verify pass turns "
             f"compute-bound (from batch ~{by_batch.verify_compute_bound_batch:.0f} here) every rejected "
             f"draft costs real math, and the gain {fade}. That is why published gains are *typically "
             "2–3×* at low load, and why servers turn speculation down when busy.")
 else:
-    load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}: at {context:,} cached "
-            "tokens per sequence the KV-cache reads dominate every pass, so the spare compute never "
-            f"runs out and the gain holds at **{last_speedup:.2f}×**. Shorten the context to see it fade "
-            "under load, as measured gains do.")
+    load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}, the most that fit: "
+            f"at {context:,} cached tokens per sequence the KV-cache reads dominate every pass, so the "
+            f"spare compute never runs out and the gain holds at **{last_speedup:.2f}×**. Shorten the "
+            "context to see it fade under load, as measured gains do.")
 st.info(f"**The thesis, flipped into a feature.** {lead} {load}", icon=":material/lightbulb:")
 
 head_rise = float(by_batch.speedup.max() / by_batch.speedup[0]) - 1
@@ -194,17 +198,22 @@ $$E(\alpha,k) = \dfrac{1-\alpha^{k+1}}{1-\alpha}\qquad(E = k+1 \text{ at } \alph
 The Monte Carlo draws a seeded $(\text{rounds}\times k)$ array of uniforms, marks draws below
 $\alpha$ as accepted, and counts each row's accepted prefix.
 
-**Price of a round**, from the same roofline step model as every page (batch $B$, context $c$):
+**A tree** (EAGLE-3's preset: SGLang's default of 5 draft steps, 4 candidates a step, 8 tokens
+verified) offers about $v/k$ candidates per depth, so a depth survives with
+$p = 1-(1-\alpha)^{v/k}$ and $E = E(p, k)$; a chain has $p=\alpha$.
 
-$$t_\text{round} = k\,t_\text{draft}(B,c) + t_\text{verify}(B,\,k+1,\,c)$$
+**Price of a round**, from the same operator-level step model as every page (batch $B$, context $c$):
 
-$$\text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
+$$t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
+\qquad \text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
 
-where $t_\text{verify}(B, k+1, c)$ is one target step with $k+1$ new tokens per sequence and
-$t_\text{draft}$ one decode step of the drafter. At batch 1 the verify pass reads the same weights
-as a decode step and costs about the same; its
-FLOPs grow $(k+1)$-fold, which only matters once $(k+1)B$ tokens per pass reach the ridge point.
-The best $k$ is the argmax over $k = 1..16$ of the same expression.
+where $t_\text{verify}(B, v, c)$ is one target step over the $v$ drafted positions of each sequence
+($v = k+1$ for a chain, the tree's nodes for a tree), every one of them sampled, and
+$t_\text{draft}$ one step of the drafter over $w$ tokens per sequence (1 for a chain, the tree's
+width) with its kernels' costs but not the host's, which the round pays once. At batch 1 the
+verify pass reads the same weights as a decode step and costs about the same; its FLOP grow
+$v$-fold, which matters once $vB$ tokens per pass reach the GEMMs' ridge. The best $k$ is the
+argmax over $k = 1..16$ of the same expression.
 
 **The paper's closed form** (Thm 3.8) fixes $c = t_\text{draft}/t_\text{target}$ and lets the verify
 pass cost one target step: speedup $= E/(kc+1)$, bounded by $1/(1-\alpha)$ for a free draft.
@@ -214,9 +223,10 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
     assumptions=[
         "Acceptance is i.i.d. per token with a fixed α (the paper's own simplification): real "
         "acceptance varies with the text, and is higher on input-grounded tasks.",
-        "Drafting is a chain of k tokens. Medusa and EAGLE draft trees; their published mean "
-        "acceptance length τ is mapped to the α of a chain of the preset's k by solving E(α, k) = τ "
-        "(then rounded to the slider's 0.01 steps).",
+        "Medusa's and n-gram lookup's published mean acceptance length τ is mapped to the α of a "
+        "chain of the preset's k by solving E(α, k) = τ (then rounded to the slider's 0.01 steps). "
+        "EAGLE's and EAGLE-3's α are fitted to SGLang's measured gains (EAGLE-3 Tables 3 and 4, "
+        "scripts/calibrate.py); a tree's candidates at one depth are treated as independent draws.",
         "Draft costs: Llama-3.2-1B is priced by the roofline at the target's precisions; an EAGLE "
         "head as one decoder layer of the target plus its LM head (EAGLE-3: a 32k-token draft "
         "head), without the small fusion layer; Medusa's heads as 0.02 of a target step per draft "
@@ -225,8 +235,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",
         "The draft's prefill and KV memory are not counted; the draft's context is the target's.",
-        "The roofline is a floor: measured gains (EAGLE-3 Table 3) fade at smaller batches than this "
-        "model predicts, because real verify passes (tree attention, sampling) cost more.",
+        "Measured gains (EAGLE-3 Table 3) fall steadily from batch 2; this model holds them until the "
+        "verify pass reaches the GEMMs' ridge and then drops faster, so it is high at batch 8-32 "
+        "and close again at 64.",
         f"With a head drafter the speedup can creep up at small batches ({head_rise:.0%} at most on "
         "this setting's curve): the head keeps one "
         "layer of KV cache, so as the target's KV reads grow, drafting becomes a smaller share of "

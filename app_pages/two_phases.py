@@ -5,7 +5,9 @@ import streamlit as st
 from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
 from sim.phases import two_phases
 from ui import format as fmt
-from ui.fig_phases import busy_figure, phases_table, roofline_figure
+from ui.cost_text import STEP_MODEL_MD, assumption_lines
+from ui.feasibility import fits_or_stop
+from ui.fig_phases import busy_figure, operator_figure, phases_table, roofline_figure
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.setup import current_setup
 
@@ -28,6 +30,8 @@ batch = c2.select_slider("Decode batch size, sequences", POW2[:11], value=1, key
 context = c3.select_slider("Decode context, tokens already cached", [p for p in POW2 if p >= 64],
                            value=512, key="phases_context", bind="query-params")
 
+fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {context:,} cached tokens")
+fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
 r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
 crossover = r.compute_bound_batch
 
@@ -65,6 +69,14 @@ chart(
         f"{float(r.decode.memory_time_s[0] / r.decode.time_s[0]):.0%}.",
 )
 
+dec, pre = r.operator_shares("decode"), r.operator_shares("prefill")
+chart(
+    operator_figure(r), key="phases_operators", title="Where each step's time goes, operator by operator",
+    alt=f"Decode at batch {batch}: the MLP takes {dec['mlp']:.0%} of the step, attention "
+        f"{dec['attention']:.0%}, the LM head {dec['lm_head']:.0%}; in prefill the MLP takes "
+        f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
+)
+
 st.info(
     f"**The thesis in miniature.** During decode `nvidia-smi` would read "
     f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
@@ -74,33 +86,21 @@ st.info(
 )
 
 how_computed(
-    r"""
-One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has
-$c_i$ cached. With $T=\sum q_i$ and $P=\sum q_i\,(c_i+\tfrac{q_i+1}{2})$ causal attention pairs:
-
-$$\text{FLOPs} = 2\,N_\text{params}\,T + 4\,L\,H\,d_\text{head}\,P \qquad
-\text{bytes} = W + \text{kv}_\text{tok}\sum_i (c_i+q_i)$$
-
-$$t_\text{step} = \max\!\Big(\frac{\text{FLOPs}}{F_\text{peak}\,\eta_c},\;
-\frac{\text{bytes}}{B_\text{HBM}\,\eta_m}\Big) + t_\text{host}$$
-
-Prefill is one step with $q = $ prompt length, $c = 0$; decode is $q = 1$ per sequence. The
-arithmetic intensity is FLOPs / bytes; the ridge point is $F_\text{peak}/B_\text{HBM}$.
-`nvidia-smi` utilization is the share of wall time with a kernel running:
-$t_\text{gpu}/t_\text{step}$. MFU = FLOPs / ($F_\text{peak}\,t_\text{step}$); MBU = bytes /
-($B_\text{HBM}\,t_\text{step}$).
+    STEP_MODEL_MD + r"""
+Prefill is one step with $q$ = the prompt length, $c = 0$, sampling once; decode is $q = 1$ per
+sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at the spec peaks.
 """,
     assumptions=[
-        "A roofline estimate is a floor; the efficiencies and host overhead (sidebar, Assumptions) "
-        "stand in for everything kernels lose. Their defaults reproduce the one measured point: "
-        f"{CALIBRATION_MODEL} at batch 1 on {CALIBRATION_GPU}, {fmt.seconds(calibration_step_s())} "
-        f"modelled vs {fmt.seconds(CALIBRATION_MEASURED_S)} measured (SGLang).",
-        "Math and memory traffic overlap perfectly within a step (the max, not the sum).",
-        "Every step reads all weights once; activations are assumed to stay on chip.",
-        "FP8 weights run FP8 tensor math; INT4 is weight-only (BF16 math).",
+        *assumption_lines(setup.assumptions),
+        f"They give {CALIBRATION_MODEL} at batch 1 on {CALIBRATION_GPU} "
+        f"{fmt.seconds(calibration_step_s(setup.assumptions))} a token; SGLang measured "
+        f"{fmt.seconds(CALIBRATION_MEASURED_S)}.",
+        "FP8 weights run FP8 tensor math; INT8 and INT4 are weight-only (BF16 math); the embedding "
+        "and LM head stay BF16.",
         "Mistral-7B's 4,096-token sliding window is not modelled: its KV reads grow with the whole "
         "context.",
-        "One GPU, no tensor parallelism: a model larger than the card's memory is priced as if it fit.",
+        "One GPU, no tensor parallelism: a setup that does not fit on the card is refused with the "
+        "numbers of what is missing.",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}.",

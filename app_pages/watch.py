@@ -30,6 +30,7 @@ from sim.metrics import (
 from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
+from ui.feasibility import fits_or_stop
 from ui.fig_watch import (
     count_range,
     day_figure,
@@ -77,6 +78,7 @@ def _views(_runs, _day, key: tuple, ttft_s: float, tpot_s: float) -> dict:
 
 setup = current_setup()
 setup_key = repr(setup)
+fits_or_stop(setup, 1, 1, "The model's weights")
 runs, day = _runs(setup, setup_key)
 first_view = _views(runs, day, setup_key, SLO().ttft_s, SLO().tpot_s)["rows"]
 mfu_lo, mfu_hi = spread(first_view, "mfu")

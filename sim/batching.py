@@ -358,14 +358,15 @@ def _static_batch_bounds(req: Requests, slots: int, price) -> tuple[np.ndarray, 
 
 
 def _static_batch_aggregates(size: int, p_max: int, l_max: int):
-    """T, P, K of each step of one static batch: a padded prefill, then l_max - 1 decode steps."""
+    """T, P, K, S of each step of one static batch: a padded prefill, then l_max - 1 decode steps
+    (every member samples once a step, its first token at the prefill)."""
     c1 = p_max + np.arange(l_max, dtype=float)  # c + 1 of every member at decode step j
     new = np.full(l_max, float(size))
     new[0] = size * p_max
     pairs = size * c1
     pairs[0] = size * p_max * (p_max + 1) / 2
     kv = size * c1
-    return new, pairs, kv
+    return new, pairs, kv, np.full(l_max, float(size))
 
 
 def _static_schedule(req: Requests, slots: int, price):
@@ -409,19 +410,20 @@ class _SegmentClock:
         ``n_seq`` a step. Stops after the first step that ends at or after ``deadline``.
         Returns (steps run, clock at the end of the last of them)."""
         c = self.coef
+        ns = float(n_seq)  # every sequence samples once a step (a joining prompt its first token)
         if m <= 32:  # short runs: scalar arithmetic beats numpy's call overhead
-            clock = t0 + float(c.step_time_s(*first))
-            j, comp = 1, c.s_per_token * n_seq
+            clock = t0 + float(c.step_time_s(*first, ns))
+            j = 1
             while clock < deadline and j < m:
                 kv = kv0 + n_seq * j
-                clock += max(comp + c.s_per_pair * kv, c.weight_s + c.s_per_kv_token * kv) + c.host_s
+                clock += c.step_time_s(ns, kv, kv, ns)
                 j += 1
             return j, clock
         kv = kv0 + n_seq * np.arange(m, dtype=float)
-        new = np.full(m, float(n_seq))
+        new = np.full(m, ns)
         pairs = kv.copy()
         new[0], pairs[0], kv[0] = first
-        ends = t0 + np.cumsum(c.step_time_s(new, pairs, kv))
+        ends = t0 + np.cumsum(c.step_time_s(new, pairs, kv, np.full(m, ns)))
         j = min(m, int(np.searchsorted(ends, deadline, side="left")) + 1)
         return j, float(ends[j - 1])
 
@@ -456,7 +458,7 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
             continue
         n_all = n_dec + n_new
         deadline = arrival[k] if free and k < n else math.inf  # only an arrival into a free slot matters
-        length, t = clock.run(t, (n_dec + p_new, c1_sum + pairs_new, c1_sum + p_new), n_all,
+        length, t = clock.run(t, (float(n_dec + p_new), c1_sum + pairs_new, float(c1_sum + p_new)), n_all,
                                  float(c1_sum + p_new), running[0][0] - step + 1, deadline)
         step += length
         c1_sum += p_new + n_all * length
@@ -475,7 +477,8 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
 
 
 def _step_aggregates(req: Requests, start, end, release, prefill_tokens):
-    """Per-step T (new tokens), P (attention pairs), K (KV tokens touched), useful and padding slots.
+    """Per-step T (new tokens), P (attention pairs), K (KV tokens touched), S (sequences sampling:
+    every one computing, a joining prompt its first token), useful and padding slots.
 
     Each request computes a prefill of q0 = ``prefill_tokens`` at ``start`` and one decode token per
     step up to ``release`` (c + 1 = q0 + step - start); it is useful up to ``end``.
@@ -494,12 +497,12 @@ def _step_aggregates(req: Requests, start, end, release, prefill_tokens):
     useful_dec = np.cumsum(np.bincount(start + 1, minlength=size) - np.bincount(end + 1, minlength=size))
     useful = np.bincount(start, req.prompt_tokens / q0, n_steps) + useful_dec[:n_steps]
     computing = np.bincount(start, minlength=n_steps) + n_dec
-    return new, pre_pairs + c1, pre_new + c1, useful, computing - useful
+    return new, pre_pairs + c1, pre_new + c1, computing, useful, computing - useful
 
 
 def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, release, prefill, gaps):
-    new, pairs, kv, useful, padding = _step_aggregates(req, start, end, release, prefill)
-    cost = step_cost(gpu, model, new, pairs, kv, assumptions)
+    new, pairs, kv, sampled, useful, padding = _step_aggregates(req, start, end, release, prefill)
+    cost = step_cost(gpu, model, new, pairs, kv, assumptions, sampled_tokens=sampled)
     idle_before = np.zeros(new.size)
     if gaps:
         idle_before[list(gaps)] = list(gaps.values())
@@ -528,8 +531,8 @@ def simulate(gpu: GPU, model: Model, requests: Requests, slots: int, policy: str
     if not isinstance(requests, Requests):
         raise ValueError("requests must be a Requests (see make_requests / sample_requests)")
 
-    def price(new, pairs, kv):
-        return step_cost(gpu, model, new, pairs, kv, assumptions).time_s
+    def price(new, pairs, kv, sampled):
+        return step_cost(gpu, model, new, pairs, kv, assumptions, sampled_tokens=sampled).time_s
 
     if policy == "static":
         slot, start, end, release, prefill, gaps = _static_schedule(requests, slots, price)

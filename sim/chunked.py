@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, attention_pairs, step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, attention_pairs, step_cost, take_steps
 from sim.hardware import GPU
 from sim.models import Model
 from sim.validate import check_int
@@ -131,7 +131,11 @@ def _steps(prompt: int, chunk: int, batch: int, context: int, pad: int):
     dec_kv = dec_pairs  # the same count: c + q per decoding sequence
     pairs = dec_pairs + np.where(q > 0, attention_pairs(q, prefix), 0.0)
     kv = dec_kv + np.where(q > 0, prefix + q, 0)
-    return q, prefix, seqs, seqs + q, pairs, kv
+    # Every decoder samples; the prompt samples once, at its last chunk (its first token).
+    last_chunk = np.zeros(n)
+    last_chunk[pad + sizes.size - 1] = 1.0
+    sampled = seqs + last_chunk
+    return q, prefix, seqs, seqs + q, pairs, kv, sampled
 
 
 def chunked_prefill(
@@ -155,10 +159,11 @@ def chunked_prefill(
     parts = _steps(prompt, chunk, batch, context, pad)
     n = whole[0].size
     cost = step_cost(gpu, model, np.concatenate([whole[3], parts[3]]), np.concatenate([whole[4], parts[4]]),
-                     np.concatenate([whole[5], parts[5]]), assumptions)
+                     np.concatenate([whole[5], parts[5]]), assumptions,
+                     sampled_tokens=np.concatenate([whole[6], parts[6]]))
 
     def schedule(arrays, sl: slice, is_chunked: bool) -> Schedule:
-        part = StepCost(**{f: (v[sl] if isinstance(v, np.ndarray) else v) for f, v in vars(cost).items()})
+        part = take_steps(cost, sl)
         return Schedule(chunked=is_chunked, chunk_tokens=arrays[0], prefix_tokens=arrays[1],
                         decode_seqs=arrays[2], new_tokens=arrays[3], cost=part)
 

@@ -1,65 +1,209 @@
-"""The shared roofline step-time model: what one engine step costs on a GPU, vectorised over steps.
+"""The shared step-time model: an operator-level roofline of one engine step, vectorised over steps.
 
 One step runs the model once over a batch. Sequence i brings q_i new tokens (a prompt or prompt chunk
-in prefill, 1 in decode, k+1 when verifying k draft tokens) and has c_i tokens already cached. Per
-step, with T = sum q_i new tokens and P = sum q_i * (c_i + (q_i + 1) / 2) causal attention pairs:
+in prefill, 1 in decode, the drafted positions when verifying) and has c_i tokens already cached. A
+step is described by four sums over its sequences:
 
-    FLOPs  = 2 * N_params * T + 4 * L * H * d_head * P
-    bytes  = W + kv_bytes_per_token * sum(c_i + q_i)      (all weights once; the cached KV; the new KV)
-    t_gpu  = max(FLOPs / (peak_flops * compute_eff), bytes / (bandwidth * memory_eff))
-    t_step = t_gpu + host_overhead                         (launch/scheduling time, no kernel running)
+    T = sum q_i                          new tokens
+    P = sum q_i * (c_i + (q_i + 1) / 2)  causal attention (query, key) pairs
+    K = sum (c_i + q_i)                  tokens whose KV the step reads (cached) or writes (new)
+    S = positions that sample            the last token of a prompt or chunk, every decode token,
+                                         every verified position
 
-The roofline gives a floor: real kernels add launch gaps, tile quantisation and attention overheads
-that ``compute_eff``, ``memory_eff`` and ``host_overhead_s`` stand in for. The defaults are calibrated
-on the one measured point in REFERENCE.md section 5: Llama-3.1-8B, batch 1, H100, 6.32 ms per token
-against a 4.79 ms floor.
+Each operator runs as its own kernels, one after another; within one, math and memory overlap:
+
+    roof   = layers_op * max(FLOP_op / (peak * compute_eff), bytes_op / (bandwidth * memory_eff))
+    t_op   = roof + kernels_op * t_graph                         (a step replayed as a CUDA graph)
+           = max(roof + kernels_op * t_graph, kernels_op * t_launch)   (launched one by one)
+    t_gpu  = sum_op t_op
+    t_step = t_gpu + host_overhead          (max(t_gpu, host_overhead) where the host overlaps)
+
+with the operators (d hidden, H/KV heads, hd head dim, ff MLP width, V vocab, w bytes a weight,
+a = 2 bytes an activation, kv = KV bytes a token a layer):
+
+    embed      (once)      gather T rows of the table: T * d * (2 + a) bytes, no FLOP
+    qkv        (L layers)  2*T*d*(H+2KV)*hd FLOP;  d*(H+2KV)*hd*w + T*(d+(H+2KV)*hd)*a bytes
+    attention  (L layers)  4*H*hd*P FLOP;          K*kv + 2*T*H*hd*a bytes (KV read and written)
+    o_proj     (L layers)  2*T*H*hd*d FLOP;        H*hd*d*w + T*(H*hd+d)*a bytes
+    mlp        (L layers)  2*T*m*d*ff FLOP;        m*d*ff*w + T*(2d+(m-1)*ff+ff)*a bytes (m matrices)
+    lm_head    (once)      2*S*d*V FLOP;           V*d*2 (BF16 head, read if S > 0) + S*(d+2V)*a bytes
+
+GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math), attention at the
+BF16 rate. ``t_graph`` is the fixed cost of one kernel on the GPU; ``t_launch`` the CPU's time to
+launch one kernel when a step is not a CUDA graph (graphs cover steps of up to
+``cuda_graph_max_tokens`` tokens, as vLLM captures them), which only shows when the kernels are
+shorter than their launches. Either counts as kernel time
+(a kernel's ramp-up and tail, and gaps of microseconds that a sampled
+``nvidia-smi`` reading does not resolve). Host work (scheduling, sampling, bookkeeping) runs between
+steps with no kernel running: the measured engines show it (fitting them with the host work hidden
+under the kernels, as SGLang's overlap scheduler and vLLM V1's asynchronous scheduling aim to, is
+worse: ``overlap_host=True`` models that).
+
+The efficiencies are the same for every GPU; where a GPU's microbenchmark (measured.csv) reached less
+than an efficiency allows, the measured ceiling applies instead. Their defaults are fitted to the
+measured rows by ``scripts/calibrate.py`` (least squares on log time; README, "The model").
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import lru_cache
 
 import numpy as np
 
 from sim.hardware import GPU, GPUS
-from sim.models import MODELS, Model
+from sim.models import ACTIVATION_BYTES, BYTES_PER_ELEMENT, MODELS, Model
 
 
 @dataclass(frozen=True)
 class Assumptions:
-    """The named, editable efficiencies that turn a roofline floor into an estimate.
+    """The named, editable numbers that turn a roofline floor into an estimate.
+
+    Defaults are fitted by ``scripts/calibrate.py`` to the measured rows of measured.csv.
 
     Attributes:
-        compute_eff: achieved / peak tensor FLOP/s on large matmuls. 0.6: H100's best measured BF16
-            GEMM reaches 80 % (ml-engineering MAMF) and large prefills run at MFU 0.4-0.7.
-        memory_eff: achieved / peak HBM bandwidth. 0.8: STREAM-like tests reach 87-95 % on H100, DCGM
-            calls ~80 % DRAM activity the practical ceiling, end-to-end decode reaches 57-76 %.
-        host_overhead_s: seconds per step with no kernel running (launches, scheduling, sampling).
-            300 us puts Llama-3.1-8B batch-1 decode on H100 at 6.30 ms against 6.32 ms measured.
+        compute_eff: achieved / peak tensor FLOP/s of a compute-bound kernel. Bounded by the best
+            measured GEMMs (77-87 % of peak on NVIDIA parts, measured.csv mle-01..03).
+        memory_eff: achieved / peak HBM bandwidth of a memory-bound kernel. Bounded by STREAM-like
+            tests (77-89 %, az-04..07).
+        host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
+        overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
+            overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
+        kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
+            a run of kernels takes at least that many launches' time (launch-bound when they are
+            short, hidden under them when they are long).
+        graph_kernel_s: fixed GPU seconds per kernel (ramp-up, tail, the gap to the next), paid with
+            or without a CUDA graph.
+        cuda_graphs: decode-sized steps run as CUDA graphs (vLLM, SGLang and TensorRT-LLM defaults).
+        cuda_graph_max_tokens: the largest step, in new tokens, that runs as a graph (vLLM's default
+            largest capture size is 512).
+        measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.6
-    memory_eff: float = 0.8
-    host_overhead_s: float = 300e-6
+    compute_eff: float = 0.55
+    memory_eff: float = 0.89
+    host_overhead_s: float = 0.5e-3
+    kernel_launch_s: float = 20e-6
+    graph_kernel_s: float = 3.0e-6
+    cuda_graphs: bool = True
+    cuda_graph_max_tokens: int = 512
+    measured_ceilings: bool = True
+    overlap_host: bool = False
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        if not (isinstance(self.host_overhead_s, (int, float)) and 0 <= self.host_overhead_s < 1
-                and math.isfinite(self.host_overhead_s)):
-            raise ValueError(f"host_overhead_s must be in [0, 1) seconds, got {self.host_overhead_s!r}")
+        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
+                raise ValueError(f"{name} must be in [0, 1) seconds, got {value!r}")
+        if not (isinstance(self.cuda_graph_max_tokens, int) and self.cuda_graph_max_tokens >= 0):
+            raise ValueError(f"cuda_graph_max_tokens must be an integer >= 0, got "
+                             f"{self.cuda_graph_max_tokens!r}")
 
 
 DEFAULT_ASSUMPTIONS = Assumptions()
+#: A pure roofline: spec peaks, no launch or host time (the floor the estimate stands on).
+ROOFLINE_FLOOR = Assumptions(compute_eff=1.0, memory_eff=1.0, host_overhead_s=0.0, kernel_launch_s=0.0,
+                             graph_kernel_s=0.0, measured_ceilings=False)
 
-#: The measured point the defaults are calibrated on (REFERENCE.md section 5): Llama-3.1-8B (BF16),
-#: batch 1, short context, H100 SXM, SGLang v0.4.4: 158.34 tokens/s (EAGLE-3 paper, Table 4).
+#: The measured point the sidebar quotes (REFERENCE.md section 5, measured.csv eag-01):
+#: Llama-3.1-8B (BF16), batch 1, short context, H100 SXM, SGLang v0.4.4: 158.34 tokens/s.
 CALIBRATION_GPU, CALIBRATION_MODEL = "H100 SXM", "Llama-3.1-8B"
 CALIBRATION_MEASURED_S = 1 / 158.34
 CALIBRATION_CONTEXT_TOKENS = 128  # "short context": MT-bench prompts
+
+#: The operators of a step, in the order a forward pass runs them.
+OPERATORS = ("embed", "qkv", "attention", "o_proj", "mlp", "lm_head")
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator of the forward pass as linear functions of the step's sums X = (T, P, K, S).
+
+    Per run: FLOP = flops . X; bytes = weight_bytes (when it runs) + bytes . X. A step runs it
+    ``runs`` times (once per layer for per-layer operators)."""
+
+    name: str
+    runs: int
+    kernels: int  # kernels one run launches
+    flops: tuple[float, float, float, float]
+    bytes: tuple[float, float, float, float]
+    weight_bytes: float
+    on_samples: bool  # runs only when the step samples (S > 0): the LM head
+    tensor_precision: bool  # GEMM at the weights' precision; False: attention at the BF16 rate
+
+
+@lru_cache(maxsize=256)
+def operators(model: Model) -> tuple[Operator, ...]:
+    """The operators of ``model``'s forward pass (see the module docstring for the formulas)."""
+    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.n_heads, model.n_kv_heads,
+                            model.intermediate, model.vocab)
+    w, a = BYTES_PER_ELEMENT[model.weight_dtype], ACTIVATION_BYTES
+    kv_layer = model.kv_bytes_per_token / model.n_layers
+    qkv_out = (h + 2 * kvh) * hd
+    m = model.mlp_matrices
+    L = model.n_layers
+    return (
+        Operator("embed", 1, 1, (0, 0, 0, 0), (d * (BYTES_PER_ELEMENT["bf16"] + a), 0, 0, 0), 0.0,
+                 False, True),
+        Operator("qkv", L, 2, (2 * d * qkv_out, 0, 0, 0), ((d + qkv_out) * a, 0, 0, 0),
+                 model.qkv_params * w, False, True),
+        Operator("attention", L, 2, (0, 4 * h * hd, 0, 0), (2 * h * hd * a, 0, kv_layer, 0), 0.0,
+                 False, False),
+        Operator("o_proj", L, 1, (2 * h * hd * d, 0, 0, 0), ((h * hd + d) * a, 0, 0, 0),
+                 model.o_params * w, False, True),
+        Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
+                 model.mlp_params * w, False, True),
+        Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),
+                 model.lm_head_bytes, True, True),
+    )
+
+
+def kernels_per_step(model: Model) -> int:
+    """Kernels one forward pass launches (the count the launch cost multiplies)."""
+    return sum(op.runs * op.kernels for op in operators(model))
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The achieved rates a model is priced at on a GPU."""
+
+    gemm_flops: float  # FLOP/s of the GEMMs (weights' precision)
+    attention_flops: float  # FLOP/s of attention (BF16)
+    bandwidth: float  # bytes/s
+
+
+def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Rates:
+    """Peak x efficiency, the efficiency capped at what the GPU's microbenchmarks measured."""
+    prec = model.compute_precision
+    a = assumptions
+    cap = a.measured_ceilings
+    return Rates(
+        gemm_flops=gpu.peak_flops(prec) * min(a.compute_eff, gpu.gemm_ceiling(prec) if cap else 1.0),
+        attention_flops=gpu.peak_flops("bf16") * min(a.compute_eff, gpu.gemm_ceiling("bf16") if cap else 1.0),
+        bandwidth=gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling() if cap else 1.0),
+    )
+
+
+@dataclass(frozen=True)
+class OperatorCost:
+    """One operator's share of each step (arrays of the steps' shape)."""
+
+    time_s: np.ndarray  # runs x max(compute, memory), seconds (kernels' fixed cost not included)
+    compute_time_s: np.ndarray  # FLOP / achieved FLOP/s, seconds
+    memory_time_s: np.ndarray  # bytes / achieved bytes/s, seconds
+    launch_s: np.ndarray  # what the kernels' fixed costs add to time_s, seconds
+    flops: np.ndarray  # FLOP
+    bytes: np.ndarray  # bytes
+
+    @property
+    def memory_bound(self) -> np.ndarray:
+        """True where moving the operator's bytes takes longer than its math."""
+        return self.memory_time_s >= self.compute_time_s
 
 
 @dataclass(frozen=True)
@@ -67,26 +211,34 @@ class StepCost:
     """Per-step cost arrays (all the same shape as the inputs).
 
     Steps with no new tokens are steps the engine does not run: every field is 0 there.
+    ``compute_time_s`` and the three memory times are what each would take alone; a step overlaps
+    them only within an operator, so ``gpu_time_s`` lies between their max and their sum.
     """
 
-    time_s: np.ndarray  # wall time of the step: t_gpu + host overhead, seconds
-    gpu_time_s: np.ndarray  # time with a kernel running, seconds
-    compute_time_s: np.ndarray  # FLOPs / (peak * compute_eff), seconds
-    weight_time_s: np.ndarray  # weight bytes / (bandwidth * memory_eff), seconds
-    kv_time_s: np.ndarray  # KV bytes / (bandwidth * memory_eff), seconds
+    time_s: np.ndarray  # wall time of the step: kernels (launch cost included) + exposed host time, s
+    gpu_time_s: np.ndarray  # time with a kernel running: sum over operators of max(math, memory)
+    #                         plus the launch cost, seconds
+    compute_time_s: np.ndarray  # all FLOP at the achieved rates, seconds
+    weight_time_s: np.ndarray  # weight bytes at the achieved bandwidth, seconds
+    kv_time_s: np.ndarray  # KV-cache bytes at the achieved bandwidth, seconds
+    activation_time_s: np.ndarray  # activation bytes (between kernels) at the achieved bandwidth, s
+    launch_time_s: np.ndarray  # kernel launch cost, seconds
+    host_time_s: np.ndarray  # host time the GPU waits for (not hidden under kernels), seconds
     flops: np.ndarray  # FLOP
     bytes: np.ndarray  # bytes moved to or from HBM
     kv_bytes: np.ndarray  # the KV-cache part of ``bytes``
     peak_flops: float  # FLOP/s the MFU is measured against
     bandwidth: float  # bytes/s the MBU is measured against
+    operators: dict[str, OperatorCost]  # the breakdown, by operator name (OPERATORS order)
 
     @property
     def memory_time_s(self) -> np.ndarray:
-        return self.weight_time_s + self.kv_time_s
+        return self.weight_time_s + self.kv_time_s + self.activation_time_s
 
     @property
     def memory_bound(self) -> np.ndarray:
-        """True where moving bytes takes longer than the math."""
+        """True where moving the step's bytes takes longer than its math (each operator's own bound
+        is in ``operators``)."""
         return self.memory_time_s >= self.compute_time_s
 
     @property
@@ -105,21 +257,36 @@ class StepCost:
         return _safe_div(self.bytes, self.bandwidth * self.time_s)
 
 
-_ARRAY_FIELDS = ("time_s", "gpu_time_s", "compute_time_s", "weight_time_s", "kv_time_s", "flops", "bytes",
-                 "kv_bytes")
+_ARRAY_FIELDS = tuple(f.name for f in fields(StepCost)
+                      if f.name not in ("peak_flops", "bandwidth", "operators"))
+_OP_FIELDS = tuple(f.name for f in fields(OperatorCost))
 
 
 def scale_steps(cost: StepCost, factor: float) -> StepCost:
     """Steps costing ``factor`` times ``cost`` in every respect (time, FLOPs, bytes): a drafter priced
     as a fixed share of a target step, say."""
+    ops = {n: OperatorCost(**{f: factor * np.asarray(getattr(o, f)) for f in _OP_FIELDS})
+           for n, o in cost.operators.items()}
     return StepCost(**{f: factor * np.asarray(getattr(cost, f)) for f in _ARRAY_FIELDS},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth)
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
+
+
+def take_steps(cost: StepCost, index) -> StepCost:
+    """The steps ``index`` (a slice or an index array) of ``cost``, breakdown included."""
+    ops = {n: OperatorCost(**{f: np.asarray(getattr(o, f))[index] for f in _OP_FIELDS})
+           for n, o in cost.operators.items()}
+    return StepCost(**{f: np.asarray(getattr(cost, f))[index] for f in _ARRAY_FIELDS},
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
 
 
 def concat_steps(costs: list[StepCost]) -> StepCost:
-    """Several runs of steps as one run, in order (MFU and MBU against the first one's peaks)."""
+    """Several runs of steps as one run, in order (MFU and MBU against the first one's peaks).
+    The breakdown keeps the operators every run has."""
+    names = [n for n in costs[0].operators if all(n in c.operators for c in costs)]
+    ops = {n: OperatorCost(**{f: np.concatenate([np.ravel(getattr(c.operators[n], f)) for c in costs])
+                              for f in _OP_FIELDS}) for n in names}
     return StepCost(**{f: np.concatenate([np.ravel(getattr(c, f)) for c in costs]) for f in _ARRAY_FIELDS},
-                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth)
+                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth, operators=ops)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -137,37 +304,92 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
 
 @dataclass(frozen=True)
 class StepTimeCoefficients:
-    """The step-time model as numbers: for a step that runs,
-    t_step = max(s_per_token * T + s_per_pair * P, weight_s + s_per_kv_token * K) + host_s,
-    with T new tokens, P attention pairs and K KV tokens read or written (see ``step_cost``).
+    """The step-time model as numbers, for schedulers that advance a clock step by step (admission
+    under arrivals) and want scalar arithmetic. ``step_cost`` is defined through these same numbers.
 
-    For schedulers that must advance a clock step by step (admission under arrivals) and want
-    scalar arithmetic; ``step_cost`` is defined through these same numbers.
+    For operator j: compute_j = c_j . X and memory_j = w_j + m_j . X seconds, X = (T, P, K, S), and
+    roof_j = max(compute_j, memory_j). With n_j kernels, each pays a fixed cost t_graph on the GPU
+    (ramp-up, tail, the gap to the next): roof_j + n_j * t_graph. A step launched kernel by kernel
+    takes at least n_j * t_launch, the CPU's time to launch them: max(roof_j + n_j * t_graph,
+    n_j * t_launch), the limit only when the kernels are shorter than their launches. Then
+    t_step = sum_j t_j + host_s, or max(sum_j t_j, host_s) where the host overlaps the kernels.
     """
 
-    s_per_token: float  # 2 * N_params / (peak * compute_eff), seconds per new token
-    s_per_pair: float  # 4 * L * H * d_head / (peak * compute_eff), seconds per attention pair
-    weight_s: float  # weight_bytes / (bandwidth * memory_eff), seconds
-    s_per_kv_token: float  # kv_bytes_per_token / (bandwidth * memory_eff), seconds
-    host_s: float  # host overhead per step, seconds
+    compute: np.ndarray  # (ops, 4) seconds per unit of X, runs folded in
+    memory: np.ndarray  # (ops, 4) seconds per unit of X
+    weight_s: np.ndarray  # (ops,) seconds to read the operator's weights, runs folded in
+    on_samples: np.ndarray  # (ops,) bool
+    kernels: np.ndarray  # (ops,) kernels per step of each operator, runs folded in
+    graph_kernel_s: float
+    kernel_launch_s: float
+    graph_max_tokens: float  # steps with at most this many new tokens run as CUDA graphs
+    host_s: float
+    overlap_host: bool
 
-    def step_time_s(self, new_tokens, attn_pairs, kv_tokens):
-        """t_step for steps that run (new_tokens > 0); broadcasts like numpy."""
-        compute = self.s_per_token * new_tokens + self.s_per_pair * attn_pairs
-        memory = self.weight_s + self.s_per_kv_token * kv_tokens
-        return np.maximum(compute, memory) + self.host_s
+    def __post_init__(self) -> None:
+        # Python lists for the scalar path (a scheduler's clock calls it once a step).
+        object.__setattr__(self, "_rows", list(zip(self.compute.tolist(), self.memory.tolist(),
+                                                   self.weight_s.tolist(), self.on_samples.tolist(),
+                                                   self.kernels.tolist(), strict=True)))
+
+    def _host(self, gpu):
+        if self.overlap_host:
+            return np.maximum(gpu, self.host_s) if isinstance(gpu, np.ndarray) else max(gpu, self.host_s)
+        return gpu + self.host_s
+
+    def step_time_s(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
+        """t_step for steps that run (new_tokens > 0); broadcasts like numpy, fast for scalars."""
+        if all(isinstance(x, (int, float)) for x in (new_tokens, attn_pairs, kv_tokens, sampled_tokens)):
+            x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
+            graph = x0 <= self.graph_max_tokens
+            total = 0.0
+            for c, m, w, s, n in self._rows:
+                if s and x3 <= 0:
+                    continue
+                roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
+                           w + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
+                gap = roof + n * self.graph_kernel_s
+                total += gap if graph else max(gap, n * self.kernel_launch_s)
+            return self._host(total)
+        return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
+
+    def parts(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
+        """(compute, memory, time) seconds per operator, each of shape (ops, *steps): the time with
+        the kernels' fixed costs, for steps that run."""
+        x = np.stack(np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in
+                                           (new_tokens, attn_pairs, kv_tokens, sampled_tokens))))
+        flat = x.reshape(4, -1)
+        gate = np.where(self.on_samples[:, None], flat[3][None, :] > 0, True)
+        compute = np.where(gate, self.compute @ flat, 0.0)
+        memory = np.where(gate, self.weight_s[:, None] + self.memory @ flat, 0.0)
+        roof = np.maximum(compute, memory)
+        n = np.where(gate, self.kernels[:, None], 0.0)
+        graph = flat[0][None, :] <= self.graph_max_tokens
+        gap = roof + n * self.graph_kernel_s
+        time = np.where(graph, gap, np.maximum(gap, n * self.kernel_launch_s))
+        shape = (len(self.weight_s), *x.shape[1:])
+        return compute.reshape(shape), memory.reshape(shape), time.reshape(shape)
 
 
+@lru_cache(maxsize=512)
 def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
                            ) -> StepTimeCoefficients:
-    flops_rate = gpu.peak_flops(model.compute_precision) * assumptions.compute_eff
-    byte_rate = gpu.hbm_bandwidth * assumptions.memory_eff
+    rates = achieved_rates(gpu, model, assumptions)
+    ops = operators(model)
+    rate = np.array([[rates.gemm_flops if op.tensor_precision else rates.attention_flops]
+                     for op in ops])
+    runs = np.array([[op.runs] for op in ops], dtype=float)
     return StepTimeCoefficients(
-        s_per_token=2.0 * model.n_params / flops_rate,
-        s_per_pair=4.0 * model.n_layers * model.n_heads * model.head_dim / flops_rate,
-        weight_s=model.weight_bytes / byte_rate,
-        s_per_kv_token=model.kv_bytes_per_token / byte_rate,
+        compute=runs * np.array([op.flops for op in ops], dtype=float) / rate,
+        memory=runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth,
+        weight_s=runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth,
+        on_samples=np.array([op.on_samples for op in ops]),
+        kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
+        graph_kernel_s=assumptions.graph_kernel_s,
+        kernel_launch_s=assumptions.kernel_launch_s,
+        graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
+        overlap_host=assumptions.overlap_host,
     )
 
 
@@ -178,68 +400,102 @@ def step_cost(
     attn_pairs,
     kv_tokens,
     assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+    sampled_tokens=None,
 ) -> StepCost:
-    """Price engine steps from their per-step aggregates (arrays broadcast together).
+    """Price engine steps from their per-step sums (arrays broadcast together).
 
     Args:
         new_tokens: T, tokens processed in the step (sum of q_i over the batch).
         attn_pairs: P, causal attention pairs in the step (sum of q_i * (c_i + (q_i + 1) / 2)).
-        kv_tokens: tokens whose KV the step reads or writes (sum of c_i + q_i).
+        kv_tokens: K, tokens whose KV the step reads or writes (sum of c_i + q_i).
+        sampled_tokens: S, positions whose logits the step computes. None: every new token samples
+            (right for decode and verification; pass the count for prefill).
     """
     t, p, k = np.broadcast_arrays(
         np.asarray(new_tokens, dtype=float), np.asarray(attn_pairs, dtype=float),
         np.asarray(kv_tokens, dtype=float),
     )
-    if np.any(t < 0) or np.any(p < 0) or np.any(k < 0):
-        raise ValueError("new_tokens, attn_pairs and kv_tokens must be >= 0")
+    s = t if sampled_tokens is None else np.broadcast_to(np.asarray(sampled_tokens, dtype=float), t.shape)
+    if np.any(t < 0) or np.any(p < 0) or np.any(k < 0) or np.any(s < 0):
+        raise ValueError("new_tokens, attn_pairs, kv_tokens and sampled_tokens must be >= 0")
+    if np.any(s > t):
+        raise ValueError("sampled_tokens cannot exceed new_tokens")
     runs = t > 0
     coef = step_time_coefficients(gpu, model, assumptions)
-    flops = np.where(runs, 2.0 * model.n_params * t + 4.0 * model.n_layers * model.n_heads
-                     * model.head_dim * p, 0.0)
-    weight_bytes = np.where(runs, model.weight_bytes, 0.0)
-    kv_bytes = np.where(runs, model.kv_bytes_per_token * k, 0.0)
-    compute_time = np.where(runs, coef.s_per_token * t + coef.s_per_pair * p, 0.0)
-    weight_time = np.where(runs, coef.weight_s, 0.0)
-    kv_time = np.where(runs, coef.s_per_kv_token * k, 0.0)
-    gpu_time = np.maximum(compute_time, weight_time + kv_time)
-    time = np.where(runs, gpu_time + coef.host_s, 0.0)
-    peak, bandwidth = gpu.peak_flops(model.compute_precision), gpu.hbm_bandwidth
+    rates = achieved_rates(gpu, model, assumptions)
+    comp, mem, op_time = (np.where(runs, a, 0.0) for a in coef.parts(t, p, k, s))
+    ops = operators(model)
+    x = np.stack([t, p, k, s])
+    breakdown: dict[str, OperatorCost] = {}
+    weight_time = np.zeros(t.shape)
+    kv_time = np.zeros(t.shape)
+    flops_total = np.zeros(t.shape)
+    bytes_total = np.zeros(t.shape)
+    for j, op in enumerate(ops):
+        gate = runs & (s > 0) if op.on_samples else runs
+        fl = np.where(gate, op.runs * np.tensordot(op.flops, x, axes=1), 0.0)
+        by = np.where(gate, op.runs * (op.weight_bytes + np.tensordot(op.bytes, x, axes=1)), 0.0)
+        roof = np.maximum(comp[j], mem[j])
+        breakdown[op.name] = OperatorCost(
+            time_s=roof, compute_time_s=comp[j], memory_time_s=mem[j], launch_s=op_time[j] - roof,
+            flops=fl, bytes=by)
+        weight_time = weight_time + np.where(gate, op.runs * op.weight_bytes, 0.0) / rates.bandwidth
+        kv_time = kv_time + np.where(gate, op.runs * op.bytes[2] * k, 0.0) / rates.bandwidth
+        flops_total = flops_total + fl
+        bytes_total = bytes_total + by
+    gpu_time = op_time.sum(axis=0)
+    launch = sum(o.launch_s for o in breakdown.values())
+    host_cpu = np.where(runs, coef.host_s, 0.0)
+    host = np.maximum(host_cpu - gpu_time, 0.0) if coef.overlap_host else host_cpu  # the GPU waits
+    memory_time = mem.sum(axis=0)
     return StepCost(
-        time_s=time, gpu_time_s=gpu_time, compute_time_s=compute_time, weight_time_s=weight_time,
-        kv_time_s=kv_time, flops=flops, bytes=weight_bytes + kv_bytes, kv_bytes=kv_bytes,
-        peak_flops=peak, bandwidth=bandwidth,
+        time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=comp.sum(axis=0),
+        weight_time_s=weight_time, kv_time_s=kv_time,
+        activation_time_s=np.maximum(memory_time - weight_time - kv_time, 0.0),
+        launch_time_s=launch, host_time_s=host, flops=flops_total, bytes=bytes_total,
+        kv_bytes=kv_time * rates.bandwidth,
+        peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
+        operators=breakdown,
     )
 
 
-def batch_step_cost(gpu, model, new_tokens, cached_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> StepCost:
+def batch_step_cost(gpu, model, new_tokens, cached_tokens, assumptions=DEFAULT_ASSUMPTIONS,
+                    sampled=None) -> StepCost:
     """Price steps given per-sequence arrays of shape (steps, slots): q new tokens and c cached tokens
-    of each sequence at each step (q = 0: the slot takes no part in that step)."""
+    of each sequence at each step (q = 0: the slot takes no part in that step). ``sampled`` gives each
+    sequence's sampling positions (None: one per taking part, the last of its new tokens)."""
     q = np.asarray(new_tokens, dtype=float)
     c = np.asarray(cached_tokens, dtype=float)
     active = q > 0
+    s = active.astype(float) if sampled is None else np.where(active, np.asarray(sampled, dtype=float), 0.0)
     return step_cost(
         gpu, model,
         new_tokens=q.sum(axis=-1),
         attn_pairs=np.where(active, attention_pairs(q, c), 0.0).sum(axis=-1),
         kv_tokens=np.where(active, c + q, 0.0).sum(axis=-1),
         assumptions=assumptions,
+        sampled_tokens=s.sum(axis=-1),
     )
 
 
 def uniform_step_cost(
     gpu, model, batch, new_tokens_per_seq, cached_tokens, assumptions=DEFAULT_ASSUMPTIONS,
+    sampled_per_seq=1,
 ) -> StepCost:
-    """Steps where each of ``batch`` sequences brings the same q new tokens on c cached tokens.
+    """Steps where each of ``batch`` sequences brings the same q new tokens on c cached tokens and
+    samples at ``sampled_per_seq`` of them (1: the last; q when verifying q drafted positions).
 
-    Decode is q = 1; a prefill of a p-token prompt is q = p, c = 0; verifying k drafts is q = k + 1.
-    All arguments broadcast, so a sweep over batch sizes or contexts is one call.
+    Decode is q = 1; a prefill of a p-token prompt is q = p, c = 0; verifying k drafts is q = k + 1
+    with k + 1 samples. All arguments broadcast, so a sweep over batch sizes or contexts is one call.
     """
     b = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens_per_seq, dtype=float)
     c = np.asarray(cached_tokens, dtype=float)
-    if np.any(b < 0) or np.any(q < 0) or np.any(c < 0):
-        raise ValueError("batch, new_tokens_per_seq and cached_tokens must be >= 0")
-    return step_cost(gpu, model, b * q, b * attention_pairs(q, c), b * (c + q), assumptions)
+    s = np.minimum(np.asarray(sampled_per_seq, dtype=float), q)
+    if np.any(b < 0) or np.any(q < 0) or np.any(c < 0) or np.any(s < 0):
+        raise ValueError("batch, new_tokens_per_seq, cached_tokens and sampled_per_seq must be >= 0")
+    return step_cost(gpu, model, b * q, b * attention_pairs(q, c), b * (c + q), assumptions,
+                     sampled_tokens=b * s)
 
 
 def decode_step_cost(gpu, model, batch, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> StepCost:
@@ -248,28 +504,38 @@ def decode_step_cost(gpu, model, batch, context_tokens, assumptions=DEFAULT_ASSU
 
 
 def prefill_cost(gpu, model, prompt_tokens, batch=1, assumptions=DEFAULT_ASSUMPTIONS) -> StepCost:
-    """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each (nothing cached)."""
+    """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each (nothing cached); each
+    prompt samples once (its first output token)."""
     return uniform_step_cost(gpu, model, batch, prompt_tokens, 0, assumptions)
 
 
-def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> float:
-    """The decode batch size at which math time catches up with memory time (``inf`` if never).
+def gemm_ridge_batch(gpu, model, assumptions=DEFAULT_ASSUMPTIONS) -> float:
+    """Tokens per step from which a weight GEMM is compute-bound: 2 FLOP per weight per token
+    against the weight's bytes, at the achieved rates (about 180 for BF16 on an H100)."""
+    rates = achieved_rates(gpu, model, assumptions)
+    return rates.gemm_flops / rates.bandwidth * BYTES_PER_ELEMENT[model.weight_dtype] / 2.0
 
-    Decode at batch B and context c: FLOPs = B * a with a = 2N + 4*L*H*hd*(c + 1); bytes = W + B * k
-    with k = kv_bytes_per_token * (c + 1). Setting FLOPs / F = bytes / M (F, M the effective peaks):
-        B = (W / M) / (a / F - k / M)
-    If a / F <= k / M every extra sequence adds more memory time than math time (long contexts with
-    GQA: attention does ~H/KV FLOP per KV byte), and decode never turns compute-bound.
+
+def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> float:
+    """The decode batch size at which the step's math time catches up with its memory time (``inf``
+    if never).
+
+    Decode at batch B and context c: X = B * (1, c + 1, c + 1, 1), so math = B * a and memory =
+    W + B * k with a and k the per-sequence seconds summed over operators and W the weight seconds:
+        B = W / (a - k)
+    If a <= k every extra sequence adds more memory time than math time (long contexts with GQA:
+    attention does ~H/KV FLOP per KV byte), and decode never turns compute-bound.
     """
-    flops_rate = gpu.peak_flops(model.compute_precision) * assumptions.compute_eff
-    byte_rate = gpu.hbm_bandwidth * assumptions.memory_eff
+    coef = step_time_coefficients(gpu, model, assumptions)
     c1 = float(context_tokens) + 1
-    a = 2.0 * model.n_params + 4.0 * model.n_layers * model.n_heads * model.head_dim * c1
-    k = model.kv_bytes_per_token * c1
-    margin = a / flops_rate - k / byte_rate
+    x = np.array([1.0, c1, c1, 1.0])
+    a = float((coef.compute @ x).sum())
+    k = float((coef.memory @ x).sum())
+    w = float(coef.weight_s.sum())
+    margin = a - k
     if margin <= 0:
         return math.inf
-    return (model.weight_bytes / byte_rate) / margin
+    return w / margin
 
 
 def kernel_busy_fraction(cost: StepCost, idle_s: float = 0.0) -> float:
@@ -286,7 +552,8 @@ def kernel_busy_fraction(cost: StepCost, idle_s: float = 0.0) -> float:
 
 
 def calibration_step_s(assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
-    """The model's decode step, in seconds, at the calibration point (compare CALIBRATION_MEASURED_S)."""
+    """The model's decode step, in seconds, at the quoted point (compare CALIBRATION_MEASURED_S)."""
     step = decode_step_cost(GPUS[CALIBRATION_GPU], MODELS[CALIBRATION_MODEL], 1, CALIBRATION_CONTEXT_TOKENS,
                             assumptions)
     return float(step.time_s)
+

@@ -1,12 +1,16 @@
 """Dense decoder-only transformers, from their ``config.json``, and what they cost in bytes.
 
-Parameter counts are computed from the config (REFERENCE.md section 2):
-    attention = d*H*hd + 2*d*KV*hd + H*hd*d   (+ q/k/v biases for Qwen2)
-    MLP       = 3*d*ff                         (SwiGLU: gate, up, down)
-    total     = L*(attention + MLP + 2 norms) + embedding + untied lm_head + final norm
-and match the official totals exactly, which cross-checks the configs. The KV cache holds one key and
-one value vector per layer, KV head and token:
+Parameter counts are computed from the config (REFERENCE.md section 2, MEASURED.md section 1):
+    attention = d*H*hd + 2*d*KV*hd + H*hd*d   (+ q/k/v biases for Qwen2, q/k norms for Qwen3)
+    MLP       = 3*d*ff                         (SwiGLU: gate, up, down; GPT-J: 2*d*ff + biases)
+    total     = L*(attention + MLP + norms) + embedding + untied lm_head + final norm
+and match the official totals, which cross-checks the configs. The KV cache holds one key and one
+value vector per layer, KV head and token:
     kv_bytes_per_token = 2 * L * n_kv_heads * head_dim * bytes_per_kv_element
+
+Precisions are as stored: quantised checkpoints (FP8, INT8, INT4) quantise the decoder's linear
+layers; the embedding table and the LM head stay BF16, as ModelOpt FP8, AWQ and GPTQ checkpoints ship
+them. INT4 is weight-only with one BF16 scale and one BF16 zero point per group of 128 weights.
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
-#: Bytes per stored element for each weight / KV-cache precision.
-BYTES_PER_ELEMENT: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "int4": 0.5}
-WEIGHT_DTYPES = ("bf16", "fp8", "int4")
+#: Bytes per stored element for each weight / KV-cache precision, group scales included.
+INT4_GROUP = 128  # weights per quantisation group (AWQ / GPTQ default)
+BYTES_PER_ELEMENT: dict[str, float] = {
+    "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 2 * 2.0 / INT4_GROUP,
+}
+WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4")
 KV_DTYPES = ("bf16", "fp8")
+#: Bytes per activation element (BF16 activations between kernels).
+ACTIVATION_BYTES = 2.0
 
 
 @dataclass(frozen=True)
@@ -30,9 +39,14 @@ class Model:
         n_layers, hidden, n_heads, n_kv_heads, head_dim, intermediate, vocab: from config.json.
         tied_embeddings: lm_head shares the embedding matrix (no extra parameters).
         qkv_bias: q/k/v projections carry a bias (Qwen2).
+        qk_norm: per-head RMSNorm on q and k (Qwen3): 2 * head_dim parameters a layer.
+        gated_mlp: SwiGLU (3 matrices). False: a plain 2-matrix MLP with biases (GPT-J's GELU MLP).
+        parallel_block: attention and MLP read the same normed input (GPT-J): one norm a layer, and
+            the output projection carries no bias.
+        lm_head_bias: the LM head carries a bias (GPT-J).
         sliding_window: attention window in tokens, or None (full attention). Shown, not modelled:
             the cost model reads the whole context's KV (an overestimate past the window).
-        weight_dtype: 'bf16', 'fp8' or 'int4' (weight-only quantisation).
+        weight_dtype: 'bf16', 'fp8', 'int8' or 'int4' (INT8 and INT4 weight-only).
         kv_dtype: 'bf16' or 'fp8'.
         source: where the config comes from.
     """
@@ -48,6 +62,10 @@ class Model:
     tied_embeddings: bool
     source: str
     qkv_bias: bool = False
+    qk_norm: bool = False
+    gated_mlp: bool = True
+    parallel_block: bool = False
+    lm_head_bias: bool = False
     sliding_window: int | None = None
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
@@ -62,21 +80,89 @@ class Model:
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
 
+    # ---- parameter counts, per operator ----
+
+    @property
+    def qkv_params(self) -> int:
+        """Parameters of one layer's q, k, v projections (biases included)."""
+        d, hd = self.hidden, self.head_dim
+        n = d * (self.n_heads + 2 * self.n_kv_heads) * hd
+        if self.qkv_bias:
+            n += (self.n_heads + 2 * self.n_kv_heads) * hd
+        return n
+
+    @property
+    def o_params(self) -> int:
+        """Parameters of one layer's output projection."""
+        return self.n_heads * self.head_dim * self.hidden
+
+    @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices of the MLP: 3 for SwiGLU (gate, up, down), 2 for a plain MLP."""
+        return 3 if self.gated_mlp else 2
+
+    @property
+    def mlp_params(self) -> int:
+        """Parameters of one layer's MLP (biases included for a plain MLP)."""
+        d, ff = self.hidden, self.intermediate
+        n = self.mlp_matrices * d * ff
+        if not self.gated_mlp:
+            n += ff + d
+        return n
+
+    @property
+    def norm_params(self) -> int:
+        """Norm parameters of one layer: RMSNorm weights (2 a layer), LayerNorm weight + bias for a
+        parallel block (1 a layer), q/k norms."""
+        n = 2 * self.hidden  # two RMSNorm weights, or one LayerNorm's weight and bias (GPT-J)
+        if self.qk_norm:
+            n += 2 * self.head_dim
+        return n
+
+    @property
+    def layer_params(self) -> int:
+        return self.qkv_params + self.o_params + self.mlp_params + self.norm_params
+
+    @property
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden
+
+    @property
+    def lm_head_params(self) -> int:
+        """The LM head's own parameters (0 when tied to the embedding), bias included."""
+        if self.tied_embeddings:
+            return 0
+        return self.vocab * self.hidden + (self.vocab if self.lm_head_bias else 0)
+
     @cached_property
     def n_params(self) -> int:
         """Total parameter count (embedding and lm_head included)."""
-        d, hd, ff = self.hidden, self.head_dim, self.intermediate
-        attention = d * self.n_heads * hd + 2 * d * self.n_kv_heads * hd + self.n_heads * hd * d
-        if self.qkv_bias:
-            attention += self.n_heads * hd + 2 * self.n_kv_heads * hd
-        per_layer = attention + 3 * d * ff + 2 * d
-        embeddings = self.vocab * d * (1 if self.tied_embeddings else 2)
-        return self.n_layers * per_layer + embeddings + d
+        final_norm = 2 * self.hidden if self.parallel_block else self.hidden
+        return (self.n_layers * self.layer_params + self.embedding_params + self.lm_head_params
+                + final_norm)
+
+    @property
+    def decoder_params(self) -> int:
+        """Parameters of the decoder layers: what a quantised checkpoint stores in ``weight_dtype``."""
+        return self.n_layers * self.layer_params
+
+    # ---- bytes ----
+
+    @property
+    def weight_bytes_per_element(self) -> float:
+        return BYTES_PER_ELEMENT[self.weight_dtype]
 
     @property
     def weight_bytes(self) -> float:
-        """Bytes of weights every forward pass reads once: n_params * bytes per weight."""
-        return self.n_params * BYTES_PER_ELEMENT[self.weight_dtype]
+        """Bytes of all weights as stored: decoder layers in ``weight_dtype``, embedding, LM head and
+        final norm in BF16."""
+        rest = self.n_params - self.decoder_params
+        return self.decoder_params * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
+
+    @property
+    def lm_head_bytes(self) -> float:
+        """Bytes one LM-head pass reads: the head's matrix (the embedding table when tied), BF16."""
+        return self.vocab * self.hidden * BYTES_PER_ELEMENT["bf16"]
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -85,8 +171,8 @@ class Model:
 
     @property
     def compute_precision(self) -> str:
-        """Tensor-core precision of the matmuls: FP8 weights run FP8 math; BF16 and INT4 (weight-only,
-        dequantised on the fly) run BF16 math."""
+        """Tensor-core precision of the matmuls: FP8 weights run FP8 math; BF16, INT8 and INT4
+        (weight-only, dequantised on the fly) run BF16 math."""
         return "fp8" if self.weight_dtype == "fp8" else "bf16"
 
     def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> Model:
@@ -111,6 +197,25 @@ MODELS: dict[str, Model] = {
               source="meta-llama/Llama-3.2-1B config.json (tied embeddings, head_dim 64)"),
     )
 }
+
+#: Dense models the measured rows name (MEASURED.md section 1), loadable but not in the sidebar.
+MEASURED_MODELS: dict[str, Model] = {
+    m.name: m
+    for m in (
+        Model("Llama-2-7B", 32, 4096, 32, 32, 128, 11008, 32000, False,
+              source="MEASURED.md section 1 (HF config.json copies); 6.74 B params"),
+        Model("Llama-2-70B", 80, 8192, 64, 8, 128, 28672, 32000, False,
+              source="MEASURED.md section 1 (HF config.json copies); 68.98 B params"),
+        Model("GPT-J-6B", 28, 4096, 16, 16, 256, 16384, 50400, False, gated_mlp=False,
+              parallel_block=True, lm_head_bias=True,
+              source="MEASURED.md section 1: EleutherAI/gpt-j-6b config (n_inner = 4 x hidden); "
+                     "6.05 B params"),
+        Model("Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, False, qk_norm=True,
+              source="MEASURED.md section 1 (HF config.json copies); 8.19 B params"),
+    )
+}
+
+ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS}
 
 DEFAULT_MODEL = "Llama-3.1-8B"
 #: The draft model the speculative-decoding page pairs with the Llama targets (shared vocabulary).

@@ -38,6 +38,7 @@ import numpy as np
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, compute_bound_batch, decode_step_cost
 from sim.hardware import GPU
+from sim.memory import kv_budget_bytes
 from sim.models import Model
 from sim.validate import check_choice, check_int
 
@@ -486,7 +487,7 @@ def card_fit(
     context = float((o * p + o * (o + 1) // 2).sum() / life)
 
     memory = gpu.hbm_bytes * memory_utilization
-    budget = memory - model.weight_bytes
+    budget = kv_budget_bytes(gpu, model, memory_utilization)  # after weights and activations
     budget_tokens = max(budget, 0.0) / model.kv_bytes_per_token
     slots = {"reserved": reserved_slots, "paged": paged_slots}
     batch = {k: int(budget_tokens // v) for k, v in slots.items()}

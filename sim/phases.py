@@ -52,6 +52,14 @@ class TwoPhases:
         """Tokens per second the whole batch produces in decode (one per sequence per step)."""
         return self.batch / self.decode_step_s
 
+    def operator_shares(self, phase: str) -> dict[str, float]:
+        """Share of the ``phase`` ('prefill' or 'decode') step each operator takes, kernel costs
+        included, and the host's share ('host')."""
+        cost = self.prefill if phase == "prefill" else self.decode
+        step = float(cost.time_s[0])
+        shares = {n: float(o.time_s[0] + o.launch_s[0]) / step for n, o in cost.operators.items()}
+        return shares | {"host": float(cost.host_time_s[0]) / step}
+
     @property
     def decode_utilization_gpu(self) -> float:
         """What ``nvidia-smi`` reads while decode runs back-to-back."""

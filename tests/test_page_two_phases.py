@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from sim.cost import DEFAULT_ASSUMPTIONS
 from tests.conftest import metric, ms, number, open_app
 from ui.nav import HOME, SECTIONS, SOURCES
 
@@ -29,7 +30,7 @@ def test_page00_defaults_tell_the_thesis():
     assert number(metric(at, "MFU, decode")) < 1
     assert number(metric(at, "MFU, prefill")) > 40
     charts = at.get("plotly_chart")
-    assert len(charts) == 2
+    assert len(charts) == 3  # roofline, busy units, operators
     roofline = json.loads(charts[0].proto.spec)
     names = [trace.get("name", "") for trace in roofline["data"]]
     assert any(n.startswith("prefill") for n in names) and any(n.startswith("decode") for n in names)
@@ -51,10 +52,25 @@ def test_longer_prompt_takes_longer_and_context_slows_decode():
     prefill, step = ms(metric(at, "Prefill time")), ms(metric(at, "Decode step"))
     at.select_slider(key="phases_prompt").set_value(8192).run()
     assert ms(metric(at, "Prefill time")) > 3.5 * prefill
+    at.select_slider(key="phases_batch").set_value(8)
+    at.select_slider(key="phases_context").set_value(32768).run()
+    assert ms(metric(at, "Decode step")) > 2.5 * step  # 8 x 32k tokens of KV outweigh the weights
+    assert metric(at, "Compute-bound from batch") == "never"
+
+
+def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
+    """Batch 64 at 32k context needs ~275 GB of KV cache; 70B BF16 weights are bigger than an L4."""
+    at = open_app(PAGE)
     at.select_slider(key="phases_batch").set_value(64)
     at.select_slider(key="phases_context").set_value(32768).run()
-    assert ms(metric(at, "Decode step")) > 3 * step  # 64 x 32k tokens of KV outweigh the weights
-    assert metric(at, "Compute-bound from batch") == "never"
+    assert not at.exception
+    text = at.error[0].value
+    assert "does not fit in memory" in text and "GiB short" in text
+    assert "The largest batch that fits at 32,769 tokens is 13." in text
+    assert not at.metric
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert "does not fit on this card at all" in at.error[0].value
+    assert not at.metric
 
 
 def test_global_setup_changes_page_numbers():
@@ -70,11 +86,12 @@ def test_global_setup_changes_page_numbers():
 
 
 def test_custom_gpu_numbers_drive_the_model():
-    at = open_app(PAGE, {"gpu": "Custom", "custom_tbps": "1.0"})
+    # Without the fixed per-step and per-kernel costs, batch-1 decode is all memory time.
+    at = open_app(PAGE, {"gpu": "Custom", "custom_tbps": "1.0", "overhead_us": "0", "graph_us": "0"})
     assert not at.exception
     slow = ms(metric(at, "Decode step"))
     at.number_input(key="custom_tbps").set_value(4.0).run()
-    assert ms(metric(at, "Decode step")) == pytest.approx(slow / 4, rel=0.1)
+    assert ms(metric(at, "Decode step")) == pytest.approx(slow / 4, rel=0.02)
 
 
 def test_url_parameters_set_widgets():
@@ -102,8 +119,8 @@ def test_malformed_or_out_of_range_url_renders_defaults(params):
     assert at.select_slider(key="phases_prompt").value == 2048
     assert at.selectbox(key="gpu").value in ("H100 SXM", "Custom")
     assert at.selectbox(key="model").value == "Llama-3.1-8B"
-    assert at.slider(key="compute_eff").value == 0.6
-    assert at.slider(key="memory_eff").value == 0.8
+    assert at.slider(key="compute_eff").value == DEFAULT_ASSUMPTIONS.compute_eff
+    assert at.slider(key="memory_eff").value == DEFAULT_ASSUMPTIONS.memory_eff
     if at.selectbox(key="gpu").value == "Custom":
         assert at.number_input(key="custom_tflops").value == pytest.approx(989.4)
         assert at.number_input(key="custom_tbps").value == pytest.approx(3.35)
@@ -116,3 +133,12 @@ def test_landing_page_shows_the_thesis_live():
     assert util > 90 and mfu < 1
     at.selectbox(key="model").set_value("Llama-3.1-70B").run()
     assert number(metric(at, "What the tensor cores deliver: MFU")) != mfu
+
+
+def test_the_operator_chart_shows_where_the_step_goes():
+    at = open_app(PAGE)
+    charts = at.get("plotly_chart")
+    fig = next(json.loads(c.proto.spec) for c in charts if "operator" in json.dumps(json.loads(c.proto.spec)))
+    names = [t["name"] for t in fig["data"]]
+    assert names[:6] == ["embedding", "QKV projection", "attention", "output projection", "MLP", "LM head"]
+    assert names[-1] == "host (no kernel)"

@@ -55,7 +55,7 @@ def test_a_cookie_keeps_a_client_on_one_replica_and_new_clients_are_spread(proxy
 
 def test_a_session_through_the_proxy_opens_a_link_and_reruns(proxy):
     async def session():
-        reader = await Reader.open(proxy.url, "two-phases", "phases_batch=64&gpu=L4", timeout_s=60)
+        reader = await Reader.open(proxy.url, "two-phases", "phases_batch=64&gpu=H200+SXM", timeout_s=60)
         assert not reader.last.errors and reader.last.metrics
         before = dict(reader.last.metrics)
         result = await reader.set("phases_batch", 4)

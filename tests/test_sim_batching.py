@@ -54,9 +54,14 @@ def test_v17_static_slot_efficiency_exponential_outputs(slots, expected):
 
 @pytest.mark.parametrize(("gpu", "model"), [(H100, LLAMA8), (A100, LLAMA70), (B200, LLAMA1)])
 def test_utilization_barely_moves_while_goodput_moves_tens_of_points(gpu, model):
+    """The gauge that moves is the useful-work one. On a 1B model on a B200 the host's 0.5 ms a step
+    shows in nvidia-smi (a decode step's kernels take under 1 ms), and continuous batching's steps
+    carry more kernel time, so utilization moves ~10 points there: still a quarter of the other."""
     c = compare(gpu, model, slots=64, n_requests=1000)
     s, k = c.static, c.continuous
-    assert abs(k.utilization_gpu - s.utilization_gpu) < 0.03
+    if model is not LLAMA1:
+        assert abs(k.utilization_gpu - s.utilization_gpu) < 0.03
+    assert abs(k.utilization_gpu - s.utilization_gpu) < (k.goodput_share - s.goodput_share) / 4
     assert k.goodput_share - s.goodput_share > 0.4
     assert k.goodput_tokens_per_s > 2 * s.goodput_tokens_per_s
     assert s.padding_share > 0.5 and k.padding_share == 0
@@ -65,8 +70,8 @@ def test_utilization_barely_moves_while_goodput_moves_tens_of_points(gpu, model)
 def test_defaults_h100_llama8_numbers():
     """Pin the default view (H100, Llama-3.1-8B, Anyscale, 1000 requests, 64 slots, burst)."""
     c = compare(H100, LLAMA8, slots=64, n_requests=1000)
-    assert c.static.utilization_gpu == pytest.approx(0.971, abs=0.005)
-    assert c.continuous.utilization_gpu == pytest.approx(0.975, abs=0.005)
+    assert c.static.utilization_gpu == pytest.approx(0.951, abs=0.005)
+    assert c.continuous.utilization_gpu == pytest.approx(0.963, abs=0.005)
     assert c.static.goodput_share == pytest.approx(0.214, abs=0.01)  # ~1/H_64 = 0.210 (V17)
     assert c.continuous.goodput_share == pytest.approx(0.838, abs=0.01)
 
@@ -261,7 +266,8 @@ def test_segment_clock_matches_step_cost():
         kv = 20_512.0 + 41 * np.arange(m, dtype=float)
         new, pairs = np.full(m, 41.0), kv.copy()
         new[0], pairs[0], kv[0] = first
-        expected = np.cumsum(step_cost(H100, LLAMA8, new, pairs, kv).time_s)
+        sampled = np.full(m, 41.0)  # every sequence samples, the joining prompt its first token
+        expected = np.cumsum(step_cost(H100, LLAMA8, new, pairs, kv, sampled_tokens=sampled).time_s)
         steps, end = clock.run(1.0, first, 41, 20_512.0, m, np.inf)
         assert steps == m and end == pytest.approx(1.0 + expected[-1], rel=1e-12)
         steps, end = clock.run(1.0, first, 41, 20_512.0, m, 1.0 + expected[2] - 1e-9)

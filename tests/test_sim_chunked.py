@@ -48,7 +48,7 @@ def test_steps_are_priced_by_the_shared_cost_model():
     # The last chunk: 16 decodes on 1,024 cached, and 1,024 prompt tokens on a 3,072-token prefix.
     q, s, b, c = 1024, 3072, 16, 1024
     pairs = b * (c + 1) + q * (s + (q + 1) / 2)
-    expect = step_cost(A100, LLAMA8, b + q, pairs, b * (c + 1) + s + q)
+    expect = step_cost(A100, LLAMA8, b + q, pairs, b * (c + 1) + s + q, sampled_tokens=b + 1)
     last = int(r.chunked.prefill_steps[-1])
     assert r.chunked.time_s[last] == pytest.approx(float(expect.time_s))
     assert r.chunked.cost.flops[last] == pytest.approx(float(expect.flops))
@@ -87,7 +87,8 @@ def test_worst_gap_falls_steadily_over_the_page_chunk_sizes():
     gaps = [r.chunked.worst_gap_s for r in runs]
     floor = float(runs[0].chunked.time_s[-1])
     assert all(a > b for a, b in itertools.pairwise(gaps[:6]))
-    assert gaps[-1] == pytest.approx(floor) and gaps[-2] == pytest.approx(floor)
+    # A 64-token chunk adds its own math to a decode step: within a few % of the floor.
+    assert gaps[-1] == pytest.approx(floor, rel=0.03) and gaps[-2] == pytest.approx(floor, rel=0.03)
     assert gaps[0] / gaps[-1] > 30
     ttfts = [chunked_prefill(H100, LLAMA8, 16384, 32, c).chunked.ttft_s for c in (8192, 512, 64)]
     assert ttfts[0] < ttfts[1] < ttfts[2]  # the price: the prompt waits longer

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.cost import decode_step_cost
+from sim.cost import decode_step_cost, gemm_ridge_batch
 from sim.hardware import GPUS
+from sim.memory import activation_bytes
 from sim.models import MODELS
 from sim.paging import (
     FREE,
@@ -225,7 +226,9 @@ def test_sum_ceil_matches_brute_force(x, page):
 def test_card_fit_h100_llama8b():
     fit = card_fit(H100, LLAMA8)
     assert fit.fits
-    assert fit.kv_budget_bytes == pytest.approx(0.9 * 80e9 - LLAMA8.weight_bytes)
+    # 0.9 of the card as the driver counts it (81,559 MiB), less the weights and activations.
+    assert fit.kv_budget_bytes == pytest.approx(
+        0.9 * 81559 * 2**20 - LLAMA8.weight_bytes - activation_bytes(LLAMA8))
     # A reserved request holds its prompt + 2048 rounded up to pages for its whole life.
     assert fit.slots_per_request["reserved"] > 2048
     assert fit.slots_per_request["paged"] < fit.slots_per_request["reserved"] / 3
@@ -234,7 +237,11 @@ def test_card_fit_h100_llama8b():
     # Throughput is batch / decode step time from the shared cost model.
     cost = decode_step_cost(H100, LLAMA8, fit.batch["paged"], fit.context_tokens)
     assert fit.tokens_per_s["paged"] == pytest.approx(fit.batch["paged"] / float(cost.time_s))
-    assert fit.tokens_per_s["paged"] > 1.5 * fit.tokens_per_s["reserved"]
+    # 4x the batch buys little here: both batches sit past the GEMMs' ridge (~180 sequences), where
+    # every sequence adds its own math and KV reads to the step.
+    gain = fit.tokens_per_s["paged"] / fit.tokens_per_s["reserved"]
+    assert 1.05 < gain < 1.5
+    assert fit.batch["reserved"] > gemm_ridge_batch(H100, LLAMA8)
 
 
 def test_card_fit_paged_slots_are_tokens_rounded_up_to_pages():

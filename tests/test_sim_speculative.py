@@ -3,6 +3,7 @@ its fade under load (V06)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sim import speculative as spec
-from sim.cost import decode_step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, decode_step_cost, uniform_step_cost
 from sim.hardware import GPUS
+from sim.memory import memory_plan
 from sim.models import MODELS
 
 H100 = GPUS["H100 SXM"]
@@ -105,10 +107,9 @@ def test_alpha_for_tokens_examples_and_bounds():
 
 
 def test_presets_derive_alpha_from_published_tau():
-    """Medusa, EAGLE, EAGLE-3 and n-gram alphas come from EAGLE-3 Table 1's tau: rounded to the
-    slider's 0.01 steps, the chain gives back tau within 0.1 tokens."""
-    expected = {"n-gram lookup": (1.80, 0.45), "Medusa": (2.51, 0.65), "EAGLE": (3.96, 0.83),
-                "EAGLE-3": (6.23, 0.93)}
+    """Medusa and n-gram alphas come from EAGLE-3 Table 1's tau: rounded to the slider's 0.01
+    steps, the chain gives back tau within 0.1 tokens."""
+    expected = {"n-gram lookup": (1.80, 0.45), "Medusa": (2.51, 0.65)}
     for name, (tau, alpha) in expected.items():
         m = spec.METHODS[name]
         assert m.tau == tau
@@ -117,6 +118,36 @@ def test_presets_derive_alpha_from_published_tau():
     assert spec.DEFAULT_METHOD in spec.METHODS and spec.MANUAL in spec.METHODS
     for m in spec.METHODS.values():
         assert m.source
+
+
+@pytest.mark.parametrize("name", ["EAGLE", "EAGLE-3"])
+def test_eagle_alphas_are_the_fit_to_the_measured_gains(name):
+    """The EAGLE presets' alpha is what scripts/calibrate.py fits to the measured gains (EAGLE-3
+    Tables 3 and 4) under the default assumptions: the constant cannot drift from the fit."""
+    m = spec.METHODS[name]
+    assert m.alpha == pytest.approx(spec.fit_alpha(H100, LLAMA8, m), abs=0.006)
+
+
+def test_eagle3_preset_matches_sglang_at_batch_1_and_64():
+    """Cost model v2's check: SGLang's EAGLE-3 at batch 1 (2.36x, Table 4) within 20 %, and the
+    measured chain-of-3 point at batch 64 (1.38x, Table 3) within 30 %, at the page's context."""
+    m = spec.METHODS["EAGLE-3"]
+    one = spec.speculate(H100, LLAMA8, m, m.alpha, m.k, 1, 1024).speedup
+    b64 = spec.speculate(H100, LLAMA8, m, m.alpha, m.k, 64, 1024).speedup
+    assert one == pytest.approx(spec.MEASURED_BATCH1_GAIN["EAGLE-3"], rel=0.20)
+    assert b64 == pytest.approx(1.38, rel=0.30)
+    assert b64 < one
+
+
+def test_a_tree_verifies_its_nodes_and_accepts_more_per_depth():
+    m = spec.METHODS["EAGLE-3"]
+    assert m.verified_per_seq(m.k) == 8 and m.tree_width == 4
+    assert m.depth_acceptance(0.5) == pytest.approx(1 - 0.5 ** 1.6)
+    assert spec.METHODS["EAGLE"].depth_acceptance(0.5) == 0.5  # a chain
+    r = spec.speculate(H100, LLAMA8, m, 0.5, m.k, 4, 1024)
+    assert r.expected_tokens == pytest.approx(spec.expected_tokens(1 - 0.5 ** 1.6, m.k))
+    verify = uniform_step_cost(H100, LLAMA8, 4, 8, 1024, sampled_per_seq=8)
+    assert r.verify_s == pytest.approx(float(verify.time_s))
 
 
 # ---- Monte Carlo ----
@@ -167,7 +198,9 @@ def test_monte_carlo_histogram_is_the_capped_geometric_law():
 
 def test_round_is_priced_by_the_shared_cost_model():
     r = spec.speculate(H100, LLAMA8, DRAFT, 0.8, 4, 1, 1024)
-    draft = decode_step_cost(H100, spec.draft_model_for(LLAMA8), 1, 1024)
+    # A draft step pays its kernels and their fixed costs; the host's work is once a round.
+    in_round = dataclasses.replace(DEFAULT_ASSUMPTIONS, host_overhead_s=0.0)
+    draft = decode_step_cost(H100, spec.draft_model_for(LLAMA8), 1, 1024, in_round)
     decode = decode_step_cost(H100, LLAMA8, 1, 1024)
     assert r.draft_step_s == pytest.approx(float(draft.time_s))
     assert r.decode_step_s == pytest.approx(float(decode.time_s))
@@ -221,24 +254,35 @@ def test_sweeps_agree_with_single_points(alpha, k, batch, name):
 # ---- V06: the fade under load ----
 
 
-@pytest.mark.parametrize("model", [LLAMA8, LLAMA70], ids=["8B", "70B"])
-def test_v06_speedup_falls_with_batch_size(model):
-    """V06: on H100 the speedup falls monotonically with batch size toward ~1 and can drop below
-    it (EAGLE-3 Table 3; vLLM blog: 1.4-1.8x slowdowns at high QPS)."""
-    sweep = spec.speedup_vs_batch(H100, model, DRAFT, DRAFT.alpha, DRAFT.k, 1024)
-    s, b = sweep.speedup, sweep.batches
-    # Monotone while plain decode stays memory-bound (the 70B's decode turns compute-bound at ~450).
-    memory = sweep.decode_memory_bound
-    assert np.all(np.diff(s[memory]) <= 1e-12)
-    assert s[0] > 1.8  # a real gain at batch 1 ...
-    assert s[-1] < 0.6 * s[0]  # ... that fades under load
-    assert math.isfinite(sweep.verify_compute_bound_batch) and sweep.verify_compute_bound_batch <= 128
-    if model is LLAMA8:
-        assert s[-1] == pytest.approx(1.0, abs=0.1)  # toward 1
-    else:
-        assert s[-1] < 1.0 and sweep.break_even_batch < 512  # and below it
-    # The fall starts where the verify pass turns compute-bound.
-    assert np.all(s[b < sweep.verify_compute_bound_batch] > 0.9 * s[0])
+@pytest.mark.parametrize("method", list(spec.METHODS))
+@pytest.mark.parametrize("gpu", list(GPUS))
+def test_v06_speedup_falls_with_batch_size_for_every_method(gpu, method):
+    """V06, for every drafting method, GPU and preset model: over the batches that fit, the speedup
+    never rises by more than 2.5 % from one swept batch to the next, and at contexts up to 1,024
+    tokens batch 256 keeps under 90 % of batch 1's gain (EAGLE-3 Table 3; vLLM blog: slowdowns at
+    high QPS). At 8k tokens decode is bound by reading the KV cache, which verification shares, so
+    the gain can persist (MagicDec's point); there only the no-rise part is asserted."""
+    m = spec.METHODS[method]
+    for model in MODELS.values():
+        for context in (128, 1024, 8192):
+            sweep = spec.speedup_vs_batch(GPUS[gpu], model, m, m.alpha, m.k, context)
+            fit = memory_plan(GPUS[gpu], model, 1, context + m.k + 1).max_batch
+            ok = sweep.batches <= min(fit, 512)  # past 512, plain decode leaves its CUDA graph too
+            s = sweep.speedup[ok]
+            if s.size < 2:
+                continue
+            assert np.max(np.diff(s) / s[:-1]) <= 0.025, (model.name, context)
+            if context <= 1024 and fit >= 256:
+                by_batch = dict(zip(sweep.batches.tolist(), sweep.speedup.tolist(), strict=True))
+                assert by_batch[256] < 0.9 * by_batch[1], (model.name, context)
+
+
+def test_v06_draft_model_fades_toward_one_on_h100():
+    sweep = spec.speedup_vs_batch(H100, LLAMA8, DRAFT, DRAFT.alpha, DRAFT.k, 1024)
+    s = sweep.speedup
+    assert s[0] > 1.7  # a real gain at batch 1 ...
+    assert s[-1] < 0.6 * s[0] and s[-1] == pytest.approx(1.0, abs=0.1)  # ... that fades toward 1
+    assert math.isfinite(sweep.verify_compute_bound_batch) and sweep.verify_compute_bound_batch <= 256
 
 
 def test_v06_every_method_fades_and_ngram_turns_into_a_slowdown():
@@ -304,3 +348,21 @@ def test_bad_sweep_arguments():
         spec.speedup_vs_alpha(H100, LLAMA8, DRAFT, [0, 4], 1, 1024)
     with pytest.raises(ValueError, match="drafter must be"):
         spec.Method("x", "oracle", 0.5, 2, source="")
+
+
+def test_the_batch_sweep_marks_what_does_not_fit():
+    """At 32k tokens of context an H100 holds only a few Llama-3.1-8B sequences: the chart draws the
+    rest faint, under a 'does not fit in memory' band, never as a normal curve."""
+    from ui.fig_speculative import batch_figure
+
+    m = spec.METHODS["EAGLE-3"]
+    sweep = spec.speedup_vs_batch(H100, LLAMA8, m, m.alpha, m.k, 32768)
+    assert 1 <= sweep.max_batch < 16
+    assert sweep.fits[0] and not sweep.fits[-1]
+    assert sweep.max_batch == memory_plan(H100, LLAMA8, 1, 32768 + 8).max_batch
+    r = spec.speculate(H100, LLAMA8, m, m.alpha, m.k, 1, 32768)
+    fig = batch_figure(sweep, r)
+    names = [t.name for t in fig.data]
+    solid = fig.data[names.index(f"model, α {m.alpha:.2f}, k = {m.k}")]
+    assert max(solid.x) <= sweep.max_batch + 0 and "model, past the card's memory" in names
+    assert any("does not fit" in a.text for a in fig.layout.annotations)

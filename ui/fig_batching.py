@@ -71,7 +71,8 @@ def _rects(slot, start, end, color: str, name: str, hover_name: str) -> dict:
     y0, y1 = slot - _HALF, slot + _HALF
     y = np.column_stack([y0, y0, y1, y1, y0, np.full(n, np.nan)]).ravel()
     # float32: half the bytes on the wire (Plotly sends typed arrays), far finer than a pixel
-    return dict(type="scatter", x=x.astype(np.float32), y=y.astype(np.float32), mode="lines", fill="toself", fillcolor=color, name=name,
+    return dict(type="scatter", x=x.astype(np.float32), y=y.astype(np.float32), mode="lines",
+                fill="toself", fillcolor=color, name=name,
                 line=dict(width=0, color=color), hoverinfo="skip", legendgroup=hover_name)
 
 

@@ -214,6 +214,14 @@ def card_figure(fit: CardFit) -> go.Figure:
                            f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
         ))
     shapes, notes = [], []
+    top = int(fit.batch["paged"])  # the KV budget holds no more requests than the paged policy fits
+    if top < fit.curve_batch[-1]:
+        shapes.append(dict(type="rect", xref="x", yref="paper", x0=max(top, 1), x1=fit.curve_batch[-1],
+                           y0=0, y1=1, fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0),
+                           layer="below"))
+        notes.append(dict(x=math.log10(max(top, 1)), y=0.08, yref="paper", showarrow=False,
+                          text="does not fit in memory", xanchor="left", xshift=4,
+                          font=dict(color=COLORS["muted"], size=12)))
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
         notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,

@@ -10,7 +10,7 @@ from sim.cost import Assumptions
 from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TwoPhases, roofline
-from ui.theme import COLORS, figure
+from ui.theme import COLORS, OKABE_ITO, figure, style
 
 # Fixed axes so the chart holds still while sliders move (FLOP/byte and TFLOP/s, log10).
 INTENSITY_RANGE = (0.25, 40000.0)
@@ -91,6 +91,45 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         yaxis=dict(autorange="reversed"),
     )
     return figure(traces, layout, height=300)
+
+
+OPERATOR_LABELS = {"embed": "embedding", "qkv": "QKV projection", "attention": "attention",
+                   "o_proj": "output projection", "mlp": "MLP", "lm_head": "LM head"}
+_OPERATOR_COLORS = {"embed": OKABE_ITO["yellow"], "qkv": OKABE_ITO["sky_blue"],
+                    "attention": OKABE_ITO["orange"], "o_proj": OKABE_ITO["bluish_green"],
+                    "mlp": OKABE_ITO["blue"], "lm_head": OKABE_ITO["reddish_purple"]}
+
+
+def operator_figure(result: TwoPhases) -> go.Figure:
+    """Where each phase's step goes, operator by operator (the cost model's breakdown), with the
+    host's time (no kernel running) last; hover names the bound of each."""
+    fig = go.Figure()
+    phases = (("Prefill", result.prefill), ("Decode", result.decode))
+    for name, label in (*OPERATOR_LABELS.items(), ("host", "host (no kernel)")):
+        shares, hover = [], []
+        for _, cost in phases:
+            step = float(cost.time_s[0])
+            if name == "host":
+                t, bound, extra = float(cost.host_time_s[0]), "the CPU", ""
+            else:
+                op = cost.operators[name]
+                t = float(op.time_s[0] + op.launch_s[0])
+                bound = "memory" if bool(op.memory_bound[0]) else "math"
+                extra = (f"<br>{float(op.flops[0]) / 1e9:,.3g} GFLOP, {float(op.bytes[0]) / 1e6:,.4g} MB; "
+                         f"kernel costs {float(op.launch_s[0]) * 1e6:,.0f} µs")
+            shares.append(100 * t / step if step > 0 else 0.0)
+            hover.append(f"<b>{label}</b>: {t * 1e3:.3g} ms, {100 * t / step:.1f}% of the step; "
+                         f"bound by {bound}{extra}<extra></extra>")
+        fig.add_trace(go.Bar(
+            y=[p for p, _ in phases], x=shares, orientation="h", name=label,
+            marker_color=_OPERATOR_COLORS.get(name, COLORS["idle"]), hovertemplate=hover,
+        ))
+    fig.update_layout(
+        barmode="stack",
+        xaxis=dict(range=[0, 100], title="Share of the step, by operator", ticksuffix="%"),
+        yaxis=dict(autorange="reversed"), legend=dict(traceorder="normal"),
+    )
+    return style(fig, height=260)
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

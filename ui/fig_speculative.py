@@ -136,19 +136,35 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
     lo, hi = float(sweep.batches[0]), float(sweep.batches[-1])
     shapes, annotations = [_hline(1)], [_label(math.log10(lo), 1, "break-even (1×)")]
     start = sweep.verify_compute_bound_batch
+    if sweep.max_batch < hi:  # past the card's memory: marked, and the curve drawn faint
+        x0 = max(float(sweep.max_batch), lo)
+        shapes.append(dict(type="rect", xref="x", yref="paper", x0=x0, x1=hi, y0=0, y1=1,
+                           fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0), layer="below"))
+        annotations.append(_label(math.log10(x0), 0.55, "does not fit<br>in memory", yref="paper",
+                                  yanchor="top", yshift=0))
     if math.isfinite(start):
         shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=start, x1=hi, y0=0, y1=1,
                               fillcolor=COLORS["compute"], opacity=0.12, line=dict(width=0),
                               layer="below"))
         annotations.append(_label(math.log10(start), 1, "verify pass<br>compute-bound", yref="paper",
                                   yanchor="top", yshift=0))
+    fits = sweep.fits
+    last = int(np.nonzero(fits)[0][-1]) + 1 if fits.any() else 0
     traces = [dict(
-        type="scatter", x=sweep.batches, y=sweep.speedup, name=f"model, α {spec.alpha:.2f}, k = {spec.k}",
+        type="scatter", x=sweep.batches[:last], y=sweep.speedup[:last],
+        name=f"model, α {spec.alpha:.2f}, k = {spec.k}",
         mode="lines", line=dict(color=COLORS["decode"], width=3),
-        customdata=np.stack([sweep.tokens_per_s, sweep.plain_tokens_per_s], axis=-1),
+        customdata=np.stack([sweep.tokens_per_s, sweep.plain_tokens_per_s], axis=-1)[:last],
         hovertemplate=("batch %{x}: %{y:.2f}×<br>%{customdata[0]:,.0f} tok/s speculative vs "
                        "%{customdata[1]:,.0f} plain<extra></extra>"),
     )]
+    if last < sweep.batches.size:
+        traces.append(dict(
+            type="scatter", x=sweep.batches[max(last - 1, 0):], y=sweep.speedup[max(last - 1, 0):],
+            name="model, past the card's memory", mode="lines",
+            line=dict(color=COLORS["muted"], width=2, dash="dot"),
+            hovertemplate="batch %{x}: does not fit in memory (%{y:.2f}× if it did)<extra></extra>",
+        ))
     if measured is not None:
         for name, color, symbol in (("EAGLE", COLORS["compute"], "circle"),
                                     ("EAGLE-3", OKABE_ITO["reddish_purple"], "square")):

@@ -6,6 +6,7 @@ and are rendered on every page, so a change on one page reaches every page.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import streamlit as st
@@ -57,13 +58,13 @@ def render_setup_controls() -> Setup:
         bandwidth = st.number_input("HBM bandwidth, TB/s", *CUSTOM_BANDWIDTH_TBPS,
                                     value=h100.hbm_bandwidth / 1e12, step=0.1, key="custom_tbps",
                                     bind="query-params")
-        memory = st.number_input("Memory, GB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 1e9,
+        memory = st.number_input("Memory, GiB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 2**30,
                                  step=8.0, key="custom_gb", bind="query-params")
         gpu = custom_gpu(tflops, bandwidth, memory)
     else:
         gpu = GPUS[gpu_name]
     st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16 · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
-               f"{gpu.hbm_bytes / 1e9:.0f} GB · ridge {gpu.ridge_point():.0f} FLOP/B")
+               f"{gpu.hbm_bytes / 2**30:.0f} GiB · ridge {gpu.ridge_point():.0f} FLOP/B")
 
     model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
@@ -72,23 +73,38 @@ def render_setup_controls() -> Setup:
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
     model = MODELS[model_name].with_precision(weights, kv)
-    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 1e9:.1f} GB weights · "
+    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token")
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
-        st.caption("The roofline is a floor; these turn it into an estimate. The defaults give "
-                   f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 on "
-                   f"{CALIBRATION_GPU} (measured: {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
+        st.caption("The roofline is a floor on time; these turn it into an estimate. The defaults are "
+                   "fitted to measured engines (README, *The model*): "
+                   f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 "
+                   f"on {CALIBRATION_GPU} (SGLang measured {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
         compute_eff = st.slider("Compute efficiency (share of peak FLOP/s)", 0.1, 1.0, d.compute_eff,
-                                0.05, key="compute_eff", bind="query-params")
+                                0.01, key="compute_eff", bind="query-params",
+                                help="Of compute-bound kernels. Never above what the GPU's own "
+                                     "microbenchmark reached (MI300X: 51 %).")
         memory_eff = st.slider("Bandwidth efficiency (share of peak bytes/s)", 0.3, 1.0, d.memory_eff,
-                               0.05, key="memory_eff", bind="query-params")
-        # A float slider: an int slider would truncate a linked "0.5" to 0 without a word.
+                               0.01, key="memory_eff", bind="query-params",
+                               help="Of memory-bound kernels. Never above the GPU's measured "
+                                    "STREAM bandwidth (H100: 89 %).")
+        # Float sliders: an int slider would truncate a linked "0.5" to 0 without a word.
         overhead_us = st.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
-                                50.0, format="%.0f", key="overhead_us", bind="query-params",
-                                help="Launch and scheduling time per step in which no kernel runs.")
-    setup = Setup(gpu, model, Assumptions(compute_eff, memory_eff, overhead_us * 1e-6))
+                                10.0, format="%.0f", key="overhead_us", bind="query-params",
+                                help="Scheduling and bookkeeping per step in which no kernel runs.")
+        graph_us = st.slider("Kernel cost in a CUDA graph, µs", 0.0, 20.0, d.graph_kernel_s * 1e6,
+                             0.1, format="%.1f", key="graph_us", bind="query-params",
+                             help="Fixed cost of each kernel of a decode-sized step "
+                                  f"(≤ {d.cuda_graph_max_tokens} tokens) replayed as a CUDA graph.")
+        launch_us = st.slider("Kernel cost without a graph, µs", 0.0, 100.0, d.kernel_launch_s * 1e6,
+                              0.5, format="%.1f", key="launch_us", bind="query-params",
+                              help="Fixed cost of each kernel launched one by one (larger steps).")
+    assumptions = dataclasses.replace(
+        d, compute_eff=compute_eff, memory_eff=memory_eff, host_overhead_s=overhead_us * 1e-6,
+        graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
+    setup = Setup(gpu, model, assumptions)
     st.session_state[_STATE_KEY] = setup
     return setup
 

@@ -41,7 +41,7 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, st
         routes.append(ws)
 
     page.route_web_socket(re.compile(r".*/_stcore/stream"), relay)
-    open_page(page, streamlit_server.url, "two-phases", "phases_batch=64&gpu=L4")
+    open_page(page, streamlit_server.url, "two-phases", "phases_batch=64&gpu=H200+SXM")
     expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
     assert len(routes) == 1
     miss = ForwardMsg()
@@ -57,5 +57,5 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, st
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"phases_batch=64"))
     expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
-    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("L4")
+    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("H200 SXM")
     expect_no_exception(page)

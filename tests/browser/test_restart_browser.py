@@ -32,7 +32,7 @@ def _kill(server: Server) -> None:
 @pytest.mark.parametrize("when", ["between reruns", "mid-rerun"])
 def test_page_rejoins_a_restarted_server_with_the_same_view(page: Page, restartable, when):
     server = restartable[0]
-    open_page(page, server.url, "continuous-batching", "batching_slots=32&gpu=L4")
+    open_page(page, server.url, "continuous-batching", "batching_slots=32&gpu=H200+SXM")
     slots = page.locator(".st-key-batching_slots")
     expect(slots).to_contain_text("32")
     goodput = metric_value(page, "Goodput").inner_text()
@@ -45,7 +45,7 @@ def test_page_rejoins_a_restarted_server_with_the_same_view(page: Page, restarta
     wait_idle(page)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
     expect(slots).to_contain_text("32", timeout=TIMEOUT_MS)
-    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("L4")
+    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("H200 SXM")
     switch = page.locator(".st-key-batching_continuous").get_by_role("switch")
     if when == "between reruns":
         expect(metric_value(page, "Goodput")).to_have_text(goodput, timeout=TIMEOUT_MS)

@@ -13,7 +13,7 @@ from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value,
 def test_renders_and_the_ttft_target_moves_what_counts(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "what-to-watch")
     expect_no_exception(page)
-    expect(metric_value(page, "nvidia-smi utilization")).to_have_text("87–99%", timeout=TIMEOUT_MS)
+    expect(metric_value(page, "nvidia-smi utilization")).to_have_text("92–99%", timeout=TIMEOUT_MS)
     expect(page.locator(".st-key-watch_bars .js-plotly-plot")).to_have_count(1, timeout=TIMEOUT_MS)
     expect(page.locator(".st-key-watch_day .js-plotly-plot")).to_have_count(1, timeout=TIMEOUT_MS)
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
@@ -24,7 +24,7 @@ def test_renders_and_the_ttft_target_moves_what_counts(page: Page, streamlit_ser
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"watch_ttft=10"), timeout=TIMEOUT_MS)
     expect(metric_value(page, "Hours missing the SLO")).not_to_have_text("9 of 24", timeout=TIMEOUT_MS)
-    expect(metric_value(page, "nvidia-smi utilization")).to_have_text("87–99%")  # the runs did not change
+    expect(metric_value(page, "nvidia-smi utilization")).to_have_text("92–99%")  # the runs did not change
     expect_no_exception(page)
 
 

@@ -1,0 +1,98 @@
+"""From the pure roofline floor to the model's estimate, one named assumption at a time.
+
+A roofline floor prices a step at the spec sheet's peaks with math and memory perfectly overlapped.
+The model's estimate adds its assumptions in the order it applies them; each stage below is the
+same step priced with one more of them, so the differences add up exactly to estimate - floor:
+
+    floor        max(all FLOP / peak, weight and activation bytes / bandwidth)   (spec, one overlap)
+    + sustained bandwidth   bytes at bandwidth x memory_eff (never above the GPU's STREAM figure)
+    + compute efficiency    FLOP at peak x compute_eff (never above the GPU's best GEMM)
+    + operators in turn     each operator its own max(math, memory), summed: no overlap between them
+    + kernel and host costs per-kernel fixed cost, CPU launches without a graph, host time a step
+    + KV-cache reads        the cached tokens' keys and values, read by attention
+    + communication (TP)    0 here: one GPU
+
+Tensor-parallel communication has no bar yet (one GPU per replica).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost import DEFAULT_ASSUMPTIONS, ROOFLINE_FLOOR, Assumptions, attention_pairs, step_cost
+from sim.hardware import GPU
+from sim.models import Model
+
+STAGES = ("roofline floor", "sustained bandwidth", "compute efficiency", "operators in turn",
+          "kernel and host costs", "KV-cache reads")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The step's time after each stage (seconds), in STAGES order; the last is the estimate."""
+
+    times_s: tuple[float, ...]
+
+    @property
+    def floor_s(self) -> float:
+        return self.times_s[0]
+
+    @property
+    def estimate_s(self) -> float:
+        return self.times_s[-1]
+
+    @property
+    def steps_s(self) -> dict[str, float]:
+        """What each assumption adds, seconds (sums to estimate - floor)."""
+        return {name: self.times_s[i] - self.times_s[i - 1] for i, name in enumerate(STAGES) if i}
+
+    def shares(self) -> dict[str, float]:
+        """Each assumption's share of the gap between the floor and the estimate."""
+        gap = self.estimate_s - self.floor_s
+        return {k: (v / gap if gap > 0 else 0.0) for k, v in self.steps_s.items()}
+
+
+def explain_step(gpu: GPU, model: Model, new_tokens: float, attn_pairs: float, kv_tokens: float,
+                 sampled_tokens: float, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Gap:
+    """The stages for one step with these sums (see ``sim.cost.step_cost``); ``kv_tokens`` counts
+    the cached tokens read plus the new ones written, as there."""
+    a = assumptions
+    new_kv = float(new_tokens)  # the step's own KV writes stay in every stage; the cache reads come last
+    bw = min(a.memory_eff, gpu.hbm_ceiling())
+    spec_bw = dataclasses.replace(ROOFLINE_FLOOR, memory_eff=bw)
+    both = dataclasses.replace(spec_bw, compute_eff=a.compute_eff, measured_ceilings=True)
+    fixed = dataclasses.replace(a)
+
+    def price(assume: Assumptions, kv: float):
+        return step_cost(gpu, model, new_tokens, attn_pairs, kv, assume, sampled_tokens=sampled_tokens)
+
+    def one_overlap(assume: Assumptions) -> float:
+        c = price(assume, new_kv)
+        return float(np.maximum(c.compute_time_s, c.memory_time_s))
+
+    times = (
+        one_overlap(ROOFLINE_FLOOR),
+        one_overlap(spec_bw),
+        one_overlap(both),
+        float(price(dataclasses.replace(both, measured_ceilings=True), new_kv).gpu_time_s),
+        float(price(fixed, new_kv).time_s),
+        float(price(fixed, float(kv_tokens)).time_s),
+    )
+    return Gap(times_s=times)
+
+
+def explain_decode(gpu: GPU, model: Model, batch: int, context_tokens: int,
+                   assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Gap:
+    """The stages of one decode step: ``batch`` sequences, one new token each on ``context_tokens``."""
+    b, c = float(batch), float(context_tokens)
+    return explain_step(gpu, model, b, b * float(attention_pairs(1, c)), b * (c + 1), b, assumptions)
+
+
+def explain_prefill(gpu: GPU, model: Model, prompt_tokens: int,
+                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Gap:
+    """The stages of one prefill of ``prompt_tokens`` tokens (nothing cached; it samples once)."""
+    p = float(prompt_tokens)
+    return explain_step(gpu, model, p, float(attention_pairs(p, 0)), p, 1.0, assumptions)

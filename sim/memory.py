@@ -1,0 +1,194 @@
+"""Does a setup fit on the card? Weights, KV cache, activations and the engine's reserve, in bytes.
+
+Serving engines budget the card the same way (vLLM's ``gpu_memory_utilization``, TensorRT-LLM's
+``kv_cache_free_gpu_mem_fraction``, SGLang's ``mem_fraction_static``):
+
+    budget     = utilization * total memory (as the driver reports it, binary units)
+    kv_budget  = budget - weights - activations
+    kv needed  = batch * context * kv_bytes_per_token
+    fits       = weights + activations + kv needed <= budget
+
+Activations are the workspace of the largest step the engine profiles (``max_batched_tokens``
+tokens through one layer's widest tensors, the logits of ``max_seqs`` sampled rows in FP32) plus a
+fixed reserve for the CUDA context, GEMM workspaces and captured graphs. The rest of the card
+(1 - utilization) is left to the driver and other processes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.hardware import GPU, GiB
+from sim.models import ACTIVATION_BYTES, Model
+
+#: vLLM's default ``gpu_memory_utilization``.
+DEFAULT_UTILIZATION = 0.9
+UTILIZATION_RANGE = (0.1, 1.0)
+#: Tokens of the largest step the engine profiles its activation peak with (vLLM V1's
+#: ``max_num_batched_tokens`` for chunked prefill on large GPUs).
+MAX_BATCHED_TOKENS = 8192
+#: Rows of logits the engine keeps in FP32 (vLLM's default ``max_num_seqs``, 256).
+MAX_SEQS_LOGITS = 256
+#: CUDA context, cuBLAS/attention workspaces and CUDA-graph pools, bytes.
+FIXED_RESERVE_BYTES = 1.0 * GiB
+
+
+def activation_bytes(model: Model) -> float:
+    """Peak activation workspace, bytes: one layer's widest live tensors for MAX_BATCHED_TOKENS
+    tokens (hidden in and out, the MLP's up/gate output, q/k/v), FP32 logits of MAX_SEQS_LOGITS rows,
+    and the fixed reserve."""
+    widest = (2 * model.hidden + model.mlp_matrices * model.intermediate
+              + (model.n_heads + 2 * model.n_kv_heads) * model.head_dim)
+    return (MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES + MAX_SEQS_LOGITS * model.vocab * 4.0
+            + FIXED_RESERVE_BYTES)
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Where one GPU's memory goes for ``batch`` sequences of ``context_tokens`` tokens each."""
+
+    gpu_name: str
+    model_name: str
+    total_bytes: float  # the card, as the driver reports it
+    utilization: float  # share of it the engine may use
+    weight_bytes: float
+    activation_bytes: float
+    kv_bytes_per_token: float
+    batch: int
+    context_tokens: int
+
+    @property
+    def budget_bytes(self) -> float:
+        """What the engine may use: utilization x total."""
+        return self.utilization * self.total_bytes
+
+    @property
+    def reserve_bytes(self) -> float:
+        """What the engine leaves to the driver and other processes."""
+        return self.total_bytes - self.budget_bytes
+
+    @property
+    def kv_budget_bytes(self) -> float:
+        """Room left for the KV cache after weights and activations (negative: the weights alone do
+        not fit)."""
+        return self.budget_bytes - self.weight_bytes - self.activation_bytes
+
+    @property
+    def kv_bytes(self) -> float:
+        """KV cache the batch needs at its context."""
+        return self.batch * self.context_tokens * self.kv_bytes_per_token
+
+    @property
+    def used_bytes(self) -> float:
+        return self.weight_bytes + self.activation_bytes + self.kv_bytes
+
+    @property
+    def weights_fit(self) -> bool:
+        """Weights and activations fit, leaving room for at least one token of KV cache."""
+        return self.kv_budget_bytes >= self.kv_bytes_per_token
+
+    @property
+    def fits(self) -> bool:
+        return self.weights_fit and self.used_bytes <= self.budget_bytes
+
+    @property
+    def shortfall_bytes(self) -> float:
+        """How much more memory the setup needs than the budget (0 if it fits)."""
+        return max(0.0, self.used_bytes - self.budget_bytes)
+
+    @property
+    def max_batch(self) -> int:
+        """The largest batch that fits at this context (0: not even one sequence)."""
+        return max_batch(self.kv_budget_bytes, self.kv_bytes_per_token, self.context_tokens)
+
+    @property
+    def max_context_tokens(self) -> int:
+        """The longest context each of ``batch`` sequences can hold."""
+        if not self.weights_fit or self.batch <= 0:
+            return 0
+        return int(self.kv_budget_bytes // (self.batch * self.kv_bytes_per_token))
+
+    def parts(self) -> dict[str, float]:
+        """The budget split, bytes: weights, activations, KV cache, free (negative: over budget)."""
+        return {"weights": self.weight_bytes, "activations": self.activation_bytes,
+                "KV cache": self.kv_bytes, "free": self.budget_bytes - self.used_bytes}
+
+
+def max_batch(kv_budget_bytes, kv_bytes_per_token: float, context_tokens) -> np.ndarray | int:
+    """Sequences of ``context_tokens`` tokens whose KV fits in ``kv_budget_bytes`` (broadcasts)."""
+    budget = np.maximum(np.asarray(kv_budget_bytes, dtype=float), 0.0)
+    per_seq = np.maximum(np.asarray(context_tokens, dtype=float), 1.0) * kv_bytes_per_token
+    out = np.floor(budget / per_seq).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
+                utilization: float = DEFAULT_UTILIZATION) -> MemoryPlan:
+    """The memory ``batch`` sequences of ``context_tokens`` tokens need on one ``gpu``."""
+    if not (isinstance(utilization, (int, float)) and math.isfinite(utilization)
+            and UTILIZATION_RANGE[0] <= utilization <= UTILIZATION_RANGE[1]):
+        raise ValueError(f"utilization must be in {list(UTILIZATION_RANGE)}, got {utilization!r}")
+    if not (isinstance(batch, (int, np.integer)) and batch >= 0):
+        raise ValueError(f"batch must be an integer >= 0, got {batch!r}")
+    if not (isinstance(context_tokens, (int, np.integer)) and context_tokens >= 0):
+        raise ValueError(f"context_tokens must be an integer >= 0, got {context_tokens!r}")
+    return MemoryPlan(
+        gpu_name=gpu.name, model_name=model.name, total_bytes=gpu.hbm_bytes,
+        utilization=float(utilization), weight_bytes=model.weight_bytes,
+        activation_bytes=activation_bytes(model), kv_bytes_per_token=model.kv_bytes_per_token,
+        batch=int(batch), context_tokens=int(context_tokens),
+    )
+
+
+KV_POLICIES = ("total", "free")
+
+
+KV_POLICIES = ("total", "free")
+
+
+def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZATION,
+                    policy: str = "total") -> float:
+    """Room for the KV cache on one ``gpu`` after weights and activations, bytes (may be < 0).
+
+    ``policy`` says what ``utilization`` is a share of: 'total' memory (vLLM's
+    ``gpu_memory_utilization``, SGLang's ``mem_fraction_static``) or the memory still 'free' once
+    weights and activations are loaded (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``).
+    """
+    if policy not in KV_POLICIES:
+        raise ValueError(f"policy must be one of {KV_POLICIES}, got {policy!r}")
+    plan = memory_plan(gpu, model, 0, 0, utilization)
+    if policy == "free":
+        return utilization * (plan.total_bytes - plan.weight_bytes - plan.activation_bytes)
+    return plan.kv_budget_bytes
+
+
+def gib(n_bytes: float) -> float:
+    """Bytes in GiB (what ``nvidia-smi`` and the engines' logs print)."""
+    return n_bytes / GiB
+
+
+def describe(plan: MemoryPlan) -> str:
+    """One plain sentence: what does not fit, by how much, and the largest setup that does."""
+    if not plan.weights_fit:
+        need = plan.weight_bytes + plan.activation_bytes
+        return (f"{plan.model_name}'s weights ({gib(plan.weight_bytes):,.1f} GiB) and activations "
+                f"({gib(plan.activation_bytes):,.1f} GiB) need {gib(need):,.1f} GiB, more than the "
+                f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on one {plan.gpu_name} "
+                f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
+                f"this card at all. Pick a bigger GPU, smaller weights, or a smaller model.")
+    if plan.fits:
+        return (f"Fits: {gib(plan.used_bytes):,.1f} of {gib(plan.budget_bytes):,.1f} GiB "
+                f"(weights {gib(plan.weight_bytes):,.1f}, KV cache {gib(plan.kv_bytes):,.1f}); "
+                f"up to {plan.max_batch:,} sequences at this context.")
+    largest = plan.max_batch
+    tail = (f"The largest batch that fits at {plan.context_tokens:,} tokens is {largest:,}."
+            if largest > 0 else
+            f"Not even one sequence of {plan.context_tokens:,} tokens fits; the longest context for "
+            f"one is {int(plan.kv_budget_bytes // plan.kv_bytes_per_token):,} tokens.")
+    return (f"Batch {plan.batch:,} at {plan.context_tokens:,} tokens of context needs "
+            f"{gib(plan.kv_bytes):,.1f} GiB of KV cache, but only {gib(plan.kv_budget_bytes):,.1f} GiB "
+            f"is left on one {plan.gpu_name} after the weights and activations: "
+            f"{gib(plan.shortfall_bytes):,.1f} GiB short. {tail}")

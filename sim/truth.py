@@ -1,0 +1,382 @@
+"""The model against measurements: predict every row of a measured.csv-style file.
+
+    python -m sim.truth ../shared/measured.csv
+
+Each row is run the way it describes (MEASURED.md section 1), with the same assumptions for every
+row:
+
+- ``static_batch_tok_s``: ``batch`` prompts prefilled together, then ``output_tokens - 1`` decode
+  steps at growing context; batch x output / total time.
+- ``ttft_ms``: one prefill of ``prompt_tokens`` on an idle server.
+- ``tpot_ms``: an online run in steady state. N sequences decode together; prompts arrive at rate
+  lambda and each prefill rides one step, lengthening it by its prefill time. Time between a
+  sequence's tokens is t_decode(N) / (1 - lambda * t_prefill). Poisson load (``qps``): N = lambda x
+  end-to-end time (Little's law); closed loop (``concurrency`` C): N = C and lambda = C / end-to-end.
+  Both solved by fixed-point iteration.
+- ``offline_tok_s``: ``requests`` queued at t = 0; the engine runs as many as its KV cache holds at
+  full length (prompt + output, reserved up front, TensorRT-LLM's guaranteed-no-evict policy),
+  at most MAX_NUM_SEQS; every request is prefilled in chunks of MAX_BATCHED_TOKENS and decoded at
+  the mean context. The KV cache is sized as the row's engine sizes it: TensorRT-LLM takes 0.9 of
+  the memory left after the weights (``kv_cache_free_gpu_mem_fraction``), vLLM and SGLang 0.9 of
+  the card (``sim.memory.kv_budget_bytes``).
+- ``gemm_tflops`` / ``hbm_tbps``: the rates the model prices large GEMMs and memory-bound kernels at.
+
+A row the model cannot express yet (several GPUs, mixture-of-experts models, unknown GPUs) is
+``cannot: <reason>``, never a guess. ``sharegpt`` rows without lengths use the app's ShareGPT-like
+means (161 prompt, 338 output tokens; illustrative).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, step_cost
+from sim.hardware import GPUS
+from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
+from sim.models import ALL_MODELS, Model
+
+COLUMNS = ("id", "gpu", "gpus", "model", "weights", "kv", "engine", "kind", "batch", "concurrency",
+           "qps", "requests", "workload", "prompt_tokens", "output_tokens", "value", "unit", "source",
+           "notes")
+KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s", "gemm_tflops", "hbm_tbps")
+UNITS = {"static_batch_tok_s": "tok/s", "ttft_ms": "ms", "tpot_ms": "ms", "offline_tok_s": "tok/s",
+         "gemm_tflops": "TFLOP/s", "hbm_tbps": "TB/s"}
+#: ShareGPT-like means for rows that give no lengths (sim.paging's card workload; illustrative).
+SHAREGPT_MEANS = (161, 338)
+#: Most sequences an engine batches (TensorRT-LLM's default max_batch_size).
+MAX_NUM_SEQS = 2048
+MAX_FILE_BYTES = 1_000_000
+MAX_ROWS = 5000
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measurement, parsed."""
+
+    id: str
+    gpu: str
+    gpus: int
+    model: str
+    weights: str
+    kv: str
+    engine: str
+    kind: str
+    batch: int | None
+    concurrency: int | None
+    qps: float | None
+    requests: int | None
+    workload: str
+    prompt_tokens: int | None
+    output_tokens: int | None
+    value: float
+    unit: str
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    row: Row
+    model_value: float | None  # in the row's unit; None when the model cannot express the row
+    reason: str = ""  # why not, when model_value is None
+
+    @property
+    def error(self) -> float | None:
+        """Signed relative error, (model - measured) / measured."""
+        if self.model_value is None:
+            return None
+        return self.model_value / self.row.value - 1.0
+
+
+class RowError(ValueError):
+    """A row that cannot be read; the message names the row and the field."""
+
+
+def _int(raw: str, field: str, rid: str) -> int | None:
+    raw = raw.strip()
+    if raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
+    if not math.isfinite(value) or value < 0 or value != int(value) or value > 1e9:
+        raise RowError(f"row {rid}: {field} = {raw!r} must be a whole number >= 0")
+    return int(value)
+
+
+def _float(raw: str, field: str, rid: str, allow_inf: bool = False) -> float | None:
+    raw = raw.strip()
+    if raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
+    if math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
+        raise RowError(f"row {rid}: {field} = {raw!r} must be a finite number >= 0")
+    return value
+
+
+def parse_rows(text: str) -> list[Row]:
+    """Rows of a measured.csv-style text. Strict: a missing column or an unreadable value raises
+    ``RowError`` naming it. Nothing in the text is evaluated."""
+    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise RowError(f"the file is larger than {MAX_FILE_BYTES:,} bytes")
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in ("id", "gpu", "gpus", "model", "weights", "kv", "kind", "value")
+               if c not in (reader.fieldnames or [])]
+    if missing:
+        raise RowError(f"missing column(s): {', '.join(missing)}")
+    rows = []
+    for n, raw in enumerate(reader, start=2):
+        if n - 1 > MAX_ROWS:
+            raise RowError(f"more than {MAX_ROWS} rows")
+        get = {k: (raw.get(k) or "") for k in COLUMNS}
+        rid = get["id"].strip() or f"line {n}"
+        kind = get["kind"].strip()
+        if kind not in KINDS:
+            raise RowError(f"row {rid}: kind = {kind!r} is not one of {', '.join(KINDS)}")
+        value = _float(get["value"], "value", rid)
+        if value is None or value <= 0:
+            raise RowError(f"row {rid}: value must be a number > 0")
+        rows.append(Row(
+            id=rid, gpu=get["gpu"].strip(), gpus=_int(get["gpus"], "gpus", rid) or 1,
+            model=get["model"].strip(), weights=get["weights"].strip() or "bf16",
+            kv=get["kv"].strip() or "bf16", engine=get["engine"].strip(), kind=kind,
+            batch=_int(get["batch"], "batch", rid),
+            concurrency=_int(get["concurrency"], "concurrency", rid),
+            qps=_float(get["qps"], "qps", rid, allow_inf=True),
+            requests=_int(get["requests"], "requests", rid),
+            workload=get["workload"].strip() or "fixed",
+            prompt_tokens=_int(get["prompt_tokens"], "prompt_tokens", rid),
+            output_tokens=_int(get["output_tokens"], "output_tokens", rid),
+            value=value, unit=get["unit"].strip(), notes=get["notes"].strip(),
+        ))
+    return rows
+
+
+# ---- running a row ----
+
+
+def _setup(row: Row) -> tuple[object, Model] | str:
+    """(gpu, model) for a row, or the reason the model cannot express it."""
+    if row.gpu not in GPUS:
+        return f"GPU {row.gpu!r} is not a preset"
+    if row.gpus != 1:
+        return f"{row.gpus} GPUs: tensor parallelism is not modelled yet"
+    if row.kind in ("gemm_tflops", "hbm_tbps"):
+        return GPUS[row.gpu], None
+    if row.model not in ALL_MODELS:
+        return f"model {row.model!r} is not loadable yet (mixture-of-experts and MLA models come later)"
+    model = ALL_MODELS[row.model]
+    try:
+        model = model.with_precision(row.weights, row.kv)
+    except ValueError as exc:
+        return str(exc)
+    return GPUS[row.gpu], model
+
+
+def _lengths(row: Row) -> tuple[int, int]:
+    p, o = row.prompt_tokens, row.output_tokens
+    if p is None or o is None:
+        if row.workload == "sharegpt":
+            return SHAREGPT_MEANS
+        raise RowError(f"row {row.id}: prompt_tokens and output_tokens are needed for a {row.kind} row")
+    return p, o
+
+
+def static_batch_time_s(gpu, model, batch: int, prompt: int, output: int,
+                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """Seconds for a static batch: one prefill of ``batch`` prompts (each samples its first token),
+    then ``output - 1`` decode steps with contexts prompt + 1 .. prompt + output - 1."""
+    pre = step_cost(gpu, model, batch * prompt, batch * prompt * (prompt + 1) / 2, batch * prompt,
+                    assumptions, sampled_tokens=batch)
+    c = prompt + np.arange(1, max(output, 1))
+    dec = step_cost(gpu, model, np.full(c.size, float(batch)), batch * (c + 1.0), batch * (c + 1.0),
+                    assumptions)
+    return float(pre.time_s) + float(dec.time_s.sum())
+
+
+def prefill_time_s(gpu, model, prompt: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """One prompt's prefill on an idle server, in chunks of at most MAX_BATCHED_TOKENS tokens."""
+    starts = np.arange(0, prompt, MAX_BATCHED_TOKENS, dtype=float)
+    q = np.minimum(MAX_BATCHED_TOKENS, prompt - starts)
+    last = np.zeros(q.size)
+    last[-1] = 1
+    cost = step_cost(gpu, model, q, q * (starts + (q + 1) / 2), starts + q, assumptions, sampled_tokens=last)
+    return float(cost.time_s.sum())
+
+
+def _decode_step_s(gpu, model, n: float, context: float, assumptions: Assumptions) -> float:
+    return float(step_cost(gpu, model, n, n * (context + 1), n * (context + 1), assumptions).time_s)
+
+
+def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = None,
+                  concurrency: int | None = None, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """Mean time per output token in steady state (see the module docstring)."""
+    t_pre = prefill_time_s(gpu, model, prompt, assumptions)
+    # What a prefill adds to the step it rides: its time less the step's fixed launch and host time.
+    extra = max(t_pre - assumptions.host_overhead_s, 0.0)
+    context = prompt + output / 2
+    n = float(concurrency) if concurrency else 1.0
+    tpot = _decode_step_s(gpu, model, max(n, 1.0), context, assumptions)
+    for _ in range(50):
+        e2e = t_pre + max(output - 1, 0) * tpot
+        lam = qps if qps is not None else n / e2e
+        if qps is not None:
+            n = max(1.0, lam * e2e)
+        busy = min(lam * extra, 0.95)
+        tpot = _decode_step_s(gpu, model, n, context, assumptions) / (1.0 - busy)
+    return tpot
+
+
+def kv_policy_for(engine: str) -> str:
+    """How the row's engine sizes its KV cache (see ``sim.memory.kv_budget_bytes``)."""
+    return "free" if "tensorrt" in engine.lower() else "total"
+
+
+def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
+                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total"
+                         ) -> float | str:
+    """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
+    budget = kv_budget_bytes(gpu, model, policy=kv_policy)
+    batch = min(MAX_NUM_SEQS, requests, int(budget // ((prompt + output) * model.kv_bytes_per_token)))
+    if batch < 1:
+        return "the KV cache cannot hold one request at full length"
+    decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)
+    # Prefill of the batch's prompts in full chunks, each chunk attending over half its prompt.
+    chunk = float(MAX_BATCHED_TOKENS)
+    pre = step_cost(gpu, model, chunk, chunk * (prompt / 2 + 0.5), chunk * prompt / 2 + chunk,
+                    assumptions, sampled_tokens=max(1.0, chunk / prompt))
+    prefill_s = batch * prompt / chunk * float(pre.time_s)
+    return batch * output / (output * decode + prefill_s)
+
+
+def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Prediction:
+    """The model's value for ``row``, in the row's unit."""
+    setup = _setup(row)
+    if isinstance(setup, str):
+        return Prediction(row, None, setup)
+    gpu, model = setup
+    a = assumptions
+    if row.kind == "gemm_tflops":
+        if row.weights not in ("bf16", "fp8"):
+            return Prediction(row, None, f"GEMM precision {row.weights!r}")
+        eff = min(a.compute_eff, gpu.gemm_ceiling(row.weights))
+        return Prediction(row, gpu.peak_flops(row.weights) * eff / 1e12)
+    if row.kind == "hbm_tbps":
+        return Prediction(row, gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling()) / 1e12)
+    try:
+        p, o = _lengths(row)
+    except RowError as exc:
+        return Prediction(row, None, str(exc))
+    if row.kind == "static_batch_tok_s":
+        b = row.batch or 1
+        return Prediction(row, b * o / static_batch_time_s(gpu, model, b, p, o, a))
+    if row.kind == "ttft_ms":
+        return Prediction(row, 1e3 * prefill_time_s(gpu, model, p, a))
+    if row.kind == "tpot_ms":
+        if row.qps is None and row.concurrency is None:
+            return Prediction(row, None, "an online row needs qps or concurrency")
+        if row.qps is not None and math.isinf(row.qps):
+            return Prediction(row, None, "qps = inf is an offline run, not an online one")
+        return Prediction(row, 1e3 * online_tpot_s(gpu, model, p, o, qps=row.qps,
+                                                   concurrency=row.concurrency, assumptions=a))
+    if row.kind == "offline_tok_s":
+        value = offline_tokens_per_s(gpu, model, p, o, row.requests or 1000, a, kv_policy_for(row.engine))
+        if isinstance(value, str):
+            return Prediction(row, None, value)
+        return Prediction(row, value)
+    return Prediction(row, None, f"kind {row.kind!r}")
+
+
+def predict_all(rows: Iterable[Row], assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> list[Prediction]:
+    return [predict(r, assumptions) for r in rows]
+
+
+@dataclass(frozen=True)
+class KindSummary:
+    kind: str
+    rows: int
+    expressed: int
+    median_abs_error: float
+    p90_abs_error: float
+
+
+def summarize(predictions: list[Prediction]) -> list[KindSummary]:
+    out = []
+    for kind in KINDS:
+        preds = [p for p in predictions if p.row.kind == kind]
+        if not preds:
+            continue
+        errs = np.abs([p.error for p in preds if p.error is not None])
+        out.append(KindSummary(
+            kind=kind, rows=len(preds), expressed=int(errs.size),
+            median_abs_error=float(np.median(errs)) if errs.size else math.nan,
+            p90_abs_error=float(np.percentile(errs, 90)) if errs.size else math.nan,
+        ))
+    return out
+
+
+def format_table(predictions: list[Prediction]) -> str:
+    lines = ["id, kind, measured, model, signed error"]
+    for p in predictions:
+        r = p.row
+        if p.model_value is None:
+            lines.append(f"{r.id}, {r.kind}, {r.value:g} {r.unit}, cannot: {p.reason}")
+        else:
+            lines.append(f"{r.id}, {r.kind}, {r.value:g} {r.unit}, {p.model_value:.4g}, {p.error:+.1%}")
+    lines.append("")
+    lines.append("kind, rows, expressed, median |error|, p90 |error|")
+    for s in summarize(predictions):
+        lines.append(f"{s.kind}, {s.rows}, {s.expressed}, {s.median_abs_error:.1%}, {s.p90_abs_error:.1%}")
+    return "\n".join(lines)
+
+
+def format_markdown(predictions: list[Prediction]) -> str:
+    """The table as Markdown (the README's copy): every row, then the summary by kind."""
+    lines = ["| id | GPU | model | weights | engine | kind | measured | model | error |",
+             "|---|---|---|---|---|---|---:|---:|---:|"]
+    for p in predictions:
+        r = p.row
+        engine = r.engine.replace("|", "/")
+        model = f"{p.model_value:.4g}" if p.model_value is not None else f"cannot: {p.reason}"
+        err = f"{p.error:+.1%}" if p.error is not None else ""
+        lines.append(f"| {r.id} | {r.gpu} x{r.gpus} | {r.model or '-'} | {r.weights} | {engine} | "
+                     f"{r.kind} | {r.value:g} {r.unit} | {model} | {err} |")
+    lines += ["", "| kind | rows | expressed | median abs. error | p90 abs. error |",
+              "|---|---:|---:|---:|---:|"]
+    for s in summarize(predictions):
+        lines.append(f"| {s.kind} | {s.rows} | {s.expressed} | {s.median_abs_error:.1%} | "
+                     f"{s.p90_abs_error:.1%} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    markdown = "--markdown" in argv
+    argv = [a for a in argv if a != "--markdown"]
+    if len(argv) != 1:
+        print("usage: python -m sim.truth [--markdown] FILE.csv", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[0], encoding="utf-8") as f:
+            text = f.read(MAX_FILE_BYTES + 1)
+        rows = parse_rows(text)
+    except (OSError, UnicodeDecodeError, RowError) as exc:
+        print(f"cannot read {argv[0]}: {exc}", file=sys.stderr)
+        return 1
+    predictions = predict_all(rows)
+    print(format_markdown(predictions) if markdown else format_table(predictions))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

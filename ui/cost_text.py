@@ -1,0 +1,54 @@
+"""The shared cost model in words and equations: one text, quoted by every page that explains it
+(kept in step with ``sim/cost.py``; tests check the numbers it quotes)."""
+
+from __future__ import annotations
+
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
+
+STEP_MODEL_MD = r"""
+One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has $c_i$
+cached. The step is described by $T=\sum q_i$ new tokens, $P=\sum q_i\,(c_i+\tfrac{q_i+1}{2})$ causal
+attention pairs, $K=\sum(c_i+q_i)$ tokens of KV cache read or written, and $S$ positions that sample
+(the last token of a prompt or chunk, every decode token, every verified draft).
+
+Each operator runs as its own kernels, one after another; **within** one, math and memory overlap:
+
+$$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\eta_c},\;
+\frac{\text{bytes}_\text{op}}{B\,\eta_m}\Big) + n_\text{kernels}\,t_\text{kernel}
+\qquad t_\text{step} = \sum_\text{op} t_\text{op} + t_\text{host}$$
+
+| operator | FLOP | bytes |
+|---|---|---|
+| embedding (once) | 0 | $T$ rows of the table |
+| QKV projection (per layer) | $2T\,d\,(H+2H_{kv})\,d_h$ | its weights + activations in and out |
+| attention (per layer) | $4\,H\,d_h\,P$ | $K$ tokens of KV cache + $q$ in, output out |
+| output projection (per layer) | $2T\,H d_h\,d$ | its weights + activations |
+| MLP (per layer) | $2T\cdot 3\,d\,d_{ff}$ (SwiGLU) | its weights + activations |
+| LM head (once, if $S>0$) | $2S\,d\,V$ | the BF16 head + $S$ rows of logits |
+
+GEMMs run at the weights' precision (FP8 weights: FP8 tensor math), attention at BF16. Without a
+CUDA graph (steps over the capture size) a run of kernels takes at least their CPU launch time:
+$t_\text{op}=\max(\ldots + n\,t_\text{kernel},\; n\,t_\text{launch})$. `nvidia-smi` utilization is
+the share of wall time with a kernel running, $\sum t_\text{op}/t_\text{step}$; MFU = FLOP /
+($F\,t_\text{step}$) and MBU = bytes / ($B\,t_\text{step}$) against the spec peaks.
+"""
+
+
+def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
+    """The named assumptions with their values (the sidebar's "Assumptions" can change them)."""
+    d = DEFAULT_ASSUMPTIONS
+    fitted = " (the fitted default)" if a == d else f" (fitted default {d.compute_eff:.2f})"
+    return [
+        f"Compute-bound kernels reach η_c = {a.compute_eff:.2f} of the tensor-core peak{fitted}, "
+        f"memory-bound ones η_m = {a.memory_eff:.2f} of the HBM bandwidth; never more than the "
+        "GPU's own microbenchmarks reached (GEMM 51-87 %, STREAM 77-89 % of spec).",
+        f"Each kernel costs {a.graph_kernel_s * 1e6:.1f} µs on top of its roofline; a step that is not "
+        f"a CUDA graph (over {a.cuda_graph_max_tokens} tokens) needs {a.kernel_launch_s * 1e6:.0f} µs "
+        "of CPU launch per kernel, which only shows when kernels are shorter than that.",
+        f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step with no "
+        "kernel running.",
+        "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
+        "engine (README, *The model against measurements*).",
+        "Activations move through HBM between operators; the embedding table is gathered, not read; "
+        "the LM head runs only where a token is sampled.",
+    ]
