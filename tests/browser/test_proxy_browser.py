@@ -20,14 +20,14 @@ def proxy():
         yield p
 
 
-def test_every_page_works_through_the_proxy_under_its_csp(page: Page, proxy):
+def test_pages_work_through_the_proxy_under_its_csp(page: Page, proxy):
     violations: list[str] = []
     outside: list[str] = []
     page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
     page.on("request", lambda r: outside.append(r.url)
             if urlsplit(r.url).netloc not in ("", urlsplit(proxy.url).netloc)
             and not r.url.startswith(("data:", "blob:")) else None)
-    for section in SECTIONS:
+    for section in (SECTIONS[0], SECTIONS[-1]):  # every page: tests/browser/test_injection_browser.py
         open_page(page, proxy.url, section.url_path)
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=TIMEOUT_MS)
         expect_no_exception(page)
