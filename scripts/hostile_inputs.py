@@ -102,6 +102,8 @@ async def check_ws(url: str, cases: list[tuple[str, str]], concurrency: int, cou
                     failures.append(f"marker in a {kind} element: {where}")
                     break
             counts["ws_checked"] += 1
+            if counts["ws_checked"] % 500 == 0:
+                print(f"{counts['ws_checked']:,} links checked, {len(failures)} failures", flush=True)
             await reader.close()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
