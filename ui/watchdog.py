@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-GRACE_MS = 4000  # a closed connection not replaced within this long is treated as lost
+GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
 
 _SCRIPT = """<script>
 (() => {
