@@ -10,12 +10,19 @@ from __future__ import annotations
 import asyncio
 import http.cookiejar
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from scripts.proxy import SECURITY_HEADERS, Proxy
 from scripts.st_client import Reader
 from tests.browser.conftest import Server
+
+
+def _run(coro):
+    """asyncio.run in a thread of its own (pytest-playwright's sync API may hold this one's loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +69,9 @@ def test_a_session_through_the_proxy_opens_a_link_and_reruns(proxy):
         assert not result.errors and result.metrics != before
         await reader.close()
         return before
-    first = asyncio.run(session())
+    first = _run(session())
     # the same link through the proxy again (probably the other replica): the same numbers
-    assert asyncio.run(session()) == first
+    assert _run(session()) == first
 
 
 def test_a_reader_whose_replica_dies_gets_the_same_view_from_the_other(proxy):
@@ -73,12 +80,12 @@ def test_a_reader_whose_replica_dies_gets_the_same_view_from_the_other(proxy):
                                    timeout_s=60)
         await reader.close()
         return reader.last.metrics
-    before = asyncio.run(numbers())
+    before = _run(numbers())
     victim = proxy.servers[0]
     victim.proc.kill()
     victim.proc.wait(timeout=10)
     try:
         for _ in range(4):  # whichever replica the hash picks, the link opens with the same numbers
-            assert asyncio.run(numbers()) == before
+            assert _run(numbers()) == before
     finally:
         proxy.servers[0] = Server(port=victim.port)
