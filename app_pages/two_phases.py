@@ -54,6 +54,18 @@ with metric_row():
               help="Achieved bytes/s over peak HBM bandwidth.")
     st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
 
+
+model = setup.model
+if model.n_experts:
+    touched = float(model.experts_touched(batch))
+    st.caption(
+        f"**Mixture of experts.** Each token runs {model.experts_per_token} of {model.n_experts} "
+        f"experts, but a step reads every expert its tokens touch: {touched:.1f} of "
+        f"{model.n_experts} a layer at batch {batch} (uniform routing, E(1 − (1 − k/E)^B)). Batch-1 "
+        "decode reads only the active experts; by batch "
+        f"~{int(4 * model.n_experts / model.experts_per_token)} it reads nearly all of them, so the "
+        "model stops looking like its active size long before the ridge point.")
+
 chart(
     roofline_figure(r, setup.gpu, setup.model, setup.assumptions), key="phases_roofline",
     title=f"Roofline of the {setup.gpu.name}: where each phase lands",

@@ -38,6 +38,7 @@ PARAMS = (
     ("host_overhead_s", 0.0, 0.5e-3, 1e-3),
     ("kernel_launch_s", 2e-6, 20e-6, 1e-5),  # CUDA launch (~4 us) to eager PyTorch dispatch (~20 us)
     ("graph_kernel_s", 0.5e-6, 3e-6, 1e-5),  # a graph-replayed kernel's fixed cost
+    ("allreduce_latency_s", 2e-6, 60e-6, 1e-5),  # one-shot kernels (~5 us) to NCCL's floor (25-45 us)
 )
 MICROBENCHMARKS = ("gemm_tflops", "hbm_tbps")
 

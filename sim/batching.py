@@ -411,21 +411,32 @@ class _SegmentClock:
         Returns (steps run, clock at the end of the last of them)."""
         c = self.coef
         ns = float(n_seq)  # every sequence samples once a step (a joining prompt its first token)
-        if m <= 32:  # short runs: scalar arithmetic beats numpy's call overhead
-            clock = t0 + float(c.step_time_s(*first, ns))
+        clock = t0 + float(c.step_time_s(*first, ns))
+        if m <= 1 or clock >= deadline:
+            return 1, clock
+        if m <= 32 and ns <= c.graph_max_tokens and not c.overlap_host:
+            # Short runs: scalar arithmetic beats numpy's call overhead.
+            terms, fixed = c.decode_terms(ns)
+            lo, hi = kv0 + n_seq, kv0 + n_seq * (m - 1)
+            # Each operator's bound at both ends of the run: where none changes, the step time is
+            # linear in kv over the whole run, A + B kv, and the loop is one multiply-add a step.
+            same = [(a + b * lo >= g + d * lo) == (a + b * hi >= g + d * hi) for a, b, g, d in terms]
             j = 1
+            if all(same):
+                lin_a = fixed + sum(a if a + b * lo >= g + d * lo else g for a, b, g, d in terms)
+                lin_b = sum(b if a + b * lo >= g + d * lo else d for a, b, g, d in terms)
+                while clock < deadline and j < m:
+                    clock += lin_a + lin_b * (kv0 + n_seq * j)
+                    j += 1
+                return j, clock
             while clock < deadline and j < m:
                 kv = kv0 + n_seq * j
-                clock += c.step_time_s(ns, kv, kv, ns)
+                clock += fixed + sum(max(a + b * kv, g + d * kv) for a, b, g, d in terms)
                 j += 1
             return j, clock
-        kv = kv0 + n_seq * np.arange(m, dtype=float)
-        new = np.full(m, ns)
-        pairs = kv.copy()
-        new[0], pairs[0], kv[0] = first
-        ends = t0 + np.cumsum(c.step_time_s(new, pairs, kv, np.full(m, ns)))
-        j = min(m, int(np.searchsorted(ends, deadline, side="left")) + 1)
-        return j, float(ends[j - 1])
+        ends = clock + np.cumsum(c.decode_run_s(ns, kv0 + ns, m - 1))
+        j = min(m - 1, int(np.searchsorted(ends, deadline, side="left")) + 1)
+        return j + 1, float(ends[j - 1])
 
 
 def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):

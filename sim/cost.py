@@ -47,8 +47,8 @@ measured rows by ``scripts/calibrate.py`` (least squares on log time; README, "T
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from functools import lru_cache
+from dataclasses import dataclass, field, fields
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -70,6 +70,8 @@ class Assumptions:
         host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
+        allreduce_latency_s: the fixed time of one tensor-parallel all-reduce, seconds. NCCL's small
+            messages take 25-45 us (MEASURED.md 3.2); engines' one-shot kernels less. Fitted.
         kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
             a run of kernels takes at least that many launches' time (launch-bound when they are
             short, hidden under them when they are long).
@@ -81,7 +83,7 @@ class Assumptions:
         measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
     """
 
-    compute_eff: float = 0.55
+    compute_eff: float = 0.50
     memory_eff: float = 0.89
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
@@ -90,13 +92,14 @@ class Assumptions:
     cuda_graph_max_tokens: int = 512
     measured_ceilings: bool = True
     overlap_host: bool = False
+    allreduce_latency_s: float = 24e-6
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
+        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
                 raise ValueError(f"{name} must be in [0, 1) seconds, got {value!r}")
@@ -116,8 +119,9 @@ CALIBRATION_GPU, CALIBRATION_MODEL = "H100 SXM", "Llama-3.1-8B"
 CALIBRATION_MEASURED_S = 1 / 158.34
 CALIBRATION_CONTEXT_TOKENS = 128  # "short context": MT-bench prompts
 
-#: The operators of a step, in the order a forward pass runs them.
-OPERATORS = ("embed", "qkv", "attention", "o_proj", "mlp", "lm_head")
+#: The operators of a step, in the order a forward pass runs them ("allreduce" only under tensor
+#: parallelism: two a layer, after the output projection and after the MLP).
+OPERATORS = ("embed", "qkv", "attention", "o_proj", "mlp", "allreduce", "lm_head")
 
 
 @dataclass(frozen=True)
@@ -135,29 +139,46 @@ class Operator:
     weight_bytes: float
     on_samples: bool  # runs only when the step samples (S > 0): the LM head
     tensor_precision: bool  # GEMM at the weights' precision; False: attention at the BF16 rate
+    comm: bool = False  # a collective over the interconnect (tensor parallelism), priced apart
+    experts: tuple[int, int] = (0, 0)  # (E, k) of a mixture-of-experts MLP; (0, 0) otherwise
+    expert_bytes: float = 0.0  # one expert's weight bytes on one GPU: read once per expert touched
 
 
 @lru_cache(maxsize=256)
 def operators(model: Model) -> tuple[Operator, ...]:
     """The operators of ``model``'s forward pass (see the module docstring for the formulas)."""
-    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.n_heads, model.n_kv_heads,
-                            model.intermediate, model.vocab)
+    # One GPU's share (the whole model when tp = 1): heads, KV heads, MLP width and vocabulary split.
+    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.heads_per_gpu, model.kv_heads_per_gpu,
+                            model.intermediate_per_gpu, model.vocab_per_gpu)
     w, a = BYTES_PER_ELEMENT[model.weight_dtype], ACTIVATION_BYTES
     kv_layer = model.kv_bytes_per_token / model.n_layers
     qkv_out = (h + 2 * kvh) * hd
+    qkv_params = model.layer_params_per_gpu - h * hd * d - model.mlp_params / model.tp - model.norm_params
     m = model.mlp_matrices
     L = model.n_layers
+    comm = ((Operator("allreduce", L, 2, (0, 0, 0, 0), (0, 0, 0, 0), 0.0, False, True, comm=True),)
+            if model.tp > 1 else ())
+    if model.n_experts:
+        # A mixture: each token runs k experts (and the router); a step reads the weights of the
+        # experts its tokens touch, E (1 - (1 - k/E)^T) a layer (Model.experts_touched).
+        e, kk = model.n_experts, model.experts_per_token
+        mlp = Operator("mlp", L, m + 3, (2 * (kk * m * d * ff + d * e), 0, 0, 0),
+                       ((2 * d + kk * ((m - 1) * ff + ff)) * a, 0, 0, 0), d * e * w, False, True,
+                       experts=(e, kk), expert_bytes=model.expert_params / model.tp * w)
+    else:
+        mlp = Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
+                       model.mlp_params / model.tp * w, False, True)
     return (
         Operator("embed", 1, 1, (0, 0, 0, 0), (d * (BYTES_PER_ELEMENT["bf16"] + a), 0, 0, 0), 0.0,
                  False, True),
         Operator("qkv", L, 2, (2 * d * qkv_out, 0, 0, 0), ((d + qkv_out) * a, 0, 0, 0),
-                 model.qkv_params * w, False, True),
+                 qkv_params * w, False, True),
         Operator("attention", L, 2, (0, 4 * h * hd, 0, 0), (2 * h * hd * a, 0, kv_layer, 0), 0.0,
                  False, False),
         Operator("o_proj", L, 1, (2 * h * hd * d, 0, 0, 0), ((h * hd + d) * a, 0, 0, 0),
-                 model.o_params * w, False, True),
-        Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
-                 model.mlp_params * w, False, True),
+                 h * hd * d * w, False, True),
+        mlp,
+        *comm,
         Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),
                  model.lm_head_bytes, True, True),
     )
@@ -224,12 +245,19 @@ class StepCost:
     activation_time_s: np.ndarray  # activation bytes (between kernels) at the achieved bandwidth, s
     launch_time_s: np.ndarray  # kernel launch cost, seconds
     host_time_s: np.ndarray  # host time the GPU waits for (not hidden under kernels), seconds
+    comm_time_s: np.ndarray  # tensor-parallel all-reduces (part of gpu_time_s), seconds
     flops: np.ndarray  # FLOP
     bytes: np.ndarray  # bytes moved to or from HBM
     kv_bytes: np.ndarray  # the KV-cache part of ``bytes``
     peak_flops: float  # FLOP/s the MFU is measured against
     bandwidth: float  # bytes/s the MBU is measured against
-    operators: dict[str, OperatorCost]  # the breakdown, by operator name (OPERATORS order)
+    breakdown: object = field(default=None, repr=False, compare=False)  # dict, or a function making it
+
+    @cached_property
+    def operators(self) -> dict[str, OperatorCost]:
+        """The breakdown by operator name (OPERATORS order), computed when first asked for."""
+        b = self.breakdown
+        return b() if callable(b) else dict(b or {})
 
     @property
     def memory_time_s(self) -> np.ndarray:
@@ -258,7 +286,7 @@ class StepCost:
 
 
 _ARRAY_FIELDS = tuple(f.name for f in fields(StepCost)
-                      if f.name not in ("peak_flops", "bandwidth", "operators"))
+                      if f.name not in ("peak_flops", "bandwidth", "breakdown"))
 _OP_FIELDS = tuple(f.name for f in fields(OperatorCost))
 
 
@@ -268,7 +296,7 @@ def scale_steps(cost: StepCost, factor: float) -> StepCost:
     ops = {n: OperatorCost(**{f: factor * np.asarray(getattr(o, f)) for f in _OP_FIELDS})
            for n, o in cost.operators.items()}
     return StepCost(**{f: factor * np.asarray(getattr(cost, f)) for f in _ARRAY_FIELDS},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, breakdown=ops)
 
 
 def take_steps(cost: StepCost, index) -> StepCost:
@@ -276,7 +304,7 @@ def take_steps(cost: StepCost, index) -> StepCost:
     ops = {n: OperatorCost(**{f: np.asarray(getattr(o, f))[index] for f in _OP_FIELDS})
            for n, o in cost.operators.items()}
     return StepCost(**{f: np.asarray(getattr(cost, f))[index] for f in _ARRAY_FIELDS},
-                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, operators=ops)
+                    peak_flops=cost.peak_flops, bandwidth=cost.bandwidth, breakdown=ops)
 
 
 def concat_steps(costs: list[StepCost]) -> StepCost:
@@ -286,7 +314,7 @@ def concat_steps(costs: list[StepCost]) -> StepCost:
     ops = {n: OperatorCost(**{f: np.concatenate([np.ravel(getattr(c.operators[n], f)) for c in costs])
                               for f in _OP_FIELDS}) for n in names}
     return StepCost(**{f: np.concatenate([np.ravel(getattr(c, f)) for c in costs]) for f in _ARRAY_FIELDS},
-                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth, operators=ops)
+                    peak_flops=costs[0].peak_flops, bandwidth=costs[0].bandwidth, breakdown=ops)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -300,6 +328,24 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
     """Causal (query, key) pairs for q new tokens on top of c cached ones: q * (c + (q + 1) / 2)."""
     q = np.asarray(new_tokens, dtype=float)
     return q * (np.asarray(cached_tokens, dtype=float) + (q + 1) / 2)
+
+
+def _touched(e: float, k: float, tokens):
+    """Distinct experts of E read by ``tokens`` tokens routed top-k (uniform routing; 0 tokens, 0)."""
+    if isinstance(tokens, (int, float)):
+        return e * -math.expm1(tokens * math.log1p(-k / e)) if k < e else (e if tokens > 0 else 0.0)
+    t = np.asarray(tokens, dtype=float)
+    return e * -np.expm1(t * np.log1p(-k / e)) if k < e else np.where(t > 0, e, 0.0)
+
+
+def _combine(terms, x, const: float) -> np.ndarray:
+    """const + sum of coef * x[k] over the (k, coef) terms, as an array of x's shape."""
+    out = None
+    for k, v in terms:
+        out = v * x[k] if out is None else out + v * x[k]
+    if out is None:
+        return np.full(x[0].shape, const)
+    return out + const if const else out
 
 
 @dataclass(frozen=True)
@@ -325,12 +371,42 @@ class StepTimeCoefficients:
     graph_max_tokens: float  # steps with at most this many new tokens run as CUDA graphs
     host_s: float
     overlap_host: bool
+    flop_matrix: np.ndarray  # (ops, 4) FLOP per unit of X, runs folded in
+    byte_matrix: np.ndarray  # (ops, 4) bytes per unit of X, runs folded in
+    weight_bytes: np.ndarray  # (ops,) weight bytes read when the operator runs, runs folded in
+    kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
+    comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
+    moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert), runs folded in
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
         object.__setattr__(self, "_rows", list(zip(self.compute.tolist(), self.memory.tolist(),
                                                    self.weight_s.tolist(), self.on_samples.tolist(),
                                                    self.kernels.tolist(), strict=True)))
+
+        # The array path: each operator's nonzero terms only (most depend on one of T, P, K, S).
+        def terms(row):
+            return tuple((k, v) for k, v in enumerate(row) if v)
+
+        # Totals that are linear in X: summed over the operators that always run (a) and the LM
+        # head's, which runs only where tokens sample (s).
+        always, head = ~self.on_samples, self.on_samples
+        hbm = ~self.comm  # the HBM totals leave the interconnect's time out
+        linear = (("comp", self.compute, None), ("mem", self.memory * hbm[:, None], self.weight_s * hbm),
+                  ("flops", self.flop_matrix, None), ("bytes", self.byte_matrix, self.weight_bytes),
+                  ("wbytes", None, self.weight_bytes), ("kvb", None, self.kv_bytes_per_token))
+        for name, matrix, const in linear:
+            for tag, sel in (("a", always), ("s", head)):
+                row = matrix[sel].sum(axis=0).tolist() if matrix is not None else [0.0] * 4
+                c0 = float(const[sel].sum()) if const is not None else 0.0
+                object.__setattr__(self, f"_lin_{name}_{tag}", (terms(row), c0))
+        object.__setattr__(self, "_sparse", tuple(
+            (terms(c), terms(m), w, bool(on), n, terms(f), terms(b), wb, kvb)
+            for c, m, w, on, n, f, b, wb, kvb in zip(
+                self.compute.tolist(), self.memory.tolist(), self.weight_s.tolist(),
+                self.on_samples.tolist(), self.kernels.tolist(), self.flop_matrix.tolist(),
+                self.byte_matrix.tolist(), self.weight_bytes.tolist(), self.kv_bytes_per_token.tolist(),
+                strict=True)))
 
     def _host(self, gpu):
         if self.overlap_host:
@@ -343,32 +419,89 @@ class StepTimeCoefficients:
             x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
             graph = x0 <= self.graph_max_tokens
             total = 0.0
-            for c, m, w, s, n in self._rows:
+            extra = {j: _touched(e, kk, x0) * sec for j, e, kk, sec, _ in self.moe}
+            for j, (c, m, w, s, n) in enumerate(self._rows):
                 if s and x3 <= 0:
                     continue
                 roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
-                           w + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
+                           w + extra.get(j, 0.0) + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
                 gap = roof + n * self.graph_kernel_s
                 total += gap if graph else max(gap, n * self.kernel_launch_s)
             return self._host(total)
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
+
     def parts(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """(compute, memory, time) seconds per operator, each of shape (ops, *steps): the time with
         the kernels' fixed costs, for steps that run."""
-        x = np.stack(np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in
-                                           (new_tokens, attn_pairs, kv_tokens, sampled_tokens))))
-        flat = x.reshape(4, -1)
-        gate = np.where(self.on_samples[:, None], flat[3][None, :] > 0, True)
-        compute = np.where(gate, self.compute @ flat, 0.0)
-        memory = np.where(gate, self.weight_s[:, None] + self.memory @ flat, 0.0)
-        roof = np.maximum(compute, memory)
-        n = np.where(gate, self.kernels[:, None], 0.0)
-        graph = flat[0][None, :] <= self.graph_max_tokens
-        gap = roof + n * self.graph_kernel_s
-        time = np.where(graph, gap, np.maximum(gap, n * self.kernel_launch_s))
-        shape = (len(self.weight_s), *x.shape[1:])
-        return compute.reshape(shape), memory.reshape(shape), time.reshape(shape)
+        x = [np.asarray(v, dtype=float) for v in np.broadcast_arrays(
+            *(np.asarray(v, dtype=float) for v in (new_tokens, attn_pairs, kv_tokens, sampled_tokens)))]
+        ops = self.operator_arrays(x)
+        return tuple(np.stack([o[i] for o in ops]) for i in range(3))
+
+    def operator_arrays(self, x):
+        """Per operator (compute, memory, time, flops, bytes, weight bytes, KV bytes) arrays for
+        steps X = [T, P, K, S] (a list of equal-shape arrays), before the T > 0 gate."""
+        t, _, k, s = x
+        samples = (s > 0).astype(float)
+        eager = t > self.graph_max_tokens
+        any_eager = bool(np.any(eager))
+        out = []
+        moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in self.moe}
+        for j, (c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb) in enumerate(self._sparse):
+            comp = _combine(c_terms, x, 0.0)
+            mem = _combine(m_terms, x, w)
+            extra_b = 0.0
+            if j in moe:
+                touched, sec, b = moe[j]
+                mem, extra_b = mem + touched * sec, touched * b
+            time = np.maximum(comp, mem) + n * self.graph_kernel_s
+            if any_eager:
+                time = np.where(eager, np.maximum(time, n * self.kernel_launch_s), time)
+            flops = _combine(f_terms, x, 0.0)
+            nbytes = _combine(b_terms, x, wb) + extra_b
+            kv = kvb * k
+            wbytes = np.full(t.shape, wb) + extra_b
+            if on:  # the LM head: only where tokens sample
+                comp, mem, time, flops, nbytes, kv, wbytes = (a * samples for a in
+                                                              (comp, mem, time, flops, nbytes, kv, wbytes))
+            out.append((comp, mem, time, flops, nbytes, wbytes, kv))
+        return out
+
+    def decode_terms(self, n_seq: float):
+        """For decode steps of ``n_seq`` sequences (T = S = n_seq, P = K = kv): per operator
+        (a, b, g, d) with compute = a + b kv and memory = g + d kv, and the fixed per-step cost,
+        as Python floats (a scheduler's scalar loop: t = sum max(a + b kv, g + d kv) + fixed).
+        Only for steps that run as CUDA graphs (n_seq <= graph_max_tokens)."""
+        cache = self.__dict__.setdefault("_decode_terms", {})
+        if n_seq in cache:
+            return cache[n_seq]
+        extra = {j: _touched(e, kk, n_seq) * sec for j, e, kk, sec, _ in self.moe}
+        terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2],
+                  w + extra.get(j, 0.0) + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
+                 for j, (c, m, w, _, _) in enumerate(self._rows)]
+        kernels = sum(n for *_, n in self._rows)
+        fixed = kernels * self.graph_kernel_s + (0.0 if self.overlap_host else self.host_s)
+        if len(cache) < 4096:
+            cache[n_seq] = (terms, fixed)
+        return terms, fixed
+
+    def decode_run_s(self, n_seq: float, kv0: float, steps: int) -> np.ndarray:
+        """Times of ``steps`` decode steps of ``n_seq`` sequences whose KV tokens start at ``kv0``
+        and grow by ``n_seq`` a step (T = S = n_seq, P = K = kv): a scheduler's fast path."""
+        kv = kv0 + n_seq * np.arange(steps, dtype=float)
+        c, m = self.compute, self.memory
+        w = self.weight_s.copy()
+        for j, e, kk, sec, _ in self.moe:
+            w[j] += _touched(e, kk, n_seq) * sec
+        comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
+        mem = (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
+        gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
+        if n_seq > self.graph_max_tokens:
+            per_op = np.maximum(np.maximum(comp, mem) + self.kernels[:, None] * self.graph_kernel_s,
+                                self.kernels[:, None] * self.kernel_launch_s)
+            gpu = per_op.sum(axis=0)
+        return self._host(gpu)
 
 
 @lru_cache(maxsize=512)
@@ -379,17 +512,32 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
     rate = np.array([[rates.gemm_flops if op.tensor_precision else rates.attention_flops]
                      for op in ops])
     runs = np.array([[op.runs] for op in ops], dtype=float)
+    memory = runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth
+    weight_s = runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth
+    for j, op in enumerate(ops):
+        if op.comm:  # 2 all-reduces a layer of T x hidden BF16 values: latency + 2(n-1)/n x bytes / busbw
+            n = model.tp
+            per_token = 2 * (n - 1) / n * model.hidden * ACTIVATION_BYTES / gpu.allreduce_bandwidth(n)
+            memory[j] = (op.runs * 2 * per_token, 0, 0, 0)
+            weight_s[j] = op.runs * 2 * assumptions.allreduce_latency_s
     return StepTimeCoefficients(
         compute=runs * np.array([op.flops for op in ops], dtype=float) / rate,
-        memory=runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth,
-        weight_s=runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth,
+        memory=memory,
+        weight_s=weight_s,
         on_samples=np.array([op.on_samples for op in ops]),
         kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
+        comm=np.array([op.comm for op in ops]),
+        moe=tuple((j, op.experts[0], op.experts[1], op.runs * op.expert_bytes / rates.bandwidth,
+                   op.runs * op.expert_bytes) for j, op in enumerate(ops) if op.experts[0]),
         graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
         overlap_host=assumptions.overlap_host,
+        flop_matrix=runs * np.array([op.flops for op in ops], dtype=float),
+        byte_matrix=runs * np.array([op.bytes for op in ops], dtype=float),
+        weight_bytes=runs[:, 0] * np.array([op.weight_bytes for op in ops]),
+        kv_bytes_per_token=runs[:, 0] * np.array([op.bytes[2] for op in ops]),
     )
 
 
@@ -420,42 +568,70 @@ def step_cost(
         raise ValueError("new_tokens, attn_pairs, kv_tokens and sampled_tokens must be >= 0")
     if np.any(s > t):
         raise ValueError("sampled_tokens cannot exceed new_tokens")
-    runs = t > 0
     coef = step_time_coefficients(gpu, model, assumptions)
-    rates = achieved_rates(gpu, model, assumptions)
-    comp, mem, op_time = (np.where(runs, a, 0.0) for a in coef.parts(t, p, k, s))
-    ops = operators(model)
-    x = np.stack([t, p, k, s])
-    breakdown: dict[str, OperatorCost] = {}
-    weight_time = np.zeros(t.shape)
-    kv_time = np.zeros(t.shape)
-    flops_total = np.zeros(t.shape)
-    bytes_total = np.zeros(t.shape)
-    for j, op in enumerate(ops):
-        gate = runs & (s > 0) if op.on_samples else runs
-        fl = np.where(gate, op.runs * np.tensordot(op.flops, x, axes=1), 0.0)
-        by = np.where(gate, op.runs * (op.weight_bytes + np.tensordot(op.bytes, x, axes=1)), 0.0)
-        roof = np.maximum(comp[j], mem[j])
-        breakdown[op.name] = OperatorCost(
-            time_s=roof, compute_time_s=comp[j], memory_time_s=mem[j], launch_s=op_time[j] - roof,
-            flops=fl, bytes=by)
-        weight_time = weight_time + np.where(gate, op.runs * op.weight_bytes, 0.0) / rates.bandwidth
-        kv_time = kv_time + np.where(gate, op.runs * op.bytes[2] * k, 0.0) / rates.bandwidth
-        flops_total = flops_total + fl
-        bytes_total = bytes_total + by
-    gpu_time = op_time.sum(axis=0)
-    launch = sum(o.launch_s for o in breakdown.values())
-    host_cpu = np.where(runs, coef.host_s, 0.0)
-    host = np.maximum(host_cpu - gpu_time, 0.0) if coef.overlap_host else host_cpu  # the GPU waits
-    memory_time = mem.sum(axis=0)
+    bandwidth = achieved_rates(gpu, model, assumptions).bandwidth
+    x = [t, p, k, s]
+    all_run = bool(np.all(t > 0))
+    runs = 1.0 if all_run else (t > 0).astype(float)
+    samples = (s > 0).astype(float)
+
+    def total(name: str) -> np.ndarray:
+        (ta, ca), (ts, cs) = getattr(coef, f"_lin_{name}_a"), getattr(coef, f"_lin_{name}_s")
+        kv_term = name == "kvb"
+        a = ca * k if kv_term else _combine(ta, x, ca)
+        b = cs * k if kv_term else _combine(ts, x, cs)
+        out = a + samples * b
+        return out if all_run else out * runs
+
+    # Time is the one quantity that is not linear: each operator's own max, then summed.
+    gpu_time = np.zeros(t.shape)
+    roof_sum = np.zeros(t.shape)
+    comm_time = np.zeros(t.shape)
+    eager = t > coef.graph_max_tokens
+    any_eager = bool(np.any(eager))
+    moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in coef.moe}
+    moe_bytes = sum((touched * b for touched, _, b in moe.values()), np.zeros(t.shape))
+    for j, ((c_terms, m_terms, w, on, n, *_), is_comm) in enumerate(zip(coef._sparse, coef.comm.tolist(),
+                                                                           strict=True)):
+        mem_j = _combine(m_terms, x, w)
+        if j in moe:
+            mem_j = mem_j + moe[j][0] * moe[j][1]
+        roof = np.maximum(_combine(c_terms, x, 0.0), mem_j)
+        time = roof + n * coef.graph_kernel_s
+        if any_eager:
+            time = np.where(eager, np.maximum(time, n * coef.kernel_launch_s), time)
+        if on:
+            roof, time = roof * samples, time * samples
+        if is_comm:
+            comm_time = comm_time + time
+        roof_sum += roof
+        gpu_time += time
+    if not all_run:
+        gpu_time, roof_sum, comm_time = gpu_time * runs, roof_sum * runs, comm_time * runs
+    host_cpu = coef.host_s * (np.ones(t.shape) if all_run else runs)
+    host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
+    moe_bytes = moe_bytes if all_run else moe_bytes * runs
+    weight_time, kv_bytes = (total("wbytes") + moe_bytes) / bandwidth, total("kvb")
+    kv_time = kv_bytes / bandwidth
+    mem = total("mem") + moe_bytes / bandwidth
+
+    def breakdown() -> dict[str, OperatorCost]:
+        out = {}
+        for op, arrays in zip(operators(model), coef.operator_arrays(x), strict=True):
+            comp_j, mem_j, time_j, flops_j, bytes_j, _, _ = (a * runs for a in arrays)
+            roof_j = np.maximum(comp_j, mem_j)
+            out[op.name] = OperatorCost(time_s=roof_j, compute_time_s=comp_j, memory_time_s=mem_j,
+                                        launch_s=time_j - roof_j, flops=flops_j, bytes=bytes_j)
+        return out
+
     return StepCost(
-        time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=comp.sum(axis=0),
+        time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=total("comp"),
         weight_time_s=weight_time, kv_time_s=kv_time,
-        activation_time_s=np.maximum(memory_time - weight_time - kv_time, 0.0),
-        launch_time_s=launch, host_time_s=host, flops=flops_total, bytes=bytes_total,
-        kv_bytes=kv_time * rates.bandwidth,
+        activation_time_s=np.maximum(mem - weight_time - kv_time, 0.0),
+        launch_time_s=gpu_time - roof_sum, host_time_s=host, comm_time_s=comm_time, flops=total("flops"),
+        bytes=total("bytes") + moe_bytes, kv_bytes=kv_bytes,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
-        operators=breakdown,
+        breakdown=breakdown,
     )
 
 

@@ -34,6 +34,10 @@ class GPU:
             the microbenchmark rows of measured.csv (None: no measurement). The cost model never
             assumes more than this.
         hbm_eff_measured: STREAM-like measured bandwidth over the spec bandwidth (None: none).
+        allreduce_busbw: measured large-message all-reduce bus bandwidth, bytes/s, by GPU count
+            ((n, busbw) pairs; MEASURED.md section 3.2). A count not listed takes the nearest
+            listed one at or below it (the smallest listed if none is).
+        interconnect: the scale-up link, in words.
     """
 
     name: str
@@ -44,6 +48,8 @@ class GPU:
     source: str
     gemm_eff_measured: tuple[tuple[str, float], ...] = ()
     hbm_eff_measured: float | None = None
+    allreduce_busbw: tuple[tuple[int, float], ...] = ()
+    interconnect: str = ""
 
     def __post_init__(self) -> None:
         _check_positive("bf16_flops", self.bf16_flops, "FLOP/s")
@@ -71,6 +77,17 @@ class GPU:
         """The measured bandwidth efficiency ceiling (1.0 where nothing was measured)."""
         return 1.0 if self.hbm_eff_measured is None else self.hbm_eff_measured
 
+    def allreduce_bandwidth(self, n_gpus: int) -> float:
+        """All-reduce bus bandwidth across ``n_gpus`` of these GPUs, bytes/s (inf for one GPU)."""
+        if n_gpus <= 1:
+            return math.inf
+        if not self.allreduce_busbw:
+            raise ValueError(f"{self.name} has no all-reduce bandwidth: tensor parallelism is not "
+                             "available for it")
+        table = sorted(self.allreduce_busbw)
+        below = [bw for n, bw in table if n <= n_gpus]
+        return below[-1] if below else table[0][1]
+
     def ridge_point(self, precision: str = "bf16") -> float:
         """Arithmetic intensity (FLOP/byte) where the roofline turns from memory- to compute-bound."""
         return self.peak_flops(precision) / self.hbm_bandwidth
@@ -94,6 +111,10 @@ GPUS: dict[str, GPU] = {
                    "memory as nvidia-smi reports an 80 GB H100 SXM (81,559 MiB)",
             gemm_eff_measured=(("bf16", 794.5 / 989.4), ("fp8", 1402.6 / 1978.9)),  # mle-02, mle-05
             hbm_eff_measured=2.97 / 3.35,  # az-05 STREAM-like triad
+            # nccl-tests 8 GB all-reduce: Azure 8 x H100 478.87 GB/s (NVLS); 4 GPUs as ml-engineering's
+            # H200 sweep (same NVLink 4 and NVSwitch): 363.3 GB/s.
+            allreduce_busbw=((4, 363.3 * GB), (8, 478.87 * GB)),
+            interconnect="NVLink 4 + NVSwitch, 450 GB/s per direction",
         ),
         GPU(
             name="A100 80GB SXM",
@@ -105,6 +126,8 @@ GPUS: dict[str, GPU] = {
                    "memory as nvidia-smi reports an A100-SXM4-80GB (81,920 MiB)",
             gemm_eff_measured=(("bf16", 271.2 / 312),),  # mle-01
             hbm_eff_measured=1.7 / 2.039,  # az-04
+            allreduce_busbw=((8, 231.58 * GB),),  # Azure 8 x A100, nccl-tests 8 GB (the one count measured)
+            interconnect="NVLink 3 + NVSwitch, 300 GB/s per direction",
         ),
         GPU(
             name="H200 SXM",
@@ -117,6 +140,9 @@ GPUS: dict[str, GPU] = {
             # mle-02's note: "H200 is the same" as H100 for BF16; mle-05 for FP8.
             gemm_eff_measured=(("bf16", 794.5 / 989.4), ("fp8", 1453.4 / 1978.9)),
             hbm_eff_measured=4.18 / 4.8,  # az-06
+            # ml-engineering's H200 sweep, 8 GiB: 4 GPUs 363.3, 8 GPUs 473.1 GB/s (NCCL's choice).
+            allreduce_busbw=((4, 363.3 * GB), (8, 473.1 * GB)),
+            interconnect="NVLink 4 + NVSwitch, 450 GB/s per direction",
         ),
         GPU(
             name="B200",
@@ -127,6 +153,9 @@ GPUS: dict[str, GPU] = {
             source="glennklockwood.com B200 (HGX, 1000 W); DGX B200 spec / 8 (8 TB/s); memory from "
                    "a device-query dump (182,631 MiB, REFERENCE.md 1.1, unverified)",
             gemm_eff_measured=(("bf16", 1745.0 / 2250), ("fp8", 3432.5 / 4500)),  # mle-03, mle-05 note
+            # ml-engineering, p6-b200, 8 GiB: 4 GPUs 673.2 (ring), 8 GPUs 838.0 GB/s (NVLS).
+            allreduce_busbw=((4, 673.2 * GB), (8, 838.0 * GB)),
+            interconnect="NVLink 5 + NVSwitch, 900 GB/s per direction",
         ),
         GPU(
             name="MI300X",
@@ -137,6 +166,9 @@ GPUS: dict[str, GPU] = {
             source="AMD ROCm docs gpu-specs (192 GiB VRAM); AMD MI300X datasheet (dense FP8 2614.9)",
             gemm_eff_measured=(("bf16", 668.4 / 1307.4), ("fp8", 1222.9 / 2614.9)),  # mle-04, az-03
             hbm_eff_measured=4.1 / 5.3,  # az-07
+            # ml-engineering, 4 GiB: 2 GPUs 47.671 GB/s (one 64 GB/s peer link), 8 GPUs 312.912.
+            allreduce_busbw=((2, 47.671 * GB), (8, 312.912 * GB)),
+            interconnect="Infinity Fabric, 7 peer links of 64 GB/s per direction",
         ),
         GPU(
             name="L40S",
@@ -146,6 +178,10 @@ GPUS: dict[str, GPU] = {
             hbm_bytes=46068 * MiB,
             source="NVIDIA L40S datasheet table (mullet.se copy); ml-engineering TFLOPS table; "
                    "memory as nvidia-smi reports a 48 GB L40S (46,068 MiB)",
+            # No NVLink: all-reduce over PCIe Gen4 x16, ~31.5 GB/s per direction; 80 % of it is
+            # derived, not measured (MEASURED.md 3.1 has no L40S nccl-tests run).
+            allreduce_busbw=((2, 0.8 * 31.5 * GB),),
+            interconnect="PCIe Gen4 x16 only (no NVLink)",
         ),
         GPU(
             name="L4",
@@ -155,6 +191,8 @@ GPUS: dict[str, GPU] = {
             hbm_bytes=23034 * MiB,
             source="NVIDIA L4 datasheet (dense = sparse / 2); 6251 MHz x 192-bit = 300 GB/s; "
                    "memory as nvidia-smi reports a 24 GB L4 (23,034 MiB)",
+            allreduce_busbw=((2, 0.8 * 31.5 * GB),),  # PCIe Gen4 x16, derived as for the L40S
+            interconnect="PCIe Gen4 x16 only (no NVLink)",
         ),
     )
 }

@@ -37,12 +37,13 @@ FIXED_RESERVE_BYTES = 1.0 * GiB
 
 
 def activation_bytes(model: Model) -> float:
-    """Peak activation workspace, bytes: one layer's widest live tensors for MAX_BATCHED_TOKENS
-    tokens (hidden in and out, the MLP's up/gate output, q/k/v), FP32 logits of MAX_SEQS_LOGITS rows,
-    and the fixed reserve."""
-    widest = (2 * model.hidden + model.mlp_matrices * model.intermediate
-              + (model.n_heads + 2 * model.n_kv_heads) * model.head_dim)
-    return (MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES + MAX_SEQS_LOGITS * model.vocab * 4.0
+    """Peak activation workspace on one GPU, bytes: one layer's widest live tensors for
+    MAX_BATCHED_TOKENS tokens (hidden in and out, the GPU's share of the MLP's up/gate output and
+    of q/k/v), FP32 logits of MAX_SEQS_LOGITS rows over its share of the vocabulary, and the fixed
+    reserve."""
+    widest = (2 * model.hidden + model.mlp_matrices * model.intermediate_per_gpu
+              + (model.heads_per_gpu + 2 * model.kv_heads_per_gpu) * model.head_dim)
+    return (MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES + MAX_SEQS_LOGITS * model.vocab_per_gpu * 4.0
             + FIXED_RESERVE_BYTES)
 
 

@@ -19,6 +19,8 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 #: Bytes per stored element for each weight / KV-cache precision, group scales included.
 INT4_GROUP = 128  # weights per quantisation group (AWQ / GPTQ default)
 BYTES_PER_ELEMENT: dict[str, float] = {
@@ -49,6 +51,12 @@ class Model:
         weight_dtype: 'bf16', 'fp8', 'int8' or 'int4' (INT8 and INT4 weight-only).
         kv_dtype: 'bf16' or 'fp8'.
         source: where the config comes from.
+        n_experts: routed experts in each MLP (0: a dense MLP). A mixture-of-experts layer holds
+            n_experts MLPs of width ``intermediate`` and a router; each token uses ``experts_per_token``.
+        experts_per_token: experts each token is routed to (top-k).
+        tp: GPUs the replica is split across (Megatron tensor parallelism: heads, MLP width and
+            vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs).
+            ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
     """
 
     name: str
@@ -69,6 +77,9 @@ class Model:
     sliding_window: int | None = None
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    n_experts: int = 0
+    experts_per_token: int = 0
+    tp: int = 1
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -79,6 +90,35 @@ class Model:
             value = getattr(self, field)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if self.n_experts and not (isinstance(self.experts_per_token, int)
+                                   and 1 <= self.experts_per_token <= self.n_experts):
+            raise ValueError(f"experts_per_token must be in 1..{self.n_experts}, "
+                             f"got {self.experts_per_token!r}")
+        if not isinstance(self.tp, int) or self.tp < 1:
+            raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
+        if self.n_heads % self.tp or self.intermediate % self.tp:
+            raise ValueError(f"{self.name} cannot be split across {self.tp} GPUs: its {self.n_heads} "
+                             f"heads and {self.intermediate} MLP width must divide by {self.tp}")
+
+    # ---- one GPU's share under tensor parallelism ----
+
+    @property
+    def heads_per_gpu(self) -> int:
+        return self.n_heads // self.tp
+
+    @property
+    def kv_heads_per_gpu(self) -> int:
+        """KV heads one GPU holds: a share, or one replicated head when there are fewer than GPUs."""
+        return max(1, self.n_kv_heads // self.tp)
+
+    @property
+    def intermediate_per_gpu(self) -> int:
+        return self.intermediate // self.tp
+
+    @property
+    def vocab_per_gpu(self) -> float:
+        """Rows of the embedding and LM head one GPU holds (vocabulary-parallel)."""
+        return self.vocab / self.tp
 
     # ---- parameter counts, per operator ----
 
@@ -102,13 +142,36 @@ class Model:
         return 3 if self.gated_mlp else 2
 
     @property
-    def mlp_params(self) -> int:
-        """Parameters of one layer's MLP (biases included for a plain MLP)."""
+    def expert_params(self) -> int:
+        """Parameters of one MLP (one expert of a mixture; biases included for a plain MLP)."""
         d, ff = self.hidden, self.intermediate
         n = self.mlp_matrices * d * ff
         if not self.gated_mlp:
             n += ff + d
         return n
+
+    @property
+    def mlp_params(self) -> int:
+        """Parameters of one layer's MLP: one MLP, or every expert of a mixture plus its router."""
+        if self.n_experts:
+            return self.n_experts * self.expert_params + self.hidden * self.n_experts
+        return self.expert_params
+
+    @property
+    def active_mlp_params(self) -> int:
+        """MLP parameters one token uses: all of a dense MLP; k experts and the router of a mixture."""
+        if self.n_experts:
+            return self.experts_per_token * self.expert_params + self.hidden * self.n_experts
+        return self.expert_params
+
+    def experts_touched(self, tokens):
+        """Distinct experts a step of ``tokens`` tokens reads in each layer under uniform routing:
+        E (1 - (1 - k/E)^T) (MEASURED.md 2.3; 1 for a dense MLP). Broadcasts."""
+        t = np.asarray(tokens, dtype=float)
+        if not self.n_experts:
+            return np.ones_like(t)
+        e, k = float(self.n_experts), float(self.experts_per_token)
+        return e * -np.expm1(t * np.log1p(-k / e)) if k < e else np.full_like(t, e)
 
     @property
     def norm_params(self) -> int:
@@ -153,21 +216,38 @@ class Model:
         return BYTES_PER_ELEMENT[self.weight_dtype]
 
     @property
+    def layer_params_per_gpu(self) -> float:
+        """One layer's parameters on one GPU: q and the output projection and the MLP split, k and v
+        split by head (replicated below one head a GPU), norms replicated."""
+        d, hd = self.hidden, self.head_dim
+        attn = d * (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd + self.heads_per_gpu * hd * d
+        if self.qkv_bias:
+            attn += (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd
+        return attn + self.mlp_params / self.tp + self.norm_params
+
+    @property
     def weight_bytes(self) -> float:
-        """Bytes of all weights as stored: decoder layers in ``weight_dtype``, embedding, LM head and
-        final norm in BF16."""
+        """Bytes of weights one GPU holds, as stored: decoder layers in ``weight_dtype``; embedding,
+        LM head and final norm in BF16 (all weights when ``tp`` is 1)."""
         rest = self.n_params - self.decoder_params
-        return self.decoder_params * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
+        if self.tp == 1:
+            decoder = self.decoder_params
+        else:
+            decoder = self.n_layers * self.layer_params_per_gpu
+            rest = rest / self.tp
+        return decoder * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
 
     @property
     def lm_head_bytes(self) -> float:
-        """Bytes one LM-head pass reads: the head's matrix (the embedding table when tied), BF16."""
-        return self.vocab * self.hidden * BYTES_PER_ELEMENT["bf16"]
+        """Bytes one LM-head pass reads on one GPU: its share of the head (the embedding table when
+        tied), BF16."""
+        return self.vocab_per_gpu * self.hidden * BYTES_PER_ELEMENT["bf16"]
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """KV-cache bytes one token occupies: 2 (K and V) * layers * kv_heads * head_dim * bytes."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * BYTES_PER_ELEMENT[self.kv_dtype]
+        """KV-cache bytes one token occupies on one GPU: 2 (K and V) * layers * kv_heads (per GPU)
+        * head_dim * bytes."""
+        return 2 * self.n_layers * self.kv_heads_per_gpu * self.head_dim * BYTES_PER_ELEMENT[self.kv_dtype]
 
     @property
     def compute_precision(self) -> str:
@@ -178,6 +258,10 @@ class Model:
     def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> Model:
         """The same model served at another weight / KV-cache precision."""
         return dataclasses.replace(self, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+
+    def with_tp(self, tp: int) -> Model:
+        """The same model split across ``tp`` GPUs (raises ValueError if its shapes do not divide)."""
+        return dataclasses.replace(self, tp=tp)
 
 
 MODELS: dict[str, Model] = {
@@ -195,6 +279,9 @@ MODELS: dict[str, Model] = {
               source="Qwen/Qwen2.5-72B config.json; model card 72.7 B params"),
         Model("Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128256, True,
               source="meta-llama/Llama-3.2-1B config.json (tied embeddings, head_dim 64)"),
+        Model("Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, False, n_experts=8, experts_per_token=2,
+              source="mistralai/Mixtral-8x7B-v0.1 config (MEASURED.md 2.2): 8 experts, top-2; "
+                     "46.7 B params, 12.9 B active a token"),
     )
 }
 
@@ -212,6 +299,8 @@ MEASURED_MODELS: dict[str, Model] = {
                      "6.05 B params"),
         Model("Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, False, qk_norm=True,
               source="MEASURED.md section 1 (HF config.json copies); 8.19 B params"),
+        Model("Llama-3.1-405B", 126, 16384, 128, 8, 128, 53248, 128256, False,
+              source="meta-llama/llama-models sku_list.py (REFERENCE.md V07); 405.85 B params"),
     )
 }
 

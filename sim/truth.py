@@ -98,29 +98,30 @@ class RowError(ValueError):
     """A row that cannot be read; the message names the row and the field."""
 
 
-def _int(raw: str, field: str, rid: str) -> int | None:
+def _number(raw: str, field: str, rid: str) -> float | None:
+    """The cell as a float (None when empty); anything else that is not a number names itself."""
     raw = raw.strip()
     if raw == "":
         return None
     try:
-        value = float(raw)
+        return float(raw)
     except ValueError:
         raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
+
+
+def _int(raw: str, field: str, rid: str) -> int | None:
+    value = _number(raw, field, rid)
+    if value is None:
+        return None
     if not math.isfinite(value) or value < 0 or value != int(value) or value > 1e9:
-        raise RowError(f"row {rid}: {field} = {raw!r} must be a whole number >= 0")
+        raise RowError(f"row {rid}: {field} = {raw.strip()!r} must be a whole number >= 0")
     return int(value)
 
 
 def _float(raw: str, field: str, rid: str, allow_inf: bool = False) -> float | None:
-    raw = raw.strip()
-    if raw == "":
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise RowError(f"row {rid}: {field} = {raw!r} is not a number") from None
-    if math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
-        raise RowError(f"row {rid}: {field} = {raw!r} must be a finite number >= 0")
+    value = _number(raw, field, rid)
+    if value is not None and (math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf)):
+        raise RowError(f"row {rid}: {field} = {raw.strip()!r} must be a finite number >= 0")
     return value
 
 
@@ -169,15 +170,16 @@ def _setup(row: Row) -> tuple[object, Model] | str:
     """(gpu, model) for a row, or the reason the model cannot express it."""
     if row.gpu not in GPUS:
         return f"GPU {row.gpu!r} is not a preset"
-    if row.gpus != 1:
-        return f"{row.gpus} GPUs: tensor parallelism is not modelled yet"
     if row.kind in ("gemm_tflops", "hbm_tbps"):
         return GPUS[row.gpu], None
     if row.model not in ALL_MODELS:
         return f"model {row.model!r} is not loadable yet (mixture-of-experts and MLA models come later)"
+    if row.gpus > 1 and "EP" in row.engine.replace("DP", ""):
+        return "expert parallelism is not modelled yet"
     model = ALL_MODELS[row.model]
     try:
-        model = model.with_precision(row.weights, row.kv)
+        model = model.with_precision(row.weights, row.kv).with_tp(row.gpus)
+        GPUS[row.gpu].allreduce_bandwidth(row.gpus)
     except ValueError as exc:
         return str(exc)
     return GPUS[row.gpu], model

@@ -142,3 +142,32 @@ def test_the_operator_chart_shows_where_the_step_goes():
     names = [t["name"] for t in fig["data"]]
     assert names[:6] == ["embedding", "QKV projection", "attention", "output projection", "MLP", "LM head"]
     assert names[-1] == "host (no kernel)"
+
+
+def test_gpus_per_replica_make_a_70b_fit_on_h100s():
+    """Llama-3.1-70B in BF16 does not fit one 80 GB card; on 4 it does, every figure per GPU."""
+    one = open_app(PAGE, {"model": "Llama-3.1-70B"})
+    assert "does not fit" in one.error[0].value and not one.metric
+    four = open_app(PAGE, {"model": "Llama-3.1-70B", "gpus": "4"})
+    assert not four.exception and not four.error
+    step = ms(metric(four, "Decode step"))
+    assert 15 < step < 30  # a quarter of the weights per GPU, plus 160 all-reduces
+    assert any("4 x H100 SXM" in c.value for c in four.caption)
+    eight = open_app(PAGE, {"model": "Llama-3.1-70B", "gpus": "8"})
+    assert ms(metric(eight, "Decode step")) < step
+
+
+def test_a_model_that_does_not_split_says_so_and_stays_on_one_gpu():
+    at = open_app(PAGE, {"model": "Qwen2.5-7B", "gpus": "8"})
+    assert not at.exception
+    assert any("cannot be split across 8 GPUs" in w.value for w in at.warning)
+    assert metric(at, "Decode step")
+
+
+def test_a_mixture_of_experts_says_what_a_step_reads():
+    at = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2"})
+    assert not at.exception and not at.error
+    text = " ".join(c.value for c in at.caption)
+    assert "Mixture of experts" in text and "2.0 of 8 a layer at batch 1" in text
+    at.select_slider(key="phases_batch").set_value(64).run()
+    assert "8.0 of 8 a layer at batch 64" in " ".join(c.value for c in at.caption)

@@ -87,8 +87,8 @@ def test_worst_gap_falls_steadily_over_the_page_chunk_sizes():
     gaps = [r.chunked.worst_gap_s for r in runs]
     floor = float(runs[0].chunked.time_s[-1])
     assert all(a > b for a, b in itertools.pairwise(gaps[:6]))
-    # A 64-token chunk adds its own math to a decode step: within a few % of the floor.
-    assert gaps[-1] == pytest.approx(floor, rel=0.03) and gaps[-2] == pytest.approx(floor, rel=0.03)
+    # A 64- or 128-token chunk adds its own math to a decode step: within a few % of the floor.
+    assert gaps[-1] == pytest.approx(floor, rel=0.04) and gaps[-2] == pytest.approx(floor, rel=0.04)
     assert gaps[0] / gaps[-1] > 30
     ttfts = [chunked_prefill(H100, LLAMA8, 16384, 32, c).chunked.ttft_s for c in (8192, 512, 64)]
     assert ttfts[0] < ttfts[1] < ttfts[2]  # the price: the prompt waits longer

@@ -24,7 +24,7 @@ assumptions = st.builds(cost.Assumptions, st.floats(0.1, 1.0), st.floats(0.3, 1.
 
 def test_operator_breakdown_sums_to_the_step():
     c = decode_step_cost(H100, LLAMA8, np.array([1.0, 64.0, 512.0]), 1024)
-    assert list(c.operators) == list(cost.OPERATORS)
+    assert list(c.operators) == [n for n in cost.OPERATORS if n != "allreduce"]  # one GPU: no collective
     total = sum(o.time_s + o.launch_s for o in c.operators.values())
     np.testing.assert_allclose(total + c.host_time_s, c.time_s)
     np.testing.assert_allclose(sum(o.flops for o in c.operators.values()), c.flops)
@@ -113,3 +113,56 @@ def test_assumptions_are_checked():
         with pytest.raises(ValueError):
             cost.Assumptions(**bad)
     assert DEFAULT_ASSUMPTIONS.measured_ceilings and not ROOFLINE_FLOOR.measured_ceilings
+
+
+def test_tensor_parallel_shards_weights_and_adds_two_allreduces_a_layer():
+    """Megatron layout: heads, MLP width and vocabulary split, KV heads split down to one a GPU,
+    two all-reduces a layer priced as latency + 2(n-1)/n x bytes / bus bandwidth."""
+    llama70 = MODELS["Llama-3.1-70B"]
+    for n in (2, 4, 8):
+        tp = llama70.with_tp(n)
+        assert tp.heads_per_gpu == 64 // n and tp.kv_heads_per_gpu == 8 // n
+        assert tp.kv_bytes_per_token == pytest.approx(llama70.kv_bytes_per_token / n)
+        sharded = llama70.n_layers * (llama70.layer_params - llama70.norm_params) + 2 * 128256 * 8192
+        rest = llama70.n_params - sharded  # norms, replicated on every GPU
+        assert tp.weight_bytes == pytest.approx(2 * (sharded / n + rest))
+        c = decode_step_cost(H100, tp, 4, 1024)
+        ar = c.operators["allreduce"]
+        coef = cost.step_time_coefficients(H100, tp)
+        assert coef.kernels[list(c.operators).index("allreduce")] == 2 * llama70.n_layers
+        per = 2 * (n - 1) / n * 8192 * 2 / H100.allreduce_bandwidth(n)
+        expected = 2 * llama70.n_layers * (DEFAULT_ASSUMPTIONS.allreduce_latency_s + 4 * per)
+        assert float(ar.time_s) == pytest.approx(expected)
+        assert float(c.comm_time_s) == pytest.approx(float(ar.time_s + ar.launch_s))
+    # Fewer KV heads than GPUs: each GPU keeps a whole one (replicated).
+    small = MODELS["Qwen2.5-7B"].with_tp(2)  # 28 heads, 4 KV heads -> 2 a GPU
+    assert small.kv_heads_per_gpu == 2
+    assert MODELS["Llama-3.1-8B"].with_tp(8).kv_heads_per_gpu == 1
+    with pytest.raises(ValueError, match="cannot be split"):
+        MODELS["Qwen2.5-7B"].with_tp(8)  # 28 heads do not divide by 8
+
+
+def test_moe_touched_experts_match_a_monte_carlo_of_the_routing():
+    """E (1 - (1 - k/E)^T) distinct experts for T tokens routed top-k of E uniformly."""
+    mixtral = ALL_MODELS["Mixtral-8x7B"]
+    assert mixtral.n_params == 46_702_792_704  # MEASURED.md 2.3
+    rng = np.random.default_rng(0)
+    for tokens in (1, 2, 4, 16, 64):
+        draws = [len({int(e) for _ in range(tokens) for e in rng.choice(8, 2, replace=False)})
+                 for _ in range(4000)]
+        assert float(mixtral.experts_touched(tokens)) == pytest.approx(np.mean(draws), abs=0.05)
+    assert mixtral.experts_touched(1) == pytest.approx(2) and mixtral.experts_touched(64) == pytest.approx(8)
+
+
+def test_moe_decode_reads_only_the_active_experts_at_batch_1():
+    """The MoE lesson: batch-1 decode reads the 2 active experts (~13 B params), batch 64 all 8."""
+    mixtral = ALL_MODELS["Mixtral-8x7B"]
+    c = decode_step_cost(H100, mixtral, np.array([1.0, 64.0]), 128)
+    expert = mixtral.expert_params * 2.0 * mixtral.n_layers
+    mlp = c.operators["mlp"].bytes
+    assert float(mlp[0]) == pytest.approx(2 * expert, rel=0.01)
+    assert float(mlp[1]) == pytest.approx(8 * expert, rel=0.01)
+    coef = cost.step_time_coefficients(H100, mixtral)
+    for b in (1.0, 7.0, 64.0):
+        assert coef.step_time_s(b, b * 129, b * 129, b) == pytest.approx(
+            float(decode_step_cost(H100, mixtral, b, 128).time_s), rel=1e-12)

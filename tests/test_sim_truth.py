@@ -25,6 +25,9 @@ KNOWN_GAPS = {
     "trt05-01": "TensorRT-LLM v0.5's FP8 ran at about BF16 speed in this release's rows; the model "
                 "prices FP8 weights as FP8.",
     "trtha-01": "the same TensorRT-LLM v0.5 FP8 effect: 5.4 ms a token is the BF16 weight-read time.",
+    "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
+              "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
+              "model allows there (MI300X's measured 47 % of peak).",
 }
 ENGINE_KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s")
 
@@ -63,7 +66,7 @@ def test_every_row_is_read_and_the_gaps_are_real():
 def test_targets_per_kind():
     """The issue's targets (median |error| <= 15 %, p90 <= 35 % per kind) over the engine rows the
     model expresses, the named gaps set aside; the README states every kind with them included.
-    Time to first token misses the median target: of its two rows left, an A100 BF16 prefill wants
+    Time to first token misses the median target: of its rows left, an A100 BF16 prefill wants
     eta_c ~ 0.66 and an H100 FP8 one ~ 0.42 (TensorRT-LLM v0.5 again), and one eta_c serves both."""
     preds = [p for p in truth.predict_all(ROWS) if p.row.id not in KNOWN_GAPS]
     by_kind = {s.kind: s for s in truth.summarize(preds)}
@@ -100,7 +103,7 @@ def test_bad_files_name_the_row_and_field(text, message):
 def test_unknown_setups_are_named_not_guessed():
     text = ("id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
             "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n"
-            "b,H100 SXM,1,Mixtral-8x7B,bf16,bf16,ttft_ms,10,128,1\n"
+            "b,H100 SXM,1,DeepSeek-V3,bf16,bf16,ttft_ms,10,128,1\n"
             "c,H100 SXM,1,Llama-3.1-8B,fp4,bf16,ttft_ms,10,128,1\n")
     reasons = [p.reason for p in truth.predict_all(truth.parse_rows(text))]
     assert "not a preset" in reasons[0] and "not loadable" in reasons[1] and "fp4" in reasons[2]

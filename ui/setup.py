@@ -23,6 +23,7 @@ from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
 
 CUSTOM = "Custom"
+GPU_COUNTS = (1, 2, 4, 8)
 _STATE_KEY = "_setup"
 
 # Ranges of the editable numbers (also what a hand-edited URL is held to).
@@ -40,7 +41,10 @@ class Setup:
     @property
     def label(self) -> str:
         m = self.model
-        return f"{m.name} ({m.weight_dtype} weights, {m.kv_dtype} KV) on {self.gpu.name}"
+        where = self.gpu.name
+        if m.tp > 1:
+            where = f"{m.tp} x {self.gpu.name} (memory, MFU, MBU and utilization per GPU)"
+        return f"{m.name} ({m.weight_dtype} weights, {m.kv_dtype} KV) on {where}"
 
 
 DEFAULT_SETUP = Setup(GPUS[DEFAULT_GPU], MODELS[DEFAULT_MODEL], DEFAULT_ASSUMPTIONS)
@@ -73,8 +77,19 @@ def render_setup_controls() -> Setup:
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
     model = MODELS[model_name].with_precision(weights, kv)
-    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights · "
-               f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token")
+    n_gpus = st.radio("GPUs per replica", GPU_COUNTS, horizontal=True, key="gpus", bind="query-params",
+                      help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
+                           "and vocabulary; two all-reduces a layer join them.")
+    if n_gpus > 1:
+        try:
+            gpu.allreduce_bandwidth(n_gpus)
+            model = model.with_tp(n_gpus)
+        except ValueError as err:
+            st.warning(f"{err}. Showing 1 GPU.", icon=":material/call_split:")
+    per = " per GPU" if model.tp > 1 else ""
+    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
+               f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
+               + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
