@@ -4,15 +4,21 @@ The entrypoint: page config, the global setup (GPU, model, assumptions) in the s
 navigation over the article's sections. Pages live in app_pages/ (not pages/: see the README).
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.layout import page_style
 from ui.nav import HOME, SECTIONS, SOURCES
+from ui.perf import freeze_startup_objects
 from ui.setup import render_setup_controls
 from ui.state import remember_pages
 from ui.url_check import raw_params_on_first_run, show_rejected
+from ui.watchdog import install as install_watchdog
 
-st.set_page_config(page_title="Where the GPU lies", page_icon=":material/memory:", layout="wide")
+# The favicon is a file served by this server: a ":material/..." page icon is fetched from Google's font host.
+st.set_page_config(page_title="Where the GPU lies", page_icon=Path(__file__).parent / "ui" / "favicon.svg",
+                   layout="wide")
 
 pages = [
     st.Page(s.path, title=s.nav_label, icon=s.icon, url_path=None if s is HOME else s.url_path,
@@ -28,3 +34,5 @@ with st.sidebar:
 url_notice = st.container()
 page.run()
 show_rejected(raw_params, url_notice)
+install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
+freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

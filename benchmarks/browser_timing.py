@@ -138,8 +138,8 @@ def _act(page: Page, control: Control, i: int) -> None:
         raise ValueError(f"unknown control kind {control.kind!r}")
 
 
-def time_control(page: Page, control: Control, changes: int,
-                 warmup: int = 2) -> tuple[list[float], list[float], list[float]]:
+def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
+                 start: int = 0) -> tuple[list[float], list[float], list[float]]:
     """Milliseconds from input to redrawn chart, from input to the rerun request being sent, and
     from input to the run's last websocket frame, for ``changes`` changes of ``control``."""
     page.wait_for_function(_DRAWN, arg=control.chart, timeout=TIMEOUT_MS)  # Plotly loads lazily
@@ -150,7 +150,7 @@ def time_control(page: Page, control: Control, changes: int,
         if not page.evaluate(_FINGERPRINT, control.chart):
             raise RuntimeError(f"no plotly chart keyed {control.chart!r} on the page")
         page.evaluate("() => { Object.assign(window.__bt, {t0: null, t1: null, sent: null, recv: null}); }")
-        _act(page, control, i)
+        _act(page, control, start + i)  # start: where a caller timing one change at a time is
         page.wait_for_function(_CHANGED, arg=control.chart, polling="raf", timeout=TIMEOUT_MS)
         wait_idle(page)
         t0, t1, t_sent, t_recv = page.evaluate(

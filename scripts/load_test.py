@@ -227,14 +227,15 @@ def _cpu_s(pid: int) -> float:
 class RssSampler(threading.Thread):
     """Samples the RSS (MiB) of a process and its children every ``period_s`` seconds."""
 
-    def __init__(self, pid: int, period_s: float = 0.25) -> None:
+    def __init__(self, pid: int | list[int], period_s: float = 0.25) -> None:
         super().__init__(daemon=True)
-        self.pid, self.period_s = pid, period_s
+        self.pids = pid if isinstance(pid, list) else [pid]
+        self.period_s = period_s
         self.samples: list[tuple[float, float]] = []  # (monotonic time, MiB)
         self._stop_event = threading.Event()
 
     def rss_mib(self) -> float:
-        kib = sum(_status_kib(p, "VmRSS") for p in [self.pid, *_children(self.pid)])
+        kib = sum(_status_kib(p, "VmRSS") for pid in self.pids for p in [pid, *_children(pid)])
         return kib / 1024
 
     def run(self) -> None:
@@ -296,6 +297,8 @@ def main() -> int:
     parser.add_argument("--timeout-s", type=float, default=30.0, help="longest wait for one run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--smoke", action="store_true", help="4 sessions for 15 s")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="N > 0: N replicas behind nginx (scripts/proxy.py), readers go through it")
     args = parser.parse_args()
     if args.smoke:
         args.sessions, args.duration_s = 4, 15.0
@@ -306,29 +309,43 @@ def main() -> int:
     if missing:
         print(f"note: no CHANGES row for {', '.join(missing)}: only the sidebar is moved there")
 
-    server = Server()
+    if args.replicas:
+        from scripts.proxy import Proxy
+        proxy = Proxy(args.replicas).__enter__()
+        server, pids, stop = proxy, proxy.pids, proxy.__exit__
+    else:
+        server = Server()
+        pids, stop = [server.proc.pid], server.stop
+
+    def cpu() -> float:
+        return sum(_cpu_s(pid) for pid in pids)
+
+    def alive() -> bool:
+        return all(os.path.exists(f"/proc/{pid}") for pid in pids)
+
     try:
-        sampler = RssSampler(server.proc.pid)
+        sampler = RssSampler(pids)
         cold_mib = sampler.rss_mib()
-        asyncio.run(warm_up(server.url, args))  # imports and caches: not what we measure
+        for _ in range(max(1, 2 * args.replicas)):  # each replica warmed (the proxy spreads readers)
+            asyncio.run(warm_up(server.url, args))  # imports and caches: not what we measure
         sampler.start()
         time.sleep(1.0)
-        cpu0, t0 = _cpu_s(server.proc.pid), time.monotonic()
+        cpu0, t0 = cpu(), time.monotonic()
         me0, load0 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
         stats = Stats()
         asyncio.run(drive(server.url, args, stats))
         t_load_end = time.monotonic()
-        cpu_load = _cpu_s(server.proc.pid) - cpu0
+        cpu_load = cpu() - cpu0
         me1, load1 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
         cpu_me = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime
         time.sleep(5.0)  # every session has closed: let the server drop them
         t_end = time.monotonic()
-        peak_hwm_mib = _status_kib(server.proc.pid, "VmHWM") / 1024
+        peak_hwm_mib = sum(_status_kib(pid, "VmHWM") for pid in pids) / 1024
         sampler.stop()
-        if server.proc.poll() is not None:
-            stats.error("server", f"exited with {server.proc.returncode}")
+        if not alive():
+            stats.error("server", "a server process exited")
     finally:
-        server.stop()
+        stop()
 
     load_s = t_load_end - t0
     rss = [mib for _, mib in sampler.samples]
@@ -336,7 +353,8 @@ def main() -> int:
     timeline = " → ".join(f"{sampler.at(t0 + f * load_s):.0f}" for f in (0, 0.25, 0.5, 0.75, 1.0))
     pages = ", ".join(f"/{p}" for p, _ in PAGES)
     print()
-    print(f"### Load test: {args.sessions} concurrent readers, {args.duration_s:.0f} s")
+    where = (f"{args.replicas} replicas behind nginx" if args.replicas else "one server process")
+    print(f"### Load test: {args.sessions} concurrent readers, {args.duration_s:.0f} s, {where}")
     print()
     print(f"Each reader opens a shared link (one of {pages}, with up to three widget values in the URL), "
           f"changes one widget every {args.think_s:g} s on average, and opens a new link after "

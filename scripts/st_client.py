@@ -57,6 +57,8 @@ class RunResult:
 
     elapsed_s: float  # from sending the rerun to receiving script_finished
     elements: int = 0
+    bytes: int = 0  # websocket payload received for this run
+    elements_seen: list[tuple[str, bytes]] = field(default_factory=list)  # (kind, proto) if kept
     errors: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # label -> displayed value
     charts: dict[str, str] = field(default_factory=dict)  # chart id -> figure JSON
@@ -144,10 +146,11 @@ class Reader:
         self._states: dict[str, WidgetState] = {}  # widget id -> current state
         self._cache: dict[str, ForwardMsg] = {}  # hash -> cacheable message
         self.last: RunResult | None = None
+        self.keep_elements = False  # keep every element's kind and serialized proto in RunResult
 
     @classmethod
     async def open(cls, base_url: str, path: str = "", query: str = "",
-                   timeout_s: float = 30.0) -> Reader:
+                   timeout_s: float = 30.0, keep_elements: bool = False) -> Reader:
         """Connect like a browser opening ``base_url/path?query`` and wait for the first run."""
         ws_url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
         ws = await asyncio.wait_for(
@@ -155,6 +158,7 @@ class Reader:
                     compression=None, open_timeout=timeout_s),
             timeout_s)
         reader = cls(ws, path, query, timeout_s)
+        reader.keep_elements = keep_elements
         await reader.rerun()
         return reader
 
@@ -207,6 +211,7 @@ class Reader:
                 data = await asyncio.wait_for(self._ws.recv(), remaining)
             except TimeoutError:
                 raise ProtocolError(late) from None
+            result.bytes += len(data)
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             kind = fwd.WhichOneof("type")
@@ -234,6 +239,8 @@ class Reader:
                 result.elements += 1
                 el_kind = fwd.delta.new_element.WhichOneof("type")
                 el = getattr(fwd.delta.new_element, el_kind)
+                if self.keep_elements:
+                    result.elements_seen.append((el_kind, el.SerializeToString()))
                 if el_kind == "exception":
                     result.errors.append(f"exception: {el.type}: {el.message}")
                 elif el_kind == "metric":

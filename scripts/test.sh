@@ -10,11 +10,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
-# Debian's Chromium for the browser tests (Playwright's own browser download does not work here).
-if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+# Debian's Chromium for the browser tests (Playwright's own browser download does not work here),
+# and nginx for the reverse-proxy tests (scripts/proxy.py runs its own; the package's service is
+# not needed).
+PKGS=""
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then PKGS="chromium"; fi
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then PKGS="$PKGS nginx"; fi
+if [ -n "$PKGS" ]; then
     if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $PKGS >/dev/null
 fi
 
 .venv/bin/ruff check .

@@ -28,7 +28,7 @@ def test_valid_or_default_values_give_no_notice(params):
 def test_unusable_values_are_named_and_defaults_used(params, named):
     at = run(params)
     assert not at.exception
-    assert len(at.warning) == 1 and named in at.warning[0].value
+    assert len(at.warning) == 1 and len(at.code) == 1 and named in at.code[0].value
     assert at.select_slider(key="batch").value == 1 and at.slider(key="eff").value == 0.6
 
 
@@ -36,3 +36,37 @@ def test_notice_only_on_the_first_run():
     at = run({"batch": "3"})
     at.select_slider(key="batch").set_value(8).run()
     assert not at.warning
+
+
+def test_numbers_in_other_scripts_are_not_taken():
+    """float("٣") is 3.0: a value written in non-ASCII digits is dropped and named, not read."""
+    at = run({"eff": "٣", "batch": "\uff18"})  # Arabic-Indic three, full-width eight
+    assert not at.exception
+    assert at.slider(key="eff").value == 0.6 and at.select_slider(key="batch").value == 1
+    assert "eff=٣" in at.code[0].value and "batch=\uff18" in at.code[0].value
+
+
+INJECTIONS = [
+    "x` [click](https://example.invalid) ![i](https://example.invalid/i.png) `",
+    "<img src=https://example.invalid/i.png>", "<script>alert(1)</script>",
+    "[a](javascript:alert(1))", "**bold** _it_ $x^2$ :material/home: :red[red]",
+]
+
+
+@pytest.mark.parametrize("text", INJECTIONS)
+def test_link_text_is_shown_as_plain_text_only(text):
+    """The notice's markdown is fixed; what the link carried appears only in a code block, verbatim
+    (up to the length limit)."""
+    at = run({"batch": text, text: "1"})
+    assert not at.exception
+    assert at.warning[0].value.startswith("This link had settings that could not be used")
+    assert at.code[0].language in (None, "", "plaintext")
+    assert text[:40] in at.code[0].value
+    assert not at.markdown or all(text[:10] not in m.value for m in at.markdown)
+
+
+def test_a_huge_link_is_shortened_and_counted():
+    at = run({f"k{i}": "v" * 5000 for i in range(30)})
+    lines = at.code[0].value.splitlines()
+    assert len(lines) == 11 and lines[-1] == "… and 20 more"
+    assert max(map(len, lines)) < 200

@@ -10,7 +10,7 @@ from sim.cost import Assumptions
 from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TwoPhases, roofline
-from ui.theme import COLORS, OKABE_ITO, style
+from ui.theme import COLORS, OKABE_ITO, figure
 
 # The axes hold still while sliders move (FLOP/byte, log10) unless a point would fall off them: then
 # they widen to keep every plotted point on the chart (long prompts at FP8 on a B200 go past 40,000).
@@ -43,14 +43,15 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     spec, effective = roofline(gpu, model, x, assumptions)
     top, ridge = np.log10(peak_t), result.ridge_point
     precision = model.compute_precision.upper()
+    # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
-        go.Scatter(x=x, y=spec / 1e12, name=f"Roofline ({precision} spec)", mode="lines",
-                   line=dict(color=COLORS["roofline"], width=2),
-                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
-        go.Scatter(x=x, y=effective / 1e12, name="Achievable", mode="lines",
-                   line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
-                   hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable (with the "
-                                 "assumptions)</extra>"),
+        dict(type="scatter", x=x, y=spec / 1e12, name=f"Roofline ({precision} spec)", mode="lines",
+             line=dict(color=COLORS["roofline"], width=2),
+             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
+        dict(type="scatter", x=x, y=effective / 1e12, name="Achievable", mode="lines",
+             line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
+             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable (with the "
+                           "assumptions)</extra>"),
     ]
     for name, cost, color, symbol, label in (
         ("Prefill", result.prefill, COLORS["prefill"], "diamond",
@@ -58,8 +59,9 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         ("Decode", result.decode, COLORS["decode"], "circle",
          f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
     ):
-        traces.append(go.Scatter(
-            x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label, mode="markers+text",
+        traces.append(dict(
+            type="scatter", x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label,
+            mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
             text=[name], textposition="bottom right" if name == "Decode" else "bottom left",
             textfont=dict(color=color, size=14),
@@ -80,8 +82,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
              "xanchor": "right", "font": dict(color=COLORS["prefill"])},
         ],
     )
-    fig = style(go.Figure(traces, layout), height=360)
-    fig.update_layout(
+    layout.update(
         # The legend sits inside, bottom right: below a flat roof nothing is ever plotted there.
         margin=dict(t=10),
         legend=dict(orientation="v", x=0.99, xanchor="right", y=0.02, yanchor="bottom",
@@ -89,7 +90,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         xaxis=dict(type="log", range=[x_lo, x_hi], dtick=1, title="Arithmetic intensity (FLOP/byte)"),
         yaxis=dict(type="log", range=[y_lo, y_hi], dtick=1, title="Achieved TFLOP/s"),
     )
-    return fig
+    return figure(traces, layout, height=360)
 
 
 def busy_figure(result: TwoPhases) -> go.Figure:
@@ -100,38 +101,41 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         rows.append((phase, "HBM: weights", float(cost.weight_time_s[0]), step, COLORS["weights"]))
         rows.append((phase, "HBM: KV cache", float(cost.kv_time_s[0]), step, COLORS["kv"]))
         rows.append((phase, "Tensor math", float(cost.compute_time_s[0]), step, COLORS["compute"]))
-    fig = go.Figure()
+    traces = []
     for part in ("HBM: weights", "HBM: KV cache", "Tensor math"):
         sel = [r for r in rows if r[1] == part]
         unit = "Tensor cores" if part == "Tensor math" else "HBM"
-        fig.add_trace(go.Bar(
-            y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
+        traces.append(dict(
+            type="bar", y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
             orientation="h", name=part, marker_color=sel[0][4],
             customdata=[[r[2] * 1e3, r[3] * 1e3] for r in sel],
             hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
                            "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),
         ))
-    fig.update_layout(
+    layout = dict(
         barmode="stack",
         xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%"),
         yaxis=dict(autorange="reversed"),
     )
-    return style(fig, height=300)
+    return figure(traces, layout, height=300)
 
 
 OPERATOR_LABELS = {"embed": "embedding", "qkv": "QKV projection", "attention": "attention",
-                   "o_proj": "output projection", "mlp": "MLP", "lm_head": "LM head"}
+                   "o_proj": "output projection", "mlp": "MLP", "allreduce": "all-reduce (TP)",
+                   "lm_head": "LM head"}
 _OPERATOR_COLORS = {"embed": OKABE_ITO["yellow"], "qkv": OKABE_ITO["sky_blue"],
                     "attention": OKABE_ITO["orange"], "o_proj": OKABE_ITO["bluish_green"],
-                    "mlp": OKABE_ITO["blue"], "lm_head": OKABE_ITO["reddish_purple"]}
+                    "mlp": OKABE_ITO["blue"], "allreduce": OKABE_ITO["vermillion"],
+                    "lm_head": OKABE_ITO["reddish_purple"]}
 
 
 def operator_figure(result: TwoPhases) -> go.Figure:
     """Where each phase's step goes, operator by operator (the cost model's breakdown), with the
     host's time (no kernel running) last; hover names the bound of each."""
-    fig = go.Figure()
+    traces = []
     phases = (("Prefill", result.prefill), ("Decode", result.decode))
-    for name, label in (*OPERATOR_LABELS.items(), ("host", "host (no kernel)")):
+    present = [n for n in OPERATOR_LABELS if n in result.decode.operators]
+    for name, label in (*((n, OPERATOR_LABELS[n]) for n in present), ("host", "host (no kernel)")):
         shares, hover = [], []
         for _, cost in phases:
             step = float(cost.time_s[0])
@@ -146,16 +150,16 @@ def operator_figure(result: TwoPhases) -> go.Figure:
             shares.append(100 * t / step if step > 0 else 0.0)
             hover.append(f"<b>{label}</b>: {t * 1e3:.3g} ms, {100 * t / step:.1f}% of the step; "
                          f"bound by {bound}{extra}<extra></extra>")
-        fig.add_trace(go.Bar(
-            y=[p for p, _ in phases], x=shares, orientation="h", name=label,
-            marker_color=_OPERATOR_COLORS.get(name, COLORS["idle"]), hovertemplate=hover,
+        traces.append(dict(
+            type="bar", y=[p for p, _ in phases], x=shares, orientation="h", name=label,
+            marker=dict(color=_OPERATOR_COLORS.get(name, COLORS["idle"])), hovertemplate=hover,
         ))
-    fig.update_layout(
+    layout = dict(
         barmode="stack",
         xaxis=dict(range=[0, 100], title="Share of the step, by operator", ticksuffix="%"),
         yaxis=dict(autorange="reversed"), legend=dict(traceorder="normal"),
     )
-    return style(fig, height=260)
+    return figure(traces, layout, height=260)
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

@@ -119,8 +119,8 @@ def data_expander(frames: dict[str, pd.DataFrame], key: str) -> None:
         for i, (name, frame) in enumerate(frames.items()):
             st.markdown(f"**{name}**")
             st.dataframe(frame, hide_index=True, width="stretch")
-            st.download_button(
-                f"Download {name} (CSV)", frame.to_csv(index=False).encode(),
+            st.download_button(  # the CSV is made when clicked, not on every rerun
+                f"Download {name} (CSV)", lambda frame=frame: frame.to_csv(index=False).encode(),
                 file_name=f"{key}_{i}.csv", mime="text/csv", key=f"{key}_csv_{i}",
                 icon=":material/download:",
             )

@@ -4,6 +4,14 @@ Streamlit drops a bound widget's URL value that is malformed or out of range and
 instead. That keeps the page safe but silent; a reader who followed a hand-edited or stale link
 deserves to know. On a session's first run we note the raw query parameters before any widget reads
 them, and after the page has run we list those that did not survive.
+
+The values come from whoever wrote the link, so they are never rendered as markup: the notice's text
+is fixed, and the ignored settings are shown as plain text in a code block (``st.code`` renders no
+markdown or HTML), shortened and counted so that a huge link cannot flood the page.
+
+Numbers are read as written in ASCII only. Python's ``float`` accepts any script's digits ("٣" is 3.0)
+and Unicode spaces, so Streamlit would take such a value silently; no valid value of this app has such
+characters, so they are dropped before any widget reads them and named in the notice.
 """
 
 from __future__ import annotations
@@ -13,23 +21,51 @@ import math
 import streamlit as st
 
 _CHECKED = "_url_checked"
+MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
+MAX_LISTED = 10  # settings listed in the notice; the rest are counted
+
+
+def _non_ascii_number(value: str) -> bool:
+    """A number written with characters outside ASCII ("٣", "３", "1\u2003"), which ``float`` reads."""
+    if value.isascii():
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def raw_params_on_first_run() -> dict[str, list[str]] | None:
-    """The URL's query parameters as the session's first run received them (None on later runs)."""
+    """The URL's query parameters as the session's first run received them (None on later runs).
+
+    Parameters holding a number in non-ASCII digits are removed from the URL before any widget reads
+    them (the widget shows its default; the notice names them)."""
     if st.session_state.get(_CHECKED):
         return None
     st.session_state[_CHECKED] = True
-    return {key: st.query_params.get_all(key) for key in st.query_params}
+    raw = {key: st.query_params.get_all(key) for key in st.query_params}
+    for key, values in raw.items():
+        if any(_non_ascii_number(v) for v in values):
+            del st.query_params[key]
+    return raw
 
 
 def _same(raw: str, value) -> bool:
     if str(value) == raw:
         return True
+    if not raw.isascii():
+        return False
     try:
         return math.isclose(float(raw), float(value))
     except (TypeError, ValueError):
         return False
+
+
+def _short(text: str) -> str:
+    """``text`` on one line, shortened to MAX_VALUE_CHARS (control characters shown as escapes)."""
+    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
 
 
 def rejected_params(raw: dict[str, list[str]]) -> list[str]:
@@ -37,23 +73,33 @@ def rejected_params(raw: dict[str, list[str]]) -> list[str]:
     refused (a value equal to the widget's default is dropped from the URL too, and is not listed)."""
     rejected = []
     for key, values in raw.items():
-        shown = ", ".join(values)
+        shown = f"{_short(key)}={', '.join(_short(v) for v in values)}"
         if key not in st.session_state:
-            rejected.append(f"{key}={shown} (not a setting of this page)")
+            rejected.append(f"{shown} (not a setting of this page)")
         elif key in st.query_params:
             continue  # the widget took it
         elif not (len(values) == 1 and _same(values[0], st.session_state[key])):
-            rejected.append(f"{key}={shown} (not a valid value; using {st.session_state[key]})")
+            rejected.append(f"{shown} (not a valid value; using {_short(str(st.session_state[key]))})")
     return rejected
 
 
+def notice_lines(rejected: list[str]) -> str:
+    """The ignored settings, one a line, at most MAX_LISTED of them (plain text, for ``st.code``)."""
+    lines = rejected[:MAX_LISTED]
+    if len(rejected) > MAX_LISTED:
+        lines.append(f"… and {len(rejected) - MAX_LISTED} more")
+    return "\n".join(lines)
+
+
 def show_rejected(raw: dict[str, list[str]] | None, container) -> None:
-    """Write a warning into ``container`` (placed at the top of the page) if anything was ignored."""
+    """Write a warning into ``container`` (placed at the top of the page) if anything was ignored.
+
+    The warning's text is fixed; the settings themselves go in a code block below it, as plain text."""
     if not raw:
         return
     rejected = rejected_params(raw)
     if rejected:
-        container.warning(
-            "This link had settings that could not be used, so their defaults are shown: "
-            + "; ".join(f"`{r}`" for r in rejected), icon=":material/link_off:",
-        )
+        with container.container(key="url_notice"):
+            st.warning("This link had settings that could not be used, so their defaults are shown:",
+                       icon=":material/link_off:")
+            st.code(notice_lines(rejected), language=None, wrap_lines=True)

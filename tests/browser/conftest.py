@@ -45,14 +45,15 @@ def _free_port() -> int:
 class Server:
     """A streamlit server on a free loopback port, stopped by its PID."""
 
-    def __init__(self) -> None:
-        self.port = _free_port()
+    def __init__(self, extra_args: tuple[str, ...] = (), port: int | None = None,
+                 script: str = "app.py") -> None:
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args],
             cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60

@@ -51,7 +51,7 @@ def test_copied_url_restores_view_on_fresh_server(page: Page, fresh_server):
 
 def test_bad_link_settings_are_named_and_defaults_shown(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "two-phases", "phases_batch=99999&gpu=TPU&phases_prompt=8192")
-    notice = page.get_by_test_id("stAlert").filter(has_text="could not be used")
+    notice = page.locator(".st-key-url_notice")
     expect(notice).to_contain_text("phases_batch=99999", timeout=TIMEOUT_MS)
     expect(notice).to_contain_text("gpu=TPU")
     expect(notice).not_to_contain_text("phases_prompt")  # valid: used, not reported

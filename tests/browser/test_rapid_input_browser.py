@@ -1,0 +1,63 @@
+"""Rapid input never loses the page (a fixed short sample; scripts/rapid_input.py runs the long ones).
+
+200 inputs in 10 s on page 01's slots slider (the control that froze the page 7 times in 7 with
+Streamlit's ForwardMsg cache on) and rapid toggling of page 01's switch: the websocket must stay
+open, and the settled page must match a fresh load of its final URL
+(widget, URL, every chart's data, every metric). tests/browser/rapid.py has the details.
+
+And if the connection is ever lost for good anyway, the page reloads itself and its URL brings the
+view back (ui/watchdog.py): forced here by sending the page a reference to a message it never had,
+exactly what Streamlit's cache miss is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, WebSocketRoute, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, open_page, wait_idle
+from tests.browser.rapid import TARGETS, run_once
+
+# (key, mode): the slider with trusted key presses (the mode that reproduced the freeze); the toggle
+# with clicks scheduled in the page (trusted clicks each wait for the page: 200 of them took minutes).
+SAMPLE = [("batching_slots", "keys"), ("batching_continuous", "queued")]  # the rest: scripts/rapid_input.py
+
+
+@pytest.mark.parametrize(("key", "mode"), SAMPLE)
+def test_rapid_input_keeps_the_connection_and_ends_on_the_last_value(context: BrowserContext,
+                                                                    streamlit_server, key, mode):
+    target = next(t for t in TARGETS if t.key == key)
+    outcome = run_once(context, streamlit_server.url, target, presses=200, seconds=10, mode=mode)
+    assert not outcome.disconnected, (outcome.fatal, outcome.ws_closed)
+    assert not outcome.mismatches, outcome.mismatches
+
+
+def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, streamlit_server):
+    routes: list[WebSocketRoute] = []
+
+    def relay(ws: WebSocketRoute) -> None:  # pass everything through, keep a handle to inject
+        ws.connect_to_server()
+        routes.append(ws)
+
+    page.route_web_socket(re.compile(r".*/_stcore/stream"), relay)
+    open_page(page, streamlit_server.url, "two-phases", "phases_batch=64&gpu=H200+SXM")
+    expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
+    assert len(routes) == 1
+    miss = ForwardMsg()
+    miss.ref_hash = "0" * 32
+    miss.metadata.delta_path[:] = [0, 0]
+    routes[0].send(miss.SerializeToString())  # the frontend gives up on this connection
+    # ... and the watchdog reloads: a second connection, the same view from the URL
+    for _ in range(TIMEOUT_MS // 100):  # poll for the new connection (not a timing assertion)
+        if len(routes) >= 2:
+            break
+        page.wait_for_timeout(100)
+    assert len(routes) >= 2, "the page did not reconnect"
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"phases_batch=64"))
+    expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
+    expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("H200 SXM")
+    expect_no_exception(page)

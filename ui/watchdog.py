@@ -1,0 +1,54 @@
+"""A page that lost its connection for good reloads itself, and its URL restores the view.
+
+Streamlit's frontend reconnects by itself when the server goes away and comes back. But when it fails
+to process a message (the known case: "Cached ForwardMsg MISS" under rapid reruns,
+streamlit/streamlit#11357) it closes the websocket and never tries again; the page keeps its old,
+greyed-out numbers and says nothing. This fixed script (no user input reaches it) watches for a closed
+websocket that no new connection replaces within a few seconds, checks that the server answers its
+health check, and then reloads the page: the URL holds every setting, so the reader gets the same
+view back. While the server is down it keeps waiting (Streamlit's own reconnect handles that case).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
+
+_SCRIPT = """<script>
+(() => {
+  if (window.__gpuLiesWatchdog) return;
+  window.__gpuLiesWatchdog = {reloads: 0, lastOpen: performance.now()};
+  const w = window.__gpuLiesWatchdog;
+  const GRACE = __GRACE_MS__;
+  const base = document.baseURI.replace(/[?#].*$/, "").replace(/[^/]*$/, "");
+  const check = (closedAt) => setTimeout(async () => {
+    if (w.lastOpen > closedAt) return;  // a new connection replaced it
+    try {
+      const r = await fetch(base + "_stcore/health", {cache: "no-store"});
+      if (r.ok && w.lastOpen <= closedAt) { w.reloads += 1; location.reload(); return; }
+    } catch (e) {}
+    check(closedAt);  // server not up yet: Streamlit's own reconnect may still win
+  }, GRACE);
+  const close = WebSocket.prototype.close;
+  WebSocket.prototype.close = function (...args) {  // the frontend closing its socket itself
+    if (String(this.url).includes("_stcore/stream")) check(performance.now());
+    return close.apply(this, args);
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {  // later sockets: note when one opens or closes
+    constructor(...args) {
+      super(...args);
+      if (String(args[0]).includes("_stcore/stream")) {
+        this.addEventListener("open", () => { w.lastOpen = performance.now(); });
+        this.addEventListener("close", () => check(performance.now()));
+      }
+    }
+  };
+})();
+</script>""".replace("__GRACE_MS__", str(GRACE_MS))
+
+
+def install() -> None:
+    """Add the watchdog to the page (once per session is enough; repeating it is harmless)."""
+    st.html(_SCRIPT, unsafe_allow_javascript=True, width="content")
