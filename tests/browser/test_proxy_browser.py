@@ -32,8 +32,8 @@ def test_pages_work_through_the_proxy_under_its_csp(page: Page, proxy):
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=TIMEOUT_MS)
         expect_no_exception(page)
     open_page(page, proxy.url, "continuous-batching")
-    before = metric_value(page, "Goodput").inner_text()
+    before = metric_value(page, "Useful work").inner_text()
     page.locator(".st-key-batching_continuous label").first.click()
-    expect(metric_value(page, "Goodput")).not_to_have_text(before, timeout=TIMEOUT_MS)
+    expect(metric_value(page, "Useful work")).not_to_have_text(before, timeout=TIMEOUT_MS)
     assert not violations, violations[:5]
     assert not outside, outside[:5]

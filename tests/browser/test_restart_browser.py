@@ -35,7 +35,7 @@ def test_page_rejoins_a_restarted_server_with_the_same_view(page: Page, restarta
     open_page(page, server.url, "continuous-batching", "batching_slots=32&gpu=H200+SXM")
     slots = page.locator(".st-key-batching_slots")
     expect(slots).to_contain_text("32")
-    goodput = metric_value(page, "Goodput").inner_text()
+    useful = metric_value(page, "Useful work").inner_text()
     if when == "mid-rerun":
         page.locator(".st-key-batching_continuous label").first.click()  # a rerun on its way
     _kill(server)
@@ -48,13 +48,13 @@ def test_page_rejoins_a_restarted_server_with_the_same_view(page: Page, restarta
     expect(page.locator(".st-key-gpu").get_by_role("combobox")).to_have_value("H200 SXM")
     switch = page.locator(".st-key-batching_continuous").get_by_role("switch")
     if when == "between reruns":
-        expect(metric_value(page, "Goodput")).to_have_text(goodput, timeout=TIMEOUT_MS)
+        expect(metric_value(page, "Useful work")).to_have_text(useful, timeout=TIMEOUT_MS)
         page.locator(".st-key-batching_continuous label").first.click()  # works: a change goes through
-        expect(metric_value(page, "Goodput")).not_to_have_text(goodput, timeout=TIMEOUT_MS)
+        expect(metric_value(page, "Useful work")).not_to_have_text(useful, timeout=TIMEOUT_MS)
     else:
         expect(switch).to_be_checked(timeout=TIMEOUT_MS)  # the change made as the server died ...
-        expect(metric_value(page, "Goodput")).not_to_have_text(goodput, timeout=TIMEOUT_MS)  # ... ran
+        expect(metric_value(page, "Useful work")).not_to_have_text(useful, timeout=TIMEOUT_MS)  # ... ran
         page.locator(".st-key-batching_continuous label").first.click()  # and back: static's numbers
-        expect(metric_value(page, "Goodput")).to_have_text(goodput, timeout=TIMEOUT_MS)
+        expect(metric_value(page, "Useful work")).to_have_text(useful, timeout=TIMEOUT_MS)
     wait_idle(page)
     expect_no_exception(page)
