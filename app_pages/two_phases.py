@@ -7,9 +7,10 @@ from sim.phases import two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
 from ui.feasibility import fits_or_stop
-from ui.fig_phases import busy_figure, operator_figure, phases_table, roofline_figure
+from ui.fig_phases import busy_figure, gap_figure, operator_figure, phases_table, roofline_figure
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.measured import explain_gap, roofline_points, roofline_trace
 from ui.setup import current_setup
 
 POW2 = [2**i for i in range(0, 16)]
@@ -35,18 +36,25 @@ fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {cont
 fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
 r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
 crossover = r.compute_bound_batch
+measured = roofline_points(setup)
 
 # The roofline beside its headline numbers (a phone stacks them: the chart comes first).
 left, right = st.columns([1.7, 1], vertical_alignment="center")
 with left:
     chart(
-        roofline_figure(r, setup.gpu, setup.model, setup.assumptions), key="phases_roofline",
+        roofline_figure(r, setup.gpu, setup.model, setup.assumptions, roofline_trace(measured)),
+        key="phases_roofline",
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
             f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
             f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B "
-            f"({setup.model.compute_precision.upper()} math).",
+            f"({setup.model.compute_precision.upper()} math)"
+            + (f"; {len(measured)} measured engine run(s) drawn as crosses." if measured else "."),
     )
+    st.caption(
+        f"✕ = an engine's measured run on this setup ({', '.join(sorted({p.row.id for p in measured}))}; "
+        "hover for its conditions and the model's error)." if measured else
+        "No measured run in measured.csv matches this setup (GPU, model, precisions, GPU count).")
 with right, metric_row():
     st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
               help=define("GPU utilization (utilization.gpu)"))
@@ -101,6 +109,23 @@ chart(
         f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
+st.markdown("#### The gap, explained")
+gap_phase = st.segmented_control("Step", ["Decode", "Prefill"], default="Decode", key="phases_gap",
+                                 bind="query-params", help="Which step the waterfall explains.") or "Decode"
+ex = explain_gap(setup, gap_phase, batch=batch, context=context, prompt=prompt, points=measured)
+g = ex.gap
+top_stage = max(g.steps_s, key=g.steps_s.get)
+chart(
+    gap_figure(g, ex.measured_s, f"Measured ({ex.row.id})" if ex.row else "Measured"), key="phases_gap_chart",
+    title=f"From the roofline floor to the estimate: {gap_phase.lower()}, {ex.where}",
+    alt=f"Waterfall: the roofline floor {fmt.seconds(g.floor_s)}, the model's estimate "
+        f"{fmt.seconds(g.estimate_s)}; the largest step is {top_stage} "
+        f"({g.shares()[top_stage]:.0%} of the gap)"
+        + (f"; measured {fmt.seconds(ex.measured_s)}." if ex.measured_s else "."),
+)
+st.caption("Each bar is one named assumption, added in the order the model applies them; they sum to "
+           f"the estimate. {ex.note}")
+
 st.info(
     f"**The thesis in miniature.** During decode `nvidia-smi` would read "
     f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
@@ -123,8 +148,11 @@ sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at 
         "and LM head stay BF16.",
         "Mistral-7B's 4,096-token sliding window is not modelled: its KV reads grow with the whole "
         "context.",
-        "One GPU, no tensor parallelism: a setup that does not fit on the card is refused with the "
-        "numbers of what is missing.",
+        "Tensor parallelism (the sidebar's GPUs per replica) splits weights and KV heads and adds two "
+        "all-reduces a layer; memory, MFU, MBU and utilization are per GPU. A setup that does not fit "
+        "is refused with the numbers of what is missing.",
+        "Measured points: the rows of measured.csv run on exactly this setup, placed as the step the "
+        "model counts (a static batch at its mean context), at the FLOP/s the engine's time gives.",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}.",

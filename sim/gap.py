@@ -10,9 +10,9 @@ same step priced with one more of them, so the differences add up exactly to est
     + operators in turn     each operator its own max(math, memory), summed: no overlap between them
     + kernel and host costs per-kernel fixed cost, CPU launches without a graph, host time a step
     + KV-cache reads        the cached tokens' keys and values, read by attention
-    + communication (TP)    0 here: one GPU
+    + communication (TP)    the two all-reduces a layer over the interconnect (0 on one GPU)
 
-Tensor-parallel communication has no bar yet (one GPU per replica).
+Every stage before the last leaves the all-reduces out; the last adds them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sim.hardware import GPU
 from sim.models import Model
 
 STAGES = ("roofline floor", "sustained bandwidth", "compute efficiency", "operators in turn",
-          "kernel and host costs", "KV-cache reads")
+          "kernel and host costs", "KV-cache reads", "communication (TP)")
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,19 @@ def explain_step(gpu: GPU, model: Model, new_tokens: float, attn_pairs: float, k
         c = price(assume, new_kv)
         return float(np.maximum(c.compute_time_s, c.memory_time_s))
 
+    def no_comm(c, total) -> float:
+        return float(total - c.comm_time_s)
+
+    in_turn = price(dataclasses.replace(both, measured_ceilings=True), new_kv)
+    own_kv, every_kv = price(fixed, new_kv), price(fixed, float(kv_tokens))
     times = (
         one_overlap(ROOFLINE_FLOOR),
         one_overlap(spec_bw),
         one_overlap(both),
-        float(price(dataclasses.replace(both, measured_ceilings=True), new_kv).gpu_time_s),
-        float(price(fixed, new_kv).time_s),
-        float(price(fixed, float(kv_tokens)).time_s),
+        no_comm(in_turn, in_turn.gpu_time_s),
+        no_comm(own_kv, own_kv.time_s),
+        no_comm(every_kv, every_kv.time_s),
+        float(every_kv.time_s),
     )
     return Gap(times_s=times)
 

@@ -261,9 +261,13 @@ def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
     return batch * output / (output * decode + prefill_s)
 
 
-def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Prediction:
-    """The model's value for ``row``, in the row's unit."""
-    setup = _setup(row)
+def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+            setup: tuple[object, Model] | None = None) -> Prediction:
+    """The model's value for ``row``, in the row's unit. ``setup`` = (gpu, model) prices the row on
+    that GPU and model (already at the row's precision and GPU count) instead of the presets its
+    ``gpu`` and ``model`` columns name: a reader's own benchmark, run on the setup in the sidebar."""
+    if setup is None:
+        setup = _setup(row)
     if isinstance(setup, str):
         return Prediction(row, None, setup)
     gpu, model = setup

@@ -30,7 +30,7 @@ def test_page00_defaults_tell_the_thesis():
     assert number(metric(at, "MFU, decode")) < 1
     assert number(metric(at, "MFU, prefill")) > 40
     charts = at.get("plotly_chart")
-    assert len(charts) == 3  # roofline, busy units, operators
+    assert len(charts) == 4  # roofline, busy units, operators, the gap
     roofline = json.loads(charts[0].proto.spec)
     names = [trace.get("name", "") for trace in roofline["data"]]
     assert any(n.startswith("prefill") for n in names) and any(n.startswith("decode") for n in names)
@@ -208,3 +208,46 @@ def test_a_mixture_of_experts_says_what_a_step_reads():
     assert "Mixture of experts" in text and "2.0 of 8 a layer at batch 1" in text
     at.select_slider(key="phases_batch").set_value(64).run()
     assert "8.0 of 8 a layer at batch 64" in " ".join(c.value for c in at.caption)
+
+
+def _trace(at, key: str, name: str) -> dict | None:
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
+    return next((t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == name), None)
+
+
+def test_measured_runs_on_this_setup_are_on_the_roofline_with_their_error():
+    """H100 + Llama-3.1-8B BF16 has three measured runs (eag-01 static batch 1, t014-01 online at
+    2 req/s, which has no concurrency and so no step to place); L4 has none, and says so."""
+    at = open_app(PAGE)
+    trace = _trace(at, "phases_roofline", "Measured (engines)")
+    assert trace is not None and len(trace["x"]) >= 1
+    assert any("eag-01" in h and "SGLang" in h and "%" in h for h in trace["hovertemplate"])
+    assert "eag-01" in " ".join(c.value for c in at.caption)
+    at = open_app(PAGE, {"gpu": "L4"})
+    assert _trace(at, "phases_roofline", "Measured (engines)") is None
+    assert any("No measured run" in c.value for c in at.caption)
+
+
+def test_the_gap_waterfall_sums_to_the_estimate_and_ends_on_the_measurement():
+    at = open_app(PAGE)  # batch 1: eag-01 is at batch 1, so the waterfall explains it
+    fall = _trace(at, "phases_gap_chart", "Model")
+    assert fall["measure"][0] == "absolute" and fall["measure"][-1] == "total"
+    assert sum(fall["x"][:-1]) == pytest.approx(fall["x"][-1], rel=1e-9)
+    assert fall["x"][-1] == pytest.approx(ms(metric(at, "Decode step")), rel=0.15)  # at the run's context
+    measured = _trace(at, "phases_gap_chart", "Measured")
+    assert measured["x"][0] == pytest.approx(1e3 / 158.34, rel=1e-6)  # eag-01: 158.34 tok/s at batch 1
+    at.select_slider(key="phases_batch").set_value(8).run()  # no run at batch 8
+    assert _trace(at, "phases_gap_chart", "Measured") is None
+    assert any("No measured run at these settings" in c.value for c in at.caption)
+    at.segmented_control(key="phases_gap").set_value("Prefill").run()
+    assert not at.exception
+    fall = _trace(at, "phases_gap_chart", "Model")
+    assert max(zip(fall["x"][1:-1], fall["y"][1:-1], strict=True))[1] == "+ compute efficiency"
+
+
+def test_tensor_parallel_gap_has_an_all_reduce_bar():
+    at = open_app(PAGE, {"model": "Llama-3.1-70B", "gpus": "4"})
+    assert not at.exception
+    fall = _trace(at, "phases_gap_chart", "Model")
+    bars = dict(zip(fall["y"], fall["x"], strict=True))
+    assert bars["+ all-reduces (TP)"] > 80 * 2 * 0.01  # ms: 2 a layer, at least 10 us each

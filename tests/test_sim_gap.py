@@ -45,3 +45,15 @@ def test_every_stage_adds_time_and_the_last_is_the_estimate(gpu, model, batch, c
     assert all(b >= a * (1 - 1e-12) for a, b in zip(g.times_s, g.times_s[1:], strict=False))
     assert g.estimate_s == pytest.approx(float(decode_step_cost(gpu, model, batch, context).time_s),
                                          rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_tensor_parallel_communication_is_the_last_bar(n):
+    """On n GPUs the all-reduces get their own bar: the step's comm time, and nothing before it."""
+    model = MODELS["Llama-3.1-70B"].with_tp(n)
+    g = gap.explain_decode(H100, model, 8, 1024)
+    cost = decode_step_cost(H100, model, 8, 1024)
+    assert g.steps_s["communication (TP)"] == pytest.approx(float(cost.comm_time_s), rel=1e-9)
+    assert g.steps_s["communication (TP)"] > 2 * 80 * 10e-6  # 2 a layer, at least ~10 us each
+    assert g.estimate_s == pytest.approx(float(cost.time_s), rel=1e-12)
+    assert gap.explain_decode(H100, LLAMA8, 8, 1024).steps_s["communication (TP)"] == 0.0

@@ -120,3 +120,13 @@ def test_the_defaults_are_the_calibration_fit():
     assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)
     for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
         assert math.isclose(getattr(fitted, name), getattr(d, name), rel_tol=0.05, abs_tol=1e-7), name
+
+
+def test_the_shipped_copy_is_the_shared_file():
+    """The app ships sim/data/measured.csv (a deployed app has no ../shared): it must be the same rows."""
+    from sim.measured import DATA, shipped_rows
+
+    assert len(shipped_rows()) > 40
+    if MEASURED.exists():
+        assert [r.id for r in shipped_rows()] == [r.id for r in ROWS]
+        assert DATA.read_text(encoding="utf-8") == MEASURED.read_text(encoding="utf-8")

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sim.cost import Assumptions
+from sim.gap import STAGES, Gap
 from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TwoPhases, roofline
@@ -35,8 +36,10 @@ def axis_ranges(result: TwoPhases, peak_tflops: float) -> tuple[list[float], lis
     return [float(x_lo), float(x_hi)], [float(y_lo), float(top + 0.6)]
 
 
-def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions) -> go.Figure:
-    """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point."""
+def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions,
+                    measured: dict | None = None) -> go.Figure:
+    """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point;
+    ``measured`` is a trace of engines' measured points (``ui.measured.roofline_trace``)."""
     peak_t = gpu.peak_flops(model.compute_precision) / 1e12
     (x_lo, x_hi), (y_lo, y_hi) = axis_ranges(result, peak_t)
     x = np.logspace(x_lo, x_hi, 200)
@@ -68,6 +71,8 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
             hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
         ))
+    if measured and measured["x"]:
+        traces.append(measured)
     note = dict(showarrow=False, font=dict(color=COLORS["muted"]))
     layout = dict(
         shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
@@ -160,6 +165,49 @@ def operator_figure(result: TwoPhases) -> go.Figure:
         yaxis=dict(autorange="reversed"), legend=dict(traceorder="normal"),
     )
     return figure(traces, layout, height=260)
+
+
+GAP_LABELS = {"roofline floor": "Roofline floor (spec peaks, one overlap)",
+              "sustained bandwidth": "+ sustained bandwidth", "compute efficiency": "+ compute efficiency",
+              "operators in turn": "+ operators in turn", "kernel and host costs": "+ kernel and host costs",
+              "KV-cache reads": "+ KV-cache reads", "communication (TP)": "+ all-reduces (TP)"}
+
+
+def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "Measured") -> go.Figure:
+    """From the roofline floor to the model's estimate, one bar per named assumption in the order
+    the model applies them (``sim.gap``), then the measured step when there is one. Bars read in ms
+    and in their share of the gap."""
+    steps = g.steps_s
+    gap = g.estimate_s - g.floor_s
+    names = [GAP_LABELS[STAGES[0]], *(GAP_LABELS[k] for k in steps), "Model's estimate"]
+    values = [g.floor_s * 1e3, *(v * 1e3 for v in steps.values()), g.estimate_s * 1e3]
+    texts = [f"{g.floor_s * 1e3:.3g} ms",
+             *(f"+{v * 1e3:.2g} ms ({v / gap:.0%})" if gap > 0 else f"+{v * 1e3:.2g} ms"
+               for v in steps.values()),
+             f"{g.estimate_s * 1e3:.3g} ms"]
+    measures = ["absolute", *(["relative"] * len(steps)), "total"]
+    traces = [dict(
+        type="waterfall", orientation="h", y=names, x=values, measure=measures, text=texts,
+        textposition="outside", cliponaxis=False, name="Model",
+        connector=dict(line=dict(color=COLORS["grid"])),
+        increasing=dict(marker=dict(color=COLORS["overhead"])),
+        totals=dict(marker=dict(color=COLORS["decode"])),
+        hovertemplate="<b>%{y}</b>: %{text}<extra></extra>",
+    )]
+    if measured_s is not None:
+        err = g.estimate_s / measured_s - 1
+        traces.append(dict(
+            type="bar", orientation="h", y=[measured_label], x=[measured_s * 1e3], name="Measured",
+            marker=dict(color=COLORS["text"]), text=[f"{measured_s * 1e3:.3g} ms (model {err:+.0%})"],
+            textposition="outside", cliponaxis=False,
+            hovertemplate="<b>%{y}</b>: %{x:.3g} ms<extra></extra>"))
+    top = max(values[-1], measured_s * 1e3 if measured_s else 0.0)
+    layout = dict(
+        showlegend=False, margin=dict(t=10, r=30),
+        xaxis=dict(title="Time of one step, ms", range=[0, top * 1.45]),
+        yaxis=dict(autorange="reversed", automargin=True),
+    )
+    return figure(traces, layout, height=80 + 34 * (len(names) + (measured_s is not None)))
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

@@ -1,0 +1,1 @@
+"""Fitting the cost model to measurements, and reading engines' benchmark outputs."""

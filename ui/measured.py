@@ -1,0 +1,163 @@
+"""Measured points on the model's own charts: one helper for every page.
+
+The rows are the shipped copy of measured.csv (``sim.measured``) that match the sidebar's setup
+exactly: the GPU preset, the model, both precisions and the GPU count. Each is priced by
+``sim.truth.predict`` at the row's own conditions and the sidebar's assumptions, so the signed
+error on hover is the model's error for that run, not for the slider's settings.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost import decode_step_cost, prefill_cost
+from sim.gap import Gap, explain_decode, explain_prefill
+from sim.measured import rows_for
+from sim.truth import Prediction, Row, predict
+from ui.theme import COLORS
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    """A measured row placed on a roofline: the step it describes, as the model counts its FLOP
+    and bytes, run in the time the engine measured (and in the model's time)."""
+
+    prediction: Prediction
+    phase: str  # "decode" or "prefill"
+    intensity: float  # FLOP / byte of the step
+    measured_tflops: float  # the step's FLOP / measured seconds, TFLOP/s
+    model_tflops: float  # the step's FLOP / the model's seconds at the row's conditions
+
+    @property
+    def row(self) -> Row:
+        return self.prediction.row
+
+
+def predictions(setup, kinds: tuple[str, ...]) -> list[Prediction]:
+    """The rows of ``kinds`` measured on exactly this setup, each with the model's value."""
+    rows = rows_for(setup.gpu.name, setup.model, kinds)
+    return [p for p in (predict(r, setup.assumptions, setup=(setup.gpu, setup.model)) for r in rows)
+            if p.model_value is not None]
+
+
+def conditions(row: Row) -> str:
+    """The run's conditions in a few words (escaped: the engine column is free text)."""
+    parts = []
+    if row.batch:
+        parts.append(f"batch {row.batch}")
+    if row.concurrency:
+        parts.append(f"concurrency {row.concurrency}")
+    if row.qps:
+        parts.append(f"{row.qps:g} req/s")
+    if row.requests and row.kind == "offline_tok_s":
+        parts.append(f"{row.requests:,} requests")
+    if row.prompt_tokens is not None:
+        parts.append(f"prompt {row.prompt_tokens:,}")
+    if row.output_tokens is not None:
+        parts.append(f"output {row.output_tokens:,}")
+    return html.escape(f"{row.engine}; " + ", ".join(parts))
+
+
+def _batch(row: Row) -> int:
+    return row.batch or row.concurrency or 1
+
+
+def _step_s(row: Row, value: float) -> tuple[str, float] | None:
+    """(phase, seconds of one step) for a row with a value in the row's unit, or None."""
+    if row.kind == "static_batch_tok_s":
+        return "decode", (row.batch or 1) / value
+    if row.kind == "tpot_ms" and row.concurrency:
+        return "decode", value / 1e3
+    if row.kind == "ttft_ms":
+        return "prefill", value / 1e3
+    return None
+
+
+def roofline_points(setup) -> list[MeasuredPoint]:
+    """Rows with a decode step (static batches, closed-loop online runs) or a prefill (TTFT) on this
+    setup, placed on the roofline. A static batch is placed as its decode step at the run's mean
+    context (prompt + output / 2); an online run at its concurrency."""
+    out = []
+    for p in predictions(setup, ("static_batch_tok_s", "tpot_ms", "ttft_ms")):
+        r = p.row
+        measured, modelled = _step_s(r, r.value) or (None, None), _step_s(r, p.model_value)
+        if modelled is None:
+            continue
+        phase = measured[0]
+        if phase == "decode":
+            cost = decode_step_cost(setup.gpu, setup.model, _batch(r),
+                                    (r.prompt_tokens or 0) + (r.output_tokens or 0) / 2, setup.assumptions)
+        else:
+            cost = prefill_cost(setup.gpu, setup.model, r.prompt_tokens or 1, 1, setup.assumptions)
+        flops = float(np.ravel(cost.flops)[0])
+        out.append(MeasuredPoint(p, phase, float(np.ravel(cost.intensity)[0]), flops / measured[1] / 1e12,
+                                 flops / modelled[1] / 1e12))
+    return out
+
+
+def roofline_trace(points: list[MeasuredPoint]) -> dict:
+    """A scatter trace (a plain dict for ``ui.theme.figure``) of measured points, error on hover."""
+    return dict(
+        type="scatter", mode="markers", name="Measured (engines)",
+        x=[pt.intensity for pt in points], y=[pt.measured_tflops for pt in points],
+        marker=dict(symbol="x", size=11, color=COLORS["text"], line=dict(width=1)),
+        hovertemplate=[
+            f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:.3g}} TFLOP/s<br>"
+            f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
+            f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<extra></extra>"
+            for pt in points],
+    )
+
+
+def summary(preds: list[Prediction]) -> str:
+    """One line for under a chart: the matching rows and the model's errors, or that there are none."""
+    if not preds:
+        return "No measurement for this setup in measured.csv (GPU, model, precisions and GPU count)."
+    errs = ", ".join(f"{p.row.id} {p.error:+.0%}" for p in preds)
+    return (f"Measured on this setup: {len(preds)} run(s); the model's signed error at each run's "
+            f"conditions: {errs}.")
+
+
+@dataclass(frozen=True)
+class GapView:
+    """What page 00's waterfall explains: the step, in words, and the measured run at it if any."""
+
+    gap: Gap
+    where: str
+    measured_s: float | None
+    row: Row | None
+    note: str
+
+
+def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
+                points: list[MeasuredPoint]) -> GapView:
+    """The waterfall for the page's decode step (``batch`` at ``context``) or its prefill
+    (``prompt``). Where a measured run on this setup has that batch (or that prompt), the waterfall
+    explains that run, at its own mean context, and ends on its measured time."""
+    decode = phase == "Decode"
+    same = [pt for pt in points if pt.phase == phase.lower()
+            and (_batch(pt.row) == batch if decode else pt.row.prompt_tokens == prompt)]
+    row = same[0].row if same else None
+    if decode:
+        ctx = int((row.prompt_tokens or 0) + (row.output_tokens or 0) / 2) if row else context
+        g = explain_decode(setup.gpu, setup.model, batch, ctx, setup.assumptions)
+        where = f"batch {batch} at {ctx:,} cached tokens"
+        if row:
+            where += ", the measured run's mean context"
+        measured_s = _step_s(row, row.value)[1] if row else None
+    else:
+        g = explain_prefill(setup.gpu, setup.model, prompt, setup.assumptions)
+        where, measured_s = f"one {prompt:,}-token prompt", (row.value / 1e3 if row else None)
+    if row:
+        note = (f"The last bar is {html.escape(row.id)} ({html.escape(row.engine)}), measured at these "
+                "settings.")
+    elif points:
+        at = ", ".join(f"{pt.phase} at batch {_batch(pt.row)}" if pt.phase == "decode"
+                       else f"prefill of a {pt.row.prompt_tokens:,}-token prompt" for pt in points)
+        note = f"No measured run at these settings; this setup's runs are {at}: move the slider there."
+    else:
+        note = "No measured run on this setup."
+    return GapView(g, where, measured_s, row, note)
