@@ -1,0 +1,1 @@
+"""Calibration from the reader's own benchmarks: parsers of the engines' output into measured.csv rows."""
