@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.layout import page_style
-from ui.nav import HOME, SECTIONS, SOURCES
+from ui.nav import ALL_PAGES, HOME
 from ui.perf import freeze_startup_objects
 from ui.setup import render_setup_controls
 from ui.state import remember_pages
@@ -23,7 +23,7 @@ st.set_page_config(page_title="Where the GPU lies", page_icon=Path(__file__).par
 pages = [
     st.Page(s.path, title=s.nav_label, icon=s.icon, url_path=None if s is HOME else s.url_path,
             default=s is HOME)
-    for s in (HOME, *SECTIONS, SOURCES)
+    for s in ALL_PAGES
 ]
 page = st.navigation(pages, position="top")
 raw_params = raw_params_on_first_run()  # before any widget consumes them

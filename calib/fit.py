@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
+from sim.hardware import GPUS
 from sim.truth import Prediction, Row, predict
 
 #: (name, lower, upper, scale): the fitted assumptions and their bounds. Efficiencies stay inside
@@ -86,21 +87,42 @@ def log_time_errors(predictions: Sequence[Prediction]) -> np.ndarray:
     return np.array(out)
 
 
+def _below_ceilings(name: str, value: float, rows: Sequence[Row], setups: dict | None,
+                    a: Assumptions) -> float:
+    """An efficiency's start, held just below the lowest measured ceiling of the rows' GPUs: above
+    it the model does not change with the efficiency (the ceiling applies instead), and a fit
+    started there never moves it."""
+    if name not in ("compute_eff", "memory_eff") or not a.measured_ceilings:
+        return value
+    gpus = []
+    for r in rows:
+        setup = (setups or {}).get(r.id)
+        gpus.append(setup[0] if setup else GPUS.get(r.gpu))
+    ceilings = [g.hbm_ceiling() if name == "memory_eff" else g.gemm_ceiling("bf16") for g in gpus if g]
+    return min(value, min(ceilings, default=1.0) - 0.005)
+
+
 def fit(rows: Sequence[Row], start: Assumptions = DEFAULT_ASSUMPTIONS, *,
         names: Sequence[str] = PARAM_NAMES, prior_weight: float = 0.0,
-        setups: dict | None = None, start_inset: float = 0.05) -> FitResult:
+        setups: dict | None = None, start_inset: float = 0.05,
+        bounds: dict[str, tuple[float, float]] | None = None, below_ceilings: bool = True) -> FitResult:
     """Fit the assumptions ``names`` to ``rows`` from ``start``. ``setups`` maps a row id to the
     (gpu, model) it ran on, for rows whose GPU or model is not a preset (a reader's own setup).
     ``start_inset``: the search starts this share of each bound's range inside it (see below).
+    ``bounds``: name -> (lower, upper) in the assumption's own unit, replacing PARAMS' bounds (the
+    app's sliders allow a wider range than the calibration's physical bounds).
+    ``below_ceilings``: start the efficiencies just below the rows' GPUs' measured ceilings.
     Raises ValueError when no row can be fitted."""
     rows = fitted_rows(rows, setups, start)
     if not rows:
         raise ValueError("no row the model can express: nothing to fit")
-    bounds = {n: (lo, hi, s) for n, lo, hi, s in PARAMS}
+    given = bounds or {}
+    bounds = {n: (*given.get(n, (lo, hi)), s) for n, lo, hi, s in PARAMS}
     unknown = [n for n in names if n not in bounds]
     if unknown:
         raise ValueError(f"not a fitted assumption: {', '.join(unknown)}")
-    x0 = np.array([getattr(start, n) / bounds[n][2] for n in names])
+    x0 = np.array([(_below_ceilings(n, getattr(start, n), rows, setups, start) if below_ceilings
+                    else getattr(start, n)) / bounds[n][2] for n in names])
     lo = np.array([bounds[n][0] / bounds[n][2] for n in names])
     hi = np.array([bounds[n][1] / bounds[n][2] for n in names])
     # Start a little inside the bounds: a default at its bound (several are) or just above a GPU's

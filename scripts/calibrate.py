@@ -27,12 +27,13 @@ from sim.truth import format_table, parse_rows, predict_all  # noqa: E402
 def fit(rows) -> tuple[Assumptions, float]:
     """The default assumptions' fit: every assumption free, no prior, from the current defaults.
 
-    It starts exactly at the defaults (no inset). Known: that start is a stationary point, not the
-    global minimum. H100's and H200's memory_eff is capped by their STREAM ceilings just below 0.89,
-    so the loss is flat there; started inside the bounds the same fit finds compute_eff 0.54,
-    memory_eff 0.75 (soft-L1 loss 0.83 against 0.95; README, "The model", says what that would
-    change). The defaults stay where they are until that refit is validated page by page."""
-    result = _fit(rows, start_inset=0.0)
+    It starts exactly at the defaults (no inset, not moved below the GPUs' ceilings). Known: that
+    start is a stationary point, not the global minimum. H100's and H200's memory_eff is capped by
+    their STREAM ceilings just below 0.89, so the loss is flat there; started inside the bounds the
+    same fit finds compute_eff 0.54, memory_eff 0.75 (soft-L1 loss 0.83 against 0.95; README, "The
+    model", says what that would change). The defaults stay until that refit is validated page by
+    page."""
+    result = _fit(rows, start_inset=0.0, below_ceilings=False)
     return result.assumptions, result.rms_log_error
 
 

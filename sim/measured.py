@@ -27,3 +27,9 @@ def rows_for(gpu_name: str, model: Model, kinds: tuple[str, ...]) -> list[Row]:
     return [r for r in shipped_rows()
             if r.kind in kinds and r.gpu == gpu_name and r.model == model.name
             and r.weights == model.weight_dtype and r.kv == model.kv_dtype and r.gpus == model.tp]
+
+
+def shipped_csv(ids: tuple[str, ...]) -> str:
+    """The header and the shipped rows with these ids, as the file has them (for an example)."""
+    lines = DATA.read_text(encoding="utf-8").splitlines(keepends=True)
+    return lines[0] + "".join(line for line in lines[1:] if line.split(",", 1)[0] in ids)

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import open_app
-from ui.nav import HOME, SECTIONS, SOURCES
+from ui.nav import ALL_PAGES
 
 WIDGET_KINDS = ("slider", "select_slider", "selectbox", "number_input", "toggle", "segmented_control",
                 "radio", "checkbox", "pills", "multiselect", "text_input")
-PAGES = [s.path for s in (HOME, *SECTIONS, SOURCES)]
+PAGES = [s.path for s in ALL_PAGES]
 
 
 def bound_widgets(at: AppTest) -> dict[str, object]:

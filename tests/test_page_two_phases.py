@@ -8,7 +8,7 @@ import pytest
 
 from sim.cost import DEFAULT_ASSUMPTIONS
 from tests.conftest import metric, ms, number, open_app
-from ui.nav import HOME, SECTIONS, SOURCES
+from ui.nav import ALL_PAGES
 
 PAGE = "app_pages/two_phases.py"
 
@@ -17,7 +17,7 @@ def test_every_registered_page_renders():
     at = open_app()
     assert not at.exception
     assert at.title[0].value == "Where the GPU lies"
-    for section in (HOME, *SECTIONS, SOURCES):
+    for section in ALL_PAGES:
         at.switch_page(section.path).run()
         assert not at.exception, section.path
 

@@ -54,14 +54,21 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+YOURS = Section("", "Your numbers", "app_pages/yours.py", "your-numbers", ":material/upload_file:",
+                "Paste your engine's benchmark: the model's error on it, and assumptions fitted to it.",
+                short="Yours")
+
 SOURCES = Section("", "Sources", SOURCES_PATH, "sources", ":material/menu_book:",
                   "Where every figure comes from.")
+
+#: Every page in the navigation's order.
+ALL_PAGES: tuple[Section, ...] = (HOME, *SECTIONS, YOURS, SOURCES)
 
 
 def next_section(path: str) -> Section | None:
     """The section after the one whose script is ``path`` (the landing page leads to 00)."""
     name = Path(path).name
-    order = (HOME, *SECTIONS, SOURCES)
+    order = ALL_PAGES
     for current, following in itertools.pairwise(order):
         if Path(current.path).name == name:
             return following
@@ -71,4 +78,4 @@ def next_section(path: str) -> Section | None:
 def section_of(path: str) -> Section | None:
     """The section whose script is ``path``."""
     name = Path(path).name
-    return next((s for s in (HOME, *SECTIONS, SOURCES) if Path(s.path).name == name), None)
+    return next((s for s in ALL_PAGES if Path(s.path).name == name), None)

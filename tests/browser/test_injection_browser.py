@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, open_page
-from ui.nav import HOME, SECTIONS, SOURCES
+from ui.nav import ALL_PAGES
 
 EVIL = "example.invalid"
 # (what it tries, the string): backticks breaking out of inline code, markdown links and images,
@@ -28,7 +28,7 @@ INJECTIONS = [
     f"```\n</code></pre><a id=pwned href=https://{EVIL}>x</a>",
     ":red[red] **bold** $x^2$ :material/home:",
 ]
-PAGES = [HOME, *SECTIONS, SOURCES]
+PAGES = list(ALL_PAGES)
 
 
 def hostile_query(real_keys: list[str]) -> str:

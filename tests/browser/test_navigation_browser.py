@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, open_page, wait_idle
-from ui.nav import HOME, SECTIONS, SOURCES
+from ui.nav import ALL_PAGES, SOURCES
 
 
 def _slider(page: Page, key: str):
@@ -23,7 +23,7 @@ def test_every_section_and_sources_in_one_click_at_1280(page: Page, streamlit_se
     page.set_viewport_size({"width": 1280, "height": 800})
     open_page(page, streamlit_server.url, "two-phases")
     nav = page.get_by_test_id("stTopNavLinkContainer")
-    for section in (HOME, *SECTIONS, SOURCES):
+    for section in ALL_PAGES:
         link = page.get_by_role("link", name=section.nav_label, exact=True)
         expect(link.first).to_be_visible(timeout=TIMEOUT_MS)
         box, bar = link.first.bounding_box(), page.viewport_size

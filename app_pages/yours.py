@@ -1,0 +1,168 @@
+"""Your numbers: paste an engine's benchmark, see the model's error on it, fit the assumptions to
+it, and apply them to every page (the link carries them)."""
+
+import hashlib
+
+import streamlit as st
+
+from calib.fit import fit
+from calib.parsers import FORMATS, MAX_BYTES, BenchmarkParseError, parse_benchmark
+from calib.reader import reader_rows
+from sim.measured import shipped_csv
+from sim.truth import RowError, predict
+from ui import format as fmt
+from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.setup import current_setup
+from ui.yours import (
+    APPLIED_KEY,
+    FIT_NAMES,
+    LABELS,
+    PRIOR_WEIGHT,
+    apply_to_sidebar,
+    assumptions_table,
+    default_fit_names,
+    errors_figure,
+    rows_table,
+    slider_bounds,
+    slider_values,
+)
+
+MAX_PASTE_CHARS = 200_000
+#: Two real rows of measured.csv as a reader would type them: the EAGLE-3 paper's SGLang baseline
+#: (batch-1 decode) and NVIDIA's TensorRT-LLM v0.14 online run.
+EXAMPLE = shipped_csv(("eag-01", "t014-01"))
+
+header("", "Your numbers", """
+Paste what **your** engine measured (`vllm bench serve`, `sglang.bench_serving`, `trtllm-bench`, or
+rows you type). The model prices each run, shows its error, and can fit its assumptions to your runs
+and use them on every page.
+""")
+
+setup = current_setup()
+
+
+# Streamlit drops a widget's value on a run that does not draw it (any other page): keep the paste
+# apart, so coming back to this page shows it again.
+_SAVED = "_yours_saved_text"
+if "yours_text" not in st.session_state and st.session_state.get(_SAVED):
+    st.session_state["yours_text"] = st.session_state[_SAVED]
+
+
+def _example() -> None:
+    st.session_state["yours_text"] = EXAMPLE
+
+
+with st.container(horizontal=True, gap="small"):
+    st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
+              icon=":material/science:", type="tertiary")
+text = st.text_area(
+    "Benchmark output or rows", key="yours_text", height=160, max_chars=MAX_PASTE_CHARS,
+    placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
+    help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not name "
+         "their GPU or model ran on the sidebar's setup.")
+st.session_state[_SAVED] = text
+upload = st.file_uploader("… or a file (summary text, --save-result JSON, JSONL, CSV)", key="yours_file",
+                          type=["txt", "log", "json", "jsonl", "csv"])
+source, origin = text, "the text box"
+if upload is not None:
+    if upload.size > MAX_BYTES:
+        st.error(f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read.",
+                 icon=":material/block:")
+        st.stop()
+    source, origin = upload.getvalue().decode("utf-8", errors="replace"), upload.name
+
+if not source.strip():
+    st.info("Nothing pasted yet: paste a benchmark's output above, or load the example.",
+            icon=":material/content_paste:")
+    next_link(__file__)
+    st.stop()
+
+try:
+    parsed = parse_benchmark(source)
+    got = reader_rows(parsed.rows, setup.gpu, setup.model)
+except (BenchmarkParseError, RowError) as err:
+    st.error(f"Could not read {origin}: {err}", icon=":material/error:")
+    next_link(__file__)
+    st.stop()
+
+preds = [predict(r, setup.assumptions, setup=got.setups.get(r.id)) for r in got.rows]
+priced = [p for p in preds if p.model_value is not None]
+st.caption(f"Read {len(got.rows)} run(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
+           f"or model are priced on {setup.label}.")
+
+names = st.multiselect("Assumptions the fit may move", FIT_NAMES, default=default_fit_names(got.rows),
+                       format_func=LABELS.get, key="yours_names",
+                       help="Few runs cannot decide every assumption: a weak pull keeps the ones your runs "
+                            "do not constrain near the sidebar's values.")
+result = None
+if priced and names:
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    memo = st.session_state.setdefault("_yours_fits", {})
+    memo_key = (digest, setup.label, setup.assumptions, tuple(names))
+    if memo_key not in memo:
+        try:
+            memo.clear()  # one fit kept: the latest
+            memo[memo_key] = fit(got.rows, setup.assumptions, names=names, prior_weight=PRIOR_WEIGHT,
+                                 setups=got.setups, bounds=slider_bounds())
+        except ValueError as err:
+            memo[memo_key] = str(err)
+    result = memo[memo_key]
+
+median_now = sorted(abs(p.error) for p in priced)[len(priced) // 2] if priced else None
+with metric_row():
+    st.metric("Runs read", f"{len(got.rows)}", border=True,
+              help=f"{len(priced)} of them the model can price.")
+    st.metric("Model's median |error| now", fmt.percent(100 * median_now) if priced else "–", border=True,
+              help="At the sidebar's assumptions, at each run's own conditions.")
+    fitted_errs = sorted(abs(p.error) for p in result.after) if hasattr(result, "after") else []
+    st.metric("After the fit", fmt.percent(100 * fitted_errs[len(fitted_errs) // 2]) if fitted_errs else "–",
+              border=True, help="Median |error| with the fitted assumptions.")
+
+if isinstance(result, str):
+    st.warning(f"No fit: {result}", icon=":material/warning:")
+elif result is not None:
+    chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",
+          alt=f"Signed error per run before and after the fit; median |error| "
+              f"{median_now:.0%} before, {fitted_errs[len(fitted_errs) // 2]:.0%} after.")
+    values = slider_values(result.assumptions)
+    st.dataframe(assumptions_table(setup.assumptions, result), hide_index=True, width="stretch")
+    st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
+              on_click=apply_to_sidebar, args=(values,), icon=":material/done_all:",
+              help="Sets the sidebar's assumption sliders; the URL carries them, so a copied link "
+                   "opens the calibrated view (your pasted text does not travel).")
+    applied = st.session_state.get(APPLIED_KEY)
+    if applied and all(abs(st.session_state.get(k, v) - v) < 1e-9 for k, v in applied.items()):
+        st.success("Every page now uses these assumptions, and the link in the address bar carries them.",
+                   icon=":material/link:")
+elif not priced:
+    st.warning("The model cannot price any of these runs: "
+               + "; ".join(sorted({p.reason for p in preds})), icon=":material/warning:")
+
+for note in (*parsed.notes, *got.notes):
+    st.caption(note)
+
+how_computed(
+    r"""
+Each run is priced the way `python -m sim.truth` prices `measured.csv` (README, *The model*): a static
+batch as one prefill and its decode steps, an online run's time per output token in steady state
+(Little's law for Poisson load, closed loop for a concurrency cap), an offline run's output tokens/s
+with its engine's KV-cache sizing, a TTFT as one prefill on an idle server.
+
+The fit is `calib.fit`, the one `scripts/calibrate.py` made the defaults with: least squares on
+$\log(t_\text{model} / t_\text{measured})$, soft-L1 loss with a 20 % scale, bounded by the sliders'
+ranges; plus, because a few runs cannot decide five assumptions, a weak pull (weight 0.1 in each
+assumption's scale) towards the sidebar's value. By default it frees the bandwidth efficiency and the
+host time, and the compute efficiency only when a run is math-heavy (a TTFT, an offline run, a static
+batch of 64 or more); the box above frees the others.
+""",
+    assumptions=[
+        "A run that does not name its GPU ran on the sidebar's GPU; one that does not name its model ran "
+        "the sidebar's model, at the run's precisions where it gives them.",
+        "TTFT under load includes queueing, which the idle-server TTFT does not: such TTFTs are read "
+        "but not fitted (the notes say so).",
+        "The fitted values are applied rounded to each slider's step.",
+    ],
+    sources=["Formats: " + "; ".join(FORMATS.values()) + " (tests/fixtures/bench/README.md: versions)."],
+)
+data_expander({"Your runs": rows_table(preds)}, key="yours_data")
+next_link(__file__)

@@ -1,0 +1,85 @@
+"""AppTest: "Your numbers" (paste a benchmark, see the model's error, fit, apply to every page)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import metric, ms, number, open_app
+
+PAGE = "app_pages/yours.py"
+TWO_PHASES = "app_pages/two_phases.py"
+FIXTURES = Path(__file__).parent / "fixtures" / "bench"
+SLIDERS = ("compute_eff", "memory_eff", "overhead_us", "graph_us", "launch_us")
+
+
+def test_empty_page_says_what_to_paste():
+    at = open_app(PAGE)
+    assert not at.exception
+    assert "Nothing pasted yet" in at.info[0].value
+    assert not at.metric
+
+
+def test_example_is_read_priced_fitted_and_applied_to_every_page():
+    at = open_app(PAGE)
+    decode_before = None
+    at.button(key="yours_example").click().run()
+    assert not at.exception
+    assert metric(at, "Runs read") == "2"
+    before, after = number(metric(at, "Model's median |error| now")), number(metric(at, "After the fit"))
+    assert after < before
+    assert any(c.proto.id and "yours_errors" in c.proto.id for c in at.get("plotly_chart"))
+    assert [at.session_state[k] for k in SLIDERS] == [0.5, 0.89, 500.0, 3.0, 20.0]  # the defaults
+    at.switch_page(TWO_PHASES).run()
+    decode_before = ms(metric(at, "Decode step"))
+    at.switch_page(PAGE).run()
+    at.button(key="yours_apply").click().run()
+    assert not at.exception
+    moved = {k: at.session_state[k] for k in SLIDERS}
+    assert moved["memory_eff"] != 0.89 or moved["overhead_us"] != 500.0
+    assert "Every page now uses these assumptions" in at.success[0].value
+    for key, value in moved.items():  # the URL carries what moved, so a copied link has it
+        if key in ("memory_eff", "overhead_us") and value not in (0.89, 500.0):
+            raw = at.query_params[key]
+            assert float(raw if isinstance(raw, str) else raw[0]) == pytest.approx(value)
+    at.switch_page(TWO_PHASES).run()
+    assert not at.exception
+    assert ms(metric(at, "Decode step")) != pytest.approx(decode_before, rel=1e-3)
+
+
+def test_a_link_with_the_fitted_assumptions_reopens_calibrated():
+    """What "Apply" leaves in the URL reproduces the calibrated numbers on a fresh session."""
+    at = open_app(TWO_PHASES, {"memory_eff": "0.8", "overhead_us": "430"})
+    calibrated = ms(metric(at, "Decode step"))
+    assert calibrated > ms(metric(open_app(TWO_PHASES), "Decode step"))
+    assert at.slider(key="memory_eff").value == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("fixture", ["vllm_serve_summary.txt", "sglang_bench_serving.txt",
+                                     "trtllm_bench_v0.17.txt", "vllm_serve_result.json"])
+def test_engine_outputs_are_read(fixture):
+    at = open_app(PAGE)
+    at.text_area(key="yours_text").set_value((FIXTURES / fixture).read_text(encoding="utf-8")).run()
+    assert not at.exception
+    assert number(metric(at, "Runs read")) >= 1
+    assert not at.error
+
+
+@pytest.mark.parametrize("text", ["not a benchmark at all", "Mean TTFT (ms): nan\n", "{\"a\": [[[[[[",
+                                  "id,kind\nx,tpot_ms\n", "\x00\x01\x02" * 50])
+def test_bad_pastes_get_a_message_not_a_traceback(text):
+    at = open_app(PAGE)
+    at.text_area(key="yours_text").set_value(text).run()
+    assert not at.exception
+    assert at.error and "Could not read the text box" in at.error[0].value
+    assert not at.metric
+
+
+def test_runs_on_a_setup_the_model_cannot_price_say_why():
+    at = open_app(PAGE)
+    at.text_area(key="yours_text").set_value(
+        "id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
+        "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n").run()
+    assert not at.exception
+    assert "cannot price any of these runs" in at.warning[0].value and "not a preset" in at.warning[0].value
