@@ -97,6 +97,14 @@ def rows_to_csv(rows: Iterable[dict[str, str]]) -> str:
     return out.getvalue()
 
 
+def with_setup(rows: Iterable[dict[str, str]], *, gpu: str, model: str, weights: str = "bf16",
+               kv: str = "bf16", gpus: int = 1) -> tuple[dict[str, str], ...]:
+    """The rows with their blank ``gpu``, ``model``, ``weights``, ``kv``, ``gpus`` cells filled (the
+    sidebar's setup); cells the benchmark stated are kept."""
+    fill = {"gpu": gpu, "model": model, "weights": weights, "kv": kv, "gpus": str(gpus)}
+    return tuple({k: (v or fill.get(k, "")) if k in fill else v for k, v in row.items()} for row in rows)
+
+
 _MODEL_ALIASES = {"llama-3.3-70b": "Llama-3.1-70B", "llama-7b": "Llama-2-7B", "llama-70b": "Llama-2-70B",
                   "llama-3-8b": "Llama-3.1-8B", "llama-3-70b": "Llama-3.1-70B"}
 

@@ -385,12 +385,18 @@ class TorchBackend:
         cache[:, :, start:start + kv.shape[2]].copy_(kv)
 
     def attention(self, q, k, v, causal):
-        try:
-            return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-        except TypeError:  # torch < 2.5: no enable_gqa
-            rep = q.shape[1] // k.shape[1]
-            return self.F.scaled_dot_product_attention(
-                q, k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1), is_causal=causal)
+        b, h, t, d = q.shape
+        kvh = k.shape[1]
+        if t == 1:
+            # Decode: the query heads of each KV head as one batched matmul, so the cache is read
+            # once (repeating K and V per query head would read it h / kvh times).
+            q4 = q.reshape(b, kvh, h // kvh, d)
+            scores = (q4 @ k.transpose(-1, -2)).float() * (1.0 / math.sqrt(d))
+            probs = self.torch.softmax(scores, dim=-1).to(q.dtype)
+            return (probs @ v).reshape(b, h, 1, d)
+        if kvh != h:  # prefill: SDPA (flash where it applies) over K and V repeated per query head
+            k, v = k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1)
+        return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     @staticmethod
     def last(h, b, t):

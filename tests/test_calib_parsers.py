@@ -20,6 +20,7 @@ from calib.parsers import (
     model_preset,
     parse_benchmark,
     rows_to_csv,
+    with_setup,
 )
 from sim.truth import COLUMNS, parse_rows, predict
 
@@ -126,6 +127,16 @@ def test_rows_with_the_setup_filled_predict():
     assert predict(trt).model_value is not None
     row = dict(parse_benchmark(text("vllm_serve_summary.txt")).rows[0], gpu="H100 SXM", model="Llama-3.1-8B")
     assert predict(parse_rows(rows_to_csv([row]))[0]).model_value is not None
+
+
+def test_with_setup_fills_only_blank_cells():
+    rows = parse_benchmark(text("trtllm_bench_v0.17.txt")).rows + parse_benchmark(
+        text("vllm_serve_summary.txt")).rows
+    filled = with_setup(rows, gpu="H100 SXM", model="Mistral-7B", weights="bf16", kv="bf16", gpus=2)
+    assert [(r["gpu"], r["model"], r["weights"], r["kv"], r["gpus"]) for r in filled] == [
+        ("H100 SXM", "Llama-3.1-8B", "fp8", "fp8", "1"), ("H100 SXM", "Mistral-7B", "bf16", "bf16", "2")]
+    assert all(p.model_value is not None for p in map(predict, parse_rows(rows_to_csv(filled))))
+    assert rows[1]["gpu"] == ""  # the parsed rows are not changed
 
 
 def test_notes_say_what_was_not_used():
