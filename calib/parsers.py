@@ -317,7 +317,7 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
     if all_at_once and not single:
         tps = _require_positive(run, run.output_tps, run.tps_label)
         add("offline_tok_s", tps, f"{run.tps_label} {_fmt(tps)}", qps="inf")
-    elif run.output_tps is not None and not single:
+    elif run.output_tps is not None and not single and (run.rate_known or run.concurrency_known):
         notes.append(f"{run.where}: output throughput not used as offline_tok_s: the requests were "
                      "not all queued at t = 0")
     if not rows:
@@ -328,6 +328,7 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
 # ---- text blocks: vllm bench serve, sglang.bench_serving ----
 
 _SERVING_TITLE = re.compile(r"=+ *Serving Benchmark Result *=+")
+_PREFIXED_TITLE = re.compile(r"([^=]{1,40}?)=+ *Serving Benchmark Result *=+\s*")
 _RULE = re.compile(r"={10,}")
 _SECTION = re.compile(r"-{3,}\s*[A-Za-z][^:]*?\s*-{3,}")
 _LABEL = re.compile(r"([^:]{1,100}?)\s*:\s*(.*?)")
@@ -427,11 +428,26 @@ def _serving_engine(backend: str, harness: str) -> str:
     return f"{server} ({harness}{', backend ' + backend if backend else ''})"
 
 
+def _strip_prefix(lines: list[str]) -> tuple[list[str], str]:
+    """The lines without the prefix a log or a shell comment put before the result block's title
+    ("# ", "INFO: "), removed from every line that has it; and that prefix ("" when none)."""
+    for line in lines:
+        if len(line) > _MAX_LINE:
+            continue
+        m = _PREFIXED_TITLE.fullmatch(line)
+        if m and m.group(1).strip():
+            prefix = m.group(1)
+            return [ln[len(prefix):] if ln.startswith(prefix) else ln for ln in lines], prefix
+        if m or _SERVING_TITLE.fullmatch(line.strip()):
+            break
+    return lines, ""
+
+
 def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
-    lines = _lines(text)
+    lines, prefix = _strip_prefix(_lines(text))
     harness = "vllm bench serve" if fmt == "vllm-summary" else "sglang.bench_serving"
     runs: list[_Run] = []
-    notes: list[str] = []
+    notes: list[str] = [f"the prefix {prefix!r} before each line was removed"] if prefix else []
     context_start = 0
     i = 0
     while i < len(lines):
@@ -1014,7 +1030,8 @@ def detect_format(text: str) -> str:
         return fmt
     lines = _lines(s)
     for line in lines:
-        if len(line) <= _MAX_LINE and _SERVING_TITLE.fullmatch(line.strip()):
+        if len(line) <= _MAX_LINE and (_SERVING_TITLE.fullmatch(line.strip())
+                                       or _PREFIXED_TITLE.fullmatch(line)):
             return _serving_flavour(text)
     if any(line.strip() == "= PERFORMANCE OVERVIEW" for line in lines):
         return "trtllm-bench"
@@ -1032,7 +1049,7 @@ def detect_format(text: str) -> str:
 def _serving_flavour(text: str) -> str:
     sglang_labels = ("Backend:", "Max request concurrency:", "Input token throughput (tok/s):",
                      "Mean E2E Latency (ms):", "Total generated tokens (retokenized):")
-    for line in _lines(text):
+    for line in _strip_prefix(_lines(text))[0]:
         if line.strip().startswith(sglang_labels):
             return "sglang-summary"
     return "vllm-summary"

@@ -404,3 +404,13 @@ def test_ramp_up_runs_give_no_load_dependent_rows():
     assert any("ramp-up" in n for n in parsed.notes)
     rec = json.loads(text("vllm_serve_result.json")) | {"ramp_up_strategy": "linear", "request_rate": "inf"}
     assert parse_benchmark(json.dumps(rec)).rows == ()
+
+
+@pytest.mark.parametrize("prefix", ["# ", "INFO: ", "> "])
+def test_a_prefix_before_every_line_is_removed(prefix):
+    src = "".join(prefix + line + "\n" for line in text("vllm_serve_summary.txt").splitlines())
+    parsed = parse_benchmark(src)
+    assert [r["value"] for r in parsed.rows] == ["28.31"]
+    assert any(repr(prefix) in n for n in parsed.notes)
+    src = "".join(prefix + line + "\n" for line in text("sglang_bench_serving.txt").splitlines())
+    assert parse_benchmark(src).fmt == "sglang-summary"
