@@ -304,7 +304,8 @@ class TorchBackend:
         self.cuda = device.startswith("cuda")
         torch.manual_seed(seed)
         self.dt = torch.bfloat16 if self.cuda else torch.float32
-        self.fp8 = (self.cuda and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"))
+        self.fp8 = (self.cuda and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
+                    and tuple(torch.cuda.get_device_capability(device)) >= (8, 9))  # Ada, Hopper and later
         self.dtypes = ("bf16", "fp8") if self.fp8 else ("bf16",)
         cuda = f", CUDA {torch.version.cuda}" if self.cuda else ""
         self.label = (f"torch {torch.__version__}{cuda}, {'CUDA graphs' if self.cuda else 'CPU float32'}")
@@ -741,17 +742,18 @@ def run(argv: list[str] | None = None) -> str:
     if a.model_name is not None:
         cfg = dataclasses.replace(cfg, name=a.model_name)
     be = pick_backend(a.backend, a.device)
-    if isinstance(be, NumpyBackend) and param_count(cfg) * 4 > 4 * GIB:
-        raise SystemExit(f"{param_count(cfg) / 1e9:.2f} B parameters in float32 is too much for the numpy "
-                         "backend: use --tiny (or a small --config) without PyTorch")
+    on_gpu = isinstance(be, TorchBackend) and be.cuda
+    if not on_gpu and param_count(cfg) * 4 > 4 * GIB:
+        raise SystemExit(f"{param_count(cfg) / 1e9:.2f} B parameters in float32 is too much for the "
+                         f"{be.name} backend on a CPU: use --tiny (or a small --config)")
     unsupported = [d for d in a.dtypes if d not in be.dtypes]
     if unsupported:
         print(f"skipping {', '.join(unsupported)}: not supported by {be.label}", file=sys.stderr)
     dtypes = [d for d in a.dtypes if d in be.dtypes]
     if a.gpu_name:
         gpu = a.gpu_name
-    elif isinstance(be, TorchBackend) and be.cuda:
-        name = be.torch.cuda.get_device_name(0)
+    elif on_gpu:
+        name = be.torch.cuda.get_device_name(be.device)
         gpu = gpu_preset(name) or name
     else:
         gpu = "CPU"

@@ -134,5 +134,5 @@ def test_bad_arguments():
     for args in (["--dtype", "fp16"], ["--batches", "0"], ["--gemm-shapes", "8x8"], ["--skip", "all"]):
         with pytest.raises(SystemExit):
             mg.parse_args(["--tiny", *args])
-    with pytest.raises(SystemExit, match="numpy backend"):
+    with pytest.raises(SystemExit, match="numpy backend on a CPU"):
         mg.run(["--backend", "numpy", "--quiet"])  # Llama-3.1-8B in float32 on numpy: refused
