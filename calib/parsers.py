@@ -63,7 +63,7 @@ FORMATS: dict[str, str] = {
     "csv": "rows typed in measured.csv's columns, with the header line",
 }
 MAX_BYTES = 1_000_000
-MAX_JSON_DEPTH = 16
+MAX_JSON_DEPTH = 32
 MAX_RECORDS = 500  # runs in one paste (blocks or JSON lines)
 _MAX_NOTE_NAMES = 12
 
@@ -357,6 +357,7 @@ _SERVING_LABELS: dict[str, tuple[str, str]] = {
     "Burstiness factor": ("burstiness", "str"),
 }
 _SERVING_UNITS = {m.group(1): full for full in _SERVING_LABELS if (m := _UNIT.fullmatch(full))}
+_NO_RATE = ("trace", "n/a")  # SGLang replaying a trace's timestamps: no one request rate
 _MAX_LINE = 2000  # longer lines are not the benchmarks' label lines (and would slow the regexes)
 
 
@@ -371,6 +372,8 @@ def _serving_value(kind: str, raw: str, where: str) -> object:
     if kind == "num":
         return _number(s, where)
     if kind == "rate":
+        if s.lower() in _NO_RATE:
+            return None
         return math.inf if s.lower() == "inf" else _number(s, where)
     if kind == "conc":
         return None if s in ("None", "not set") else _count(s, where)
@@ -523,6 +526,9 @@ def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
         for key in ("rate", "concurrency"):
             if key in values or key in before:
                 val = values[key] if key in values else before[key]
+                if key == "rate" and val is None:
+                    run.notes.append("the requests followed a trace's timestamps: no one request rate")
+                    continue
                 setattr(run, key, val)
                 setattr(run, f"{key}_known", True)
         in_block = [k for k in ("rate", "concurrency") if k in values]
@@ -833,6 +839,8 @@ def _field(rec: dict, key: str, kind: str, where: str, required: bool = True) ->
         if isinstance(v, str):
             if v.strip().lower() == "inf":
                 return math.inf
+            if v.strip().lower() in _NO_RATE:
+                return None
             return _number(v, name)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v <= 0:
             raise BenchmarkParseError(f"{name} = {str(v)[:40]!r} ({_type_name(v)}); expected a number "
@@ -866,7 +874,8 @@ _SGLANG_KNOWN = {
     "total_input_tokens", "total_output_tokens", "total_output_tokens_retokenized",
     "request_throughput", "input_throughput", "output_throughput", "concurrency", "accept_length",
     "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "model_id", "tokenizer_id",
-    "total_throughput",
+    "total_throughput", "tag", "server_info", "total_input_text_tokens", "total_input_vision_tokens",
+    "max_output_tokens_per_s", "max_concurrent_requests",
 }
 _STAT_KEY = re.compile(r"(mean|median|std|p\d+(\.\d+)?|max)_(ttft|tpot|itl|e2el|e2e_latency)_ms")
 _SGLANG_MARKERS = {"dataset_name", "input_throughput", "total_output_tokens_retokenized",
@@ -917,7 +926,11 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     if "ramp_up_strategy" in rec:
         run.notes.append("a ramp-up run (the request rate changes during it): no load to give the rows")
     elif "request_rate" in rec:
-        run.rate, run.rate_known = _field(rec, "request_rate", "rate", where), True  # type: ignore[assignment]
+        rate = _field(rec, "request_rate", "rate", where)
+        if rate is None:
+            run.notes.append("the requests followed a trace's timestamps: no one request rate")
+        else:
+            run.rate, run.rate_known = rate, True  # type: ignore[assignment]
     if "ramp_up_strategy" in rec:
         pass
     elif "max_concurrency" in rec:
@@ -930,6 +943,7 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     run.engine = _serving_engine(str(backend), harness)
     run.model = str(_field(rec, "model_id", "str", where, required=False) or "")
     if fmt == "sglang-jsonl":
+        _server_info(run, rec.get("server_info"))
         ds = str(_field(rec, "dataset_name", "str", where, required=False) or "")
         ratio = _field(rec, "random_range_ratio", "num", where, required=False)
         run.workload = ("sharegpt" if ds == "sharegpt" else "fixed" if ds == "random" and ratio == 1.0
@@ -945,6 +959,36 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     if rec.get("\0dupes"):
         run.notes.append("duplicated keys (the last value was used): " + ", ".join(rec["\0dupes"]))
     return run
+
+
+def _server_info(run: _Run, info: object) -> None:
+    """What newer SGLang records of the server (its /get_server_info answer, the server's
+    arguments): model path, TP size, quantization, KV cache dtype, version. Read only where the
+    types are what SGLang writes; anything else is left alone."""
+    if not isinstance(info, dict):
+        return
+    used = []
+    if isinstance(info.get("model_path"), str) and not run.model:
+        run.model = info["model_path"]
+        used.append(f"model_path {run.model}")
+    tp = info.get("tp_size")
+    if isinstance(tp, int) and not isinstance(tp, bool) and tp >= 1:
+        run.gpus = tp
+        used.append(f"tp_size {tp}")
+    quant = info.get("quantization")
+    if isinstance(quant, str) and quant.lower() in ("fp8", "w8a8_fp8", "modelopt_fp8"):
+        run.weights = "fp8"
+        used.append(f"quantization {quant}")
+    kv = info.get("kv_cache_dtype")
+    if isinstance(kv, str) and kv.lower().startswith("fp8"):
+        run.kv = "fp8"
+        used.append(f"kv_cache_dtype {kv}")
+    version = info.get("version")
+    if isinstance(version, str) and len(version) < 40 and run.engine.startswith("SGLang ("):
+        run.engine = f"SGLang {version} (" + run.engine[len("SGLang ("):]
+        used.append(f"version {version}")
+    if used:
+        run.notes.append("from server_info: " + "; ".join(used))
 
 
 def _parse_json(text: str, fmt: str | None) -> tuple[str, list[_Run], list[str]]:

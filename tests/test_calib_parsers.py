@@ -414,3 +414,26 @@ def test_a_prefix_before_every_line_is_removed(prefix):
     assert any(repr(prefix) in n for n in parsed.notes)
     src = "".join(prefix + line + "\n" for line in text("sglang_bench_serving.txt").splitlines())
     assert parse_benchmark(src).fmt == "sglang-summary"
+
+
+def test_newer_sglang_records_server_info_and_traces():
+    """Newer sglang.bench_serving adds tag, server_info (the server's arguments), vision-token
+    counts and peak figures, and writes request_rate "trace" when it replays a trace."""
+    rec = json.loads(text("sglang_bench_serving.jsonl").splitlines()[1])
+    rec |= {"tag": None, "total_input_text_tokens": rec["total_input_tokens"],
+            "total_input_vision_tokens": 0, "max_output_tokens_per_s": 1200.0, "max_concurrent_requests": 40,
+            "server_info": {"model_path": "meta-llama/Llama-3.1-8B-Instruct", "tp_size": 2,
+                            "quantization": "fp8", "kv_cache_dtype": "fp8_e4m3", "version": "0.5.4",
+                            "internal_states": [{"avg_spec_accept_length": None}]}}
+    parsed = parse_benchmark(json.dumps(rec))
+    row = parsed.rows[0]
+    assert (row["model"], row["gpus"], row["weights"], row["kv"]) == ("Llama-3.1-8B", "2", "fp8", "fp8")
+    assert row["engine"] == "SGLang 0.5.4 (sglang.bench_serving, backend sglang)"
+    assert not any("ignored fields" in n for n in parsed.notes)
+    rec["request_rate"] = "trace"
+    parsed = parse_benchmark(json.dumps(rec))
+    assert parsed.rows == () and any("trace" in n for n in parsed.notes)
+    src = text("sglang_bench_serving.txt").replace("Traffic request rate:                    8.0",
+                                                   "Traffic request rate:                    trace")
+    parsed = parse_benchmark(src)
+    assert parsed.rows == () and any("trace" in n for n in parsed.notes)
