@@ -437,3 +437,14 @@ def test_newer_sglang_records_server_info_and_traces():
                                                    "Traffic request rate:                    trace")
     parsed = parse_benchmark(src)
     assert parsed.rows == () and any("trace" in n for n in parsed.notes)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "measured.csv"
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/measured.csv is not beside the checkout")
+def test_the_shared_measured_csv_reads_as_typed_rows():
+    src = SHARED.read_text(encoding="utf-8")
+    parsed = parse_benchmark(src)
+    assert parsed.fmt == "csv"
+    assert [r["id"] for r in parsed.rows] == [r.id for r in parse_rows(src)]
