@@ -603,6 +603,14 @@ class Measurer:
                  f"copy of {nbytes / GIB:.4g} GiB, read + write counted, {t * 1e3:.4g} ms")
 
     def model_rows(self, dtype: str) -> None:
+        if self.out_of_time(f"the {dtype} model"):
+            return
+        try:
+            self._model_rows(dtype)
+        finally:
+            self.be.free()
+
+    def _model_rows(self, dtype: str) -> None:
         be, cfg, a = self.be, self.cfg, self.args
         model = Model(be, cfg, dtype)
         prec = self.precision(dtype)
@@ -649,8 +657,6 @@ class Measurer:
                          f"weights + KV); prefill {t_prefill * 1e3:.4g} ms as {b / k:g} group(s) of {k} "
                          f"prompt(s); total {total * 1e3:.4g} ms for {out} tokens",
                          batch=b, requests=b, workload="fixed", prompt_tokens=c, output_tokens=out)
-        del model
-        be.free()
 
     def _prefill(self, model: Model, batch: int, prompt: int) -> float:
         be = self.be
