@@ -63,7 +63,7 @@ FORMATS: dict[str, str] = {
     "csv": "rows typed in measured.csv's columns, with the header line",
 }
 MAX_BYTES = 1_000_000
-MAX_JSON_DEPTH = 16
+MAX_JSON_DEPTH = 32
 MAX_RECORDS = 500  # runs in one paste (blocks or JSON lines)
 _MAX_NOTE_NAMES = 12
 
@@ -95,6 +95,14 @@ def rows_to_csv(rows: Iterable[dict[str, str]]) -> str:
     for row in rows:
         writer.writerow({k: row.get(k, "") for k in COLUMNS})
     return out.getvalue()
+
+
+def with_setup(rows: Iterable[dict[str, str]], *, gpu: str, model: str, weights: str = "bf16",
+               kv: str = "bf16", gpus: int = 1) -> tuple[dict[str, str], ...]:
+    """The rows with their blank ``gpu``, ``model``, ``weights``, ``kv``, ``gpus`` cells filled (the
+    sidebar's setup); cells the benchmark stated are kept."""
+    fill = {"gpu": gpu, "model": model, "weights": weights, "kv": kv, "gpus": str(gpus)}
+    return tuple({k: (v or fill.get(k, "")) if k in fill else v for k, v in row.items()} for row in rows)
 
 
 _MODEL_ALIASES = {"llama-3.3-70b": "Llama-3.1-70B", "llama-7b": "Llama-2-7B", "llama-70b": "Llama-2-70B",
@@ -309,7 +317,7 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
     if all_at_once and not single:
         tps = _require_positive(run, run.output_tps, run.tps_label)
         add("offline_tok_s", tps, f"{run.tps_label} {_fmt(tps)}", qps="inf")
-    elif run.output_tps is not None and not single:
+    elif run.output_tps is not None and not single and (run.rate_known or run.concurrency_known):
         notes.append(f"{run.where}: output throughput not used as offline_tok_s: the requests were "
                      "not all queued at t = 0")
     if not rows:
@@ -320,6 +328,7 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
 # ---- text blocks: vllm bench serve, sglang.bench_serving ----
 
 _SERVING_TITLE = re.compile(r"=+ *Serving Benchmark Result *=+")
+_PREFIXED_TITLE = re.compile(r"([^=]{1,40}?)=+ *Serving Benchmark Result *=+\s*")
 _RULE = re.compile(r"={10,}")
 _SECTION = re.compile(r"-{3,}\s*[A-Za-z][^:]*?\s*-{3,}")
 _LABEL = re.compile(r"([^:]{1,100}?)\s*:\s*(.*?)")
@@ -348,6 +357,7 @@ _SERVING_LABELS: dict[str, tuple[str, str]] = {
     "Burstiness factor": ("burstiness", "str"),
 }
 _SERVING_UNITS = {m.group(1): full for full in _SERVING_LABELS if (m := _UNIT.fullmatch(full))}
+_NO_RATE = ("trace", "n/a")  # SGLang replaying a trace's timestamps: no one request rate
 _MAX_LINE = 2000  # longer lines are not the benchmarks' label lines (and would slow the regexes)
 
 
@@ -362,6 +372,8 @@ def _serving_value(kind: str, raw: str, where: str) -> object:
     if kind == "num":
         return _number(s, where)
     if kind == "rate":
+        if s.lower() in _NO_RATE:
+            return None
         return math.inf if s.lower() == "inf" else _number(s, where)
     if kind == "conc":
         return None if s in ("None", "not set") else _count(s, where)
@@ -419,11 +431,26 @@ def _serving_engine(backend: str, harness: str) -> str:
     return f"{server} ({harness}{', backend ' + backend if backend else ''})"
 
 
+def _strip_prefix(lines: list[str]) -> tuple[list[str], str]:
+    """The lines without the prefix a log or a shell comment put before the result block's title
+    ("# ", "INFO: "), removed from every line that has it; and that prefix ("" when none)."""
+    for line in lines:
+        if len(line) > _MAX_LINE:
+            continue
+        m = _PREFIXED_TITLE.fullmatch(line)
+        if m and m.group(1).strip():
+            prefix = m.group(1)
+            return [ln[len(prefix):] if ln.startswith(prefix) else ln for ln in lines], prefix
+        if m or _SERVING_TITLE.fullmatch(line.strip()):
+            break
+    return lines, ""
+
+
 def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
-    lines = _lines(text)
+    lines, prefix = _strip_prefix(_lines(text))
     harness = "vllm bench serve" if fmt == "vllm-summary" else "sglang.bench_serving"
     runs: list[_Run] = []
-    notes: list[str] = []
+    notes: list[str] = [f"the prefix {prefix!r} before each line was removed"] if prefix else []
     context_start = 0
     i = 0
     while i < len(lines):
@@ -499,6 +526,9 @@ def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
         for key in ("rate", "concurrency"):
             if key in values or key in before:
                 val = values[key] if key in values else before[key]
+                if key == "rate" and val is None:
+                    run.notes.append("the requests followed a trace's timestamps: no one request rate")
+                    continue
                 setattr(run, key, val)
                 setattr(run, f"{key}_known", True)
         in_block = [k for k in ("rate", "concurrency") if k in values]
@@ -809,6 +839,8 @@ def _field(rec: dict, key: str, kind: str, where: str, required: bool = True) ->
         if isinstance(v, str):
             if v.strip().lower() == "inf":
                 return math.inf
+            if v.strip().lower() in _NO_RATE:
+                return None
             return _number(v, name)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v <= 0:
             raise BenchmarkParseError(f"{name} = {str(v)[:40]!r} ({_type_name(v)}); expected a number "
@@ -842,7 +874,8 @@ _SGLANG_KNOWN = {
     "total_input_tokens", "total_output_tokens", "total_output_tokens_retokenized",
     "request_throughput", "input_throughput", "output_throughput", "concurrency", "accept_length",
     "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "model_id", "tokenizer_id",
-    "total_throughput",
+    "total_throughput", "tag", "server_info", "total_input_text_tokens", "total_input_vision_tokens",
+    "max_output_tokens_per_s", "max_concurrent_requests",
 }
 _STAT_KEY = re.compile(r"(mean|median|std|p\d+(\.\d+)?|max)_(ttft|tpot|itl|e2el|e2e_latency)_ms")
 _SGLANG_MARKERS = {"dataset_name", "input_throughput", "total_output_tokens_retokenized",
@@ -893,7 +926,11 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     if "ramp_up_strategy" in rec:
         run.notes.append("a ramp-up run (the request rate changes during it): no load to give the rows")
     elif "request_rate" in rec:
-        run.rate, run.rate_known = _field(rec, "request_rate", "rate", where), True  # type: ignore[assignment]
+        rate = _field(rec, "request_rate", "rate", where)
+        if rate is None:
+            run.notes.append("the requests followed a trace's timestamps: no one request rate")
+        else:
+            run.rate, run.rate_known = rate, True  # type: ignore[assignment]
     if "ramp_up_strategy" in rec:
         pass
     elif "max_concurrency" in rec:
@@ -906,6 +943,7 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     run.engine = _serving_engine(str(backend), harness)
     run.model = str(_field(rec, "model_id", "str", where, required=False) or "")
     if fmt == "sglang-jsonl":
+        _server_info(run, rec.get("server_info"))
         ds = str(_field(rec, "dataset_name", "str", where, required=False) or "")
         ratio = _field(rec, "random_range_ratio", "num", where, required=False)
         run.workload = ("sharegpt" if ds == "sharegpt" else "fixed" if ds == "random" and ratio == 1.0
@@ -921,6 +959,36 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     if rec.get("\0dupes"):
         run.notes.append("duplicated keys (the last value was used): " + ", ".join(rec["\0dupes"]))
     return run
+
+
+def _server_info(run: _Run, info: object) -> None:
+    """What newer SGLang records of the server (its /get_server_info answer, the server's
+    arguments): model path, TP size, quantization, KV cache dtype, version. Read only where the
+    types are what SGLang writes; anything else is left alone."""
+    if not isinstance(info, dict):
+        return
+    used = []
+    if isinstance(info.get("model_path"), str) and not run.model:
+        run.model = info["model_path"]
+        used.append(f"model_path {run.model}")
+    tp = info.get("tp_size")
+    if isinstance(tp, int) and not isinstance(tp, bool) and tp >= 1:
+        run.gpus = tp
+        used.append(f"tp_size {tp}")
+    quant = info.get("quantization")
+    if isinstance(quant, str) and quant.lower() in ("fp8", "w8a8_fp8", "modelopt_fp8"):
+        run.weights = "fp8"
+        used.append(f"quantization {quant}")
+    kv = info.get("kv_cache_dtype")
+    if isinstance(kv, str) and kv.lower().startswith("fp8"):
+        run.kv = "fp8"
+        used.append(f"kv_cache_dtype {kv}")
+    version = info.get("version")
+    if isinstance(version, str) and len(version) < 40 and run.engine.startswith("SGLang ("):
+        run.engine = f"SGLang {version} (" + run.engine[len("SGLang ("):]
+        used.append(f"version {version}")
+    if used:
+        run.notes.append("from server_info: " + "; ".join(used))
 
 
 def _parse_json(text: str, fmt: str | None) -> tuple[str, list[_Run], list[str]]:
@@ -1006,7 +1074,8 @@ def detect_format(text: str) -> str:
         return fmt
     lines = _lines(s)
     for line in lines:
-        if len(line) <= _MAX_LINE and _SERVING_TITLE.fullmatch(line.strip()):
+        if len(line) <= _MAX_LINE and (_SERVING_TITLE.fullmatch(line.strip())
+                                       or _PREFIXED_TITLE.fullmatch(line)):
             return _serving_flavour(text)
     if any(line.strip() == "= PERFORMANCE OVERVIEW" for line in lines):
         return "trtllm-bench"
@@ -1024,7 +1093,7 @@ def detect_format(text: str) -> str:
 def _serving_flavour(text: str) -> str:
     sglang_labels = ("Backend:", "Max request concurrency:", "Input token throughput (tok/s):",
                      "Mean E2E Latency (ms):", "Total generated tokens (retokenized):")
-    for line in _lines(text):
+    for line in _strip_prefix(_lines(text))[0]:
         if line.strip().startswith(sglang_labels):
             return "sglang-summary"
     return "vllm-summary"

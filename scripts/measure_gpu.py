@@ -304,7 +304,8 @@ class TorchBackend:
         self.cuda = device.startswith("cuda")
         torch.manual_seed(seed)
         self.dt = torch.bfloat16 if self.cuda else torch.float32
-        self.fp8 = (self.cuda and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"))
+        self.fp8 = (self.cuda and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
+                    and tuple(torch.cuda.get_device_capability(device)) >= (8, 9))  # Ada, Hopper and later
         self.dtypes = ("bf16", "fp8") if self.fp8 else ("bf16",)
         cuda = f", CUDA {torch.version.cuda}" if self.cuda else ""
         self.label = (f"torch {torch.__version__}{cuda}, {'CUDA graphs' if self.cuda else 'CPU float32'}")
@@ -385,12 +386,18 @@ class TorchBackend:
         cache[:, :, start:start + kv.shape[2]].copy_(kv)
 
     def attention(self, q, k, v, causal):
-        try:
-            return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-        except TypeError:  # torch < 2.5: no enable_gqa
-            rep = q.shape[1] // k.shape[1]
-            return self.F.scaled_dot_product_attention(
-                q, k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1), is_causal=causal)
+        b, h, t, d = q.shape
+        kvh = k.shape[1]
+        if t == 1:
+            # Decode: the query heads of each KV head as one batched matmul, so the cache is read
+            # once (repeating K and V per query head would read it h / kvh times).
+            q4 = q.reshape(b, kvh, h // kvh, d)
+            scores = (q4 @ k.transpose(-1, -2)).float() * (1.0 / math.sqrt(d))
+            probs = self.torch.softmax(scores, dim=-1).to(q.dtype)
+            return (probs @ v).reshape(b, h, 1, d)
+        if kvh != h:  # prefill: SDPA (flash where it applies) over K and V repeated per query head
+            k, v = k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1)
+        return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     @staticmethod
     def last(h, b, t):
@@ -596,6 +603,14 @@ class Measurer:
                  f"copy of {nbytes / GIB:.4g} GiB, read + write counted, {t * 1e3:.4g} ms")
 
     def model_rows(self, dtype: str) -> None:
+        if self.out_of_time(f"the {dtype} model"):
+            return
+        try:
+            self._model_rows(dtype)
+        finally:
+            self.be.free()
+
+    def _model_rows(self, dtype: str) -> None:
         be, cfg, a = self.be, self.cfg, self.args
         model = Model(be, cfg, dtype)
         prec = self.precision(dtype)
@@ -642,8 +657,6 @@ class Measurer:
                          f"weights + KV); prefill {t_prefill * 1e3:.4g} ms as {b / k:g} group(s) of {k} "
                          f"prompt(s); total {total * 1e3:.4g} ms for {out} tokens",
                          batch=b, requests=b, workload="fixed", prompt_tokens=c, output_tokens=out)
-        del model
-        be.free()
 
     def _prefill(self, model: Model, batch: int, prompt: int) -> float:
         be = self.be
@@ -735,17 +748,18 @@ def run(argv: list[str] | None = None) -> str:
     if a.model_name is not None:
         cfg = dataclasses.replace(cfg, name=a.model_name)
     be = pick_backend(a.backend, a.device)
-    if isinstance(be, NumpyBackend) and param_count(cfg) * 4 > 4 * GIB:
-        raise SystemExit(f"{param_count(cfg) / 1e9:.2f} B parameters in float32 is too much for the numpy "
-                         "backend: use --tiny (or a small --config) without PyTorch")
+    on_gpu = isinstance(be, TorchBackend) and be.cuda
+    if not on_gpu and param_count(cfg) * 4 > 4 * GIB:
+        raise SystemExit(f"{param_count(cfg) / 1e9:.2f} B parameters in float32 is too much for the "
+                         f"{be.name} backend on a CPU: use --tiny (or a small --config)")
     unsupported = [d for d in a.dtypes if d not in be.dtypes]
     if unsupported:
         print(f"skipping {', '.join(unsupported)}: not supported by {be.label}", file=sys.stderr)
     dtypes = [d for d in a.dtypes if d in be.dtypes]
     if a.gpu_name:
         gpu = a.gpu_name
-    elif isinstance(be, TorchBackend) and be.cuda:
-        name = be.torch.cuda.get_device_name(0)
+    elif on_gpu:
+        name = be.torch.cuda.get_device_name(be.device)
         gpu = gpu_preset(name) or name
     else:
         gpu = "CPU"

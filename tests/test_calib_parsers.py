@@ -20,6 +20,7 @@ from calib.parsers import (
     model_preset,
     parse_benchmark,
     rows_to_csv,
+    with_setup,
 )
 from sim.truth import COLUMNS, parse_rows, predict
 
@@ -126,6 +127,16 @@ def test_rows_with_the_setup_filled_predict():
     assert predict(trt).model_value is not None
     row = dict(parse_benchmark(text("vllm_serve_summary.txt")).rows[0], gpu="H100 SXM", model="Llama-3.1-8B")
     assert predict(parse_rows(rows_to_csv([row]))[0]).model_value is not None
+
+
+def test_with_setup_fills_only_blank_cells():
+    rows = parse_benchmark(text("trtllm_bench_v0.17.txt")).rows + parse_benchmark(
+        text("vllm_serve_summary.txt")).rows
+    filled = with_setup(rows, gpu="H100 SXM", model="Mistral-7B", weights="bf16", kv="bf16", gpus=2)
+    assert [(r["gpu"], r["model"], r["weights"], r["kv"], r["gpus"]) for r in filled] == [
+        ("H100 SXM", "Llama-3.1-8B", "fp8", "fp8", "1"), ("H100 SXM", "Mistral-7B", "bf16", "bf16", "2")]
+    assert all(p.model_value is not None for p in map(predict, parse_rows(rows_to_csv(filled))))
+    assert rows[1]["gpu"] == ""  # the parsed rows are not changed
 
 
 def test_notes_say_what_was_not_used():
@@ -393,3 +404,47 @@ def test_ramp_up_runs_give_no_load_dependent_rows():
     assert any("ramp-up" in n for n in parsed.notes)
     rec = json.loads(text("vllm_serve_result.json")) | {"ramp_up_strategy": "linear", "request_rate": "inf"}
     assert parse_benchmark(json.dumps(rec)).rows == ()
+
+
+@pytest.mark.parametrize("prefix", ["# ", "INFO: ", "> "])
+def test_a_prefix_before_every_line_is_removed(prefix):
+    src = "".join(prefix + line + "\n" for line in text("vllm_serve_summary.txt").splitlines())
+    parsed = parse_benchmark(src)
+    assert [r["value"] for r in parsed.rows] == ["28.31"]
+    assert any(repr(prefix) in n for n in parsed.notes)
+    src = "".join(prefix + line + "\n" for line in text("sglang_bench_serving.txt").splitlines())
+    assert parse_benchmark(src).fmt == "sglang-summary"
+
+
+def test_newer_sglang_records_server_info_and_traces():
+    """Newer sglang.bench_serving adds tag, server_info (the server's arguments), vision-token
+    counts and peak figures, and writes request_rate "trace" when it replays a trace."""
+    rec = json.loads(text("sglang_bench_serving.jsonl").splitlines()[1])
+    rec |= {"tag": None, "total_input_text_tokens": rec["total_input_tokens"],
+            "total_input_vision_tokens": 0, "max_output_tokens_per_s": 1200.0, "max_concurrent_requests": 40,
+            "server_info": {"model_path": "meta-llama/Llama-3.1-8B-Instruct", "tp_size": 2,
+                            "quantization": "fp8", "kv_cache_dtype": "fp8_e4m3", "version": "0.5.4",
+                            "internal_states": [{"avg_spec_accept_length": None}]}}
+    parsed = parse_benchmark(json.dumps(rec))
+    row = parsed.rows[0]
+    assert (row["model"], row["gpus"], row["weights"], row["kv"]) == ("Llama-3.1-8B", "2", "fp8", "fp8")
+    assert row["engine"] == "SGLang 0.5.4 (sglang.bench_serving, backend sglang)"
+    assert not any("ignored fields" in n for n in parsed.notes)
+    rec["request_rate"] = "trace"
+    parsed = parse_benchmark(json.dumps(rec))
+    assert parsed.rows == () and any("trace" in n for n in parsed.notes)
+    src = text("sglang_bench_serving.txt").replace("Traffic request rate:                    8.0",
+                                                   "Traffic request rate:                    trace")
+    parsed = parse_benchmark(src)
+    assert parsed.rows == () and any("trace" in n for n in parsed.notes)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "measured.csv"
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/measured.csv is not beside the checkout")
+def test_the_shared_measured_csv_reads_as_typed_rows():
+    src = SHARED.read_text(encoding="utf-8")
+    parsed = parse_benchmark(src)
+    assert parsed.fmt == "csv"
+    assert [r["id"] for r in parsed.rows] == [r.id for r in parse_rows(src)]

@@ -134,5 +134,141 @@ def test_bad_arguments():
     for args in (["--dtype", "fp16"], ["--batches", "0"], ["--gemm-shapes", "8x8"], ["--skip", "all"]):
         with pytest.raises(SystemExit):
             mg.parse_args(["--tiny", *args])
-    with pytest.raises(SystemExit, match="numpy backend"):
+    with pytest.raises(SystemExit, match="numpy backend on a CPU"):
         mg.run(["--backend", "numpy", "--quiet"])  # Llama-3.1-8B in float32 on numpy: refused
+
+
+# ---- the PyTorch backend's CPU path, on a stand-in for torch built from numpy ----
+# (CI has no PyTorch; this runs TorchBackend's code with torch's semantics for the calls it makes.
+# The CUDA-only parts, CUDA graphs, events and FP8 _scaled_mm, need a GPU and are not run here.)
+
+
+class _T(np.ndarray):
+    """The torch.Tensor methods TorchBackend calls, with torch's meanings."""
+
+    def t(self):
+        return self.T
+
+    def contiguous(self):
+        return np.ascontiguousarray(self).view(_T)
+
+    def to(self, dtype):
+        return self.astype(dtype).view(_T)
+
+    def float(self):
+        return self.astype(np.float32).view(_T)
+
+    def pow(self, n):
+        return np.power(self, n)
+
+    def mean(self, dim=None, keepdim=False):  # torch's keywords
+        return np.asarray(self).mean(axis=dim, keepdims=keepdim).view(_T)
+
+    def transpose(self, a, b):  # torch swaps two dims
+        return np.swapaxes(self, a, b)
+
+    def copy_(self, other):
+        np.copyto(self, other)
+        return self
+
+    def repeat_interleave(self, n, dim):
+        return np.repeat(self, n, axis=dim)
+
+
+class _FakeTorch:
+    __version__ = "0.0-numpy-stand-in"
+    bfloat16 = float32 = np.float32
+
+    class version:
+        cuda = None
+
+    class cuda:
+        @staticmethod
+        def is_available():
+            return False
+
+    class nn:
+        class functional:
+            @staticmethod
+            def silu(x):
+                return x / (1.0 + np.exp(-x))
+
+            @staticmethod
+            def scaled_dot_product_attention(q, k, v, is_causal=False):
+                q, k, v = (np.asarray(a) for a in (q, k, v))
+                return mg.NumpyBackend.attention(q, k, v, is_causal).view(_T)
+
+    def __init__(self):
+        self.rng = np.random.default_rng(3)
+
+    def manual_seed(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def _shape(self, shape):
+        return shape if isinstance(shape, tuple) else (shape,)
+
+    def randn(self, shape, device=None, dtype=None):
+        return self.rng.standard_normal(self._shape(shape)).astype(np.float32).view(_T)
+
+    def ones(self, shape, device=None, dtype=None):
+        return np.ones(self._shape(shape), np.float32).view(_T)
+
+    def zeros(self, shape, device=None, dtype=None):
+        return np.zeros(self._shape(shape), np.float32).view(_T)
+
+    def randint(self, low, high, shape, device=None):
+        return self.rng.integers(low, high, shape).view(_T)
+
+    @staticmethod
+    def empty_like(x):
+        return np.empty_like(x)
+
+    @staticmethod
+    def split(x, sizes, dim=-1):
+        return np.split(x, np.cumsum(sizes)[:-1], axis=dim)
+
+    @staticmethod
+    def softmax(x, dim):
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        return e / e.sum(axis=dim, keepdims=True)
+
+    @staticmethod
+    def rsqrt(x):
+        return 1.0 / np.sqrt(x)
+
+    @staticmethod
+    def inference_mode():
+        import contextlib
+        return contextlib.nullcontext()
+
+
+def test_torch_backend_cpu_path_matches_numpy():
+    fake = _FakeTorch()
+    be = mg.TorchBackend(fake, "cpu")
+    assert (be.cuda, be.fp8, be.dtypes, be.weight_name) == (False, False, ("bf16",), "fp32")
+    cfg = mg.TINY
+    model = mg.Model(be, cfg, "bf16")
+    tokens = be.tokens(2, 9, cfg.vocab)
+    full = model.forward(tokens, be.new_cache(cfg, 2, 9), 0)
+    cache = be.new_cache(cfg, 2, 8)
+    model.forward(tokens[:, :8], cache, 0)
+    longer = be.new_cache(cfg, 2, 9)
+    for old, new in zip(cache[0] + cache[1], longer[0] + longer[1], strict=True):
+        new[:, :, :8] = old
+    step = model.forward(tokens[:, 8:], longer, 8)  # the grouped-matmul decode attention
+    np.testing.assert_allclose(step, full, rtol=1e-4, atol=1e-5)
+    # the same weights on the numpy backend give the same logits
+    ref = mg.Model.__new__(mg.Model)
+    ref.__dict__.update(model.__dict__, be=mg.NumpyBackend(), embed=np.asarray(model.embed),
+                        lnf=np.asarray(model.lnf), lm_head=np.asarray(model.lm_head),
+                        layers=[{k: np.asarray(w) for k, w in layer.items()} for layer in model.layers])
+    np.testing.assert_allclose(ref.forward(np.asarray(tokens), None, 0), full, rtol=1e-4, atol=1e-5)
+
+
+def test_run_with_the_torch_backend_on_cpu(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch())
+    text = mg.run(["--tiny", "--backend", "torch", "--quiet"])
+    rows = parse_rows(text)
+    assert {r.kind for r in rows} == {"gemm_tflops", "hbm_tbps", "ttft_ms", "static_batch_tok_s"}
+    assert {r.engine for r in rows} == {"measure_gpu.py (torch)"}
+    assert all(r.value > 0 for r in rows)
