@@ -1,5 +1,6 @@
-"""Page 00 in a real browser: renders, a slider change updates the URL and the numbers, and a copied
-URL restores the same view on a freshly started server."""
+"""Page 00 in a real browser (that every page renders is test_injection_browser.py's tour): a
+slider change updates the URL and the numbers, and a copied URL restores the same view on a freshly
+started server."""
 
 from __future__ import annotations
 
@@ -8,21 +9,6 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
-
-
-def test_pages_render_without_exception(page: Page, streamlit_server):
-    from ui.nav import SECTIONS, SOURCES
-
-    open_page(page, streamlit_server.url)
-    expect(page.get_by_role("heading", name="Where the GPU lies")).to_be_visible()
-    expect_no_exception(page)
-    for section in SECTIONS:
-        open_page(page, streamlit_server.url, section.url_path)
-        expect_no_exception(page)
-        expect(page.locator("h1").first).to_contain_text(section.number)
-    open_page(page, streamlit_server.url, SOURCES.url_path)
-    expect_no_exception(page)
-    expect(page.get_by_role("heading", name="Sources").first).to_be_visible()
 
 
 def test_slider_change_updates_metric_and_url(page: Page, streamlit_server):
