@@ -2,6 +2,7 @@
 it, and apply them to every page (the link carries them)."""
 
 import hashlib
+import statistics
 
 import streamlit as st
 
@@ -52,17 +53,18 @@ def _example() -> None:
     st.session_state["yours_text"] = EXAMPLE
 
 
-with st.container(horizontal=True, gap="small"):
+text = st.text_area(
+    "Benchmark output or rows", key="yours_text", height=140, max_chars=MAX_PASTE_CHARS,
+    placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
+    help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not "
+         "name their GPU or model ran on the sidebar's setup.")
+st.session_state[_SAVED] = text
+with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+    with st.popover("Upload a file", icon=":material/upload_file:"):
+        upload = st.file_uploader("A benchmark's output (text, JSON, JSONL, CSV), up to 1 MB",
+                                  key="yours_file", type=["txt", "log", "json", "jsonl", "csv"])
     st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
               icon=":material/science:", type="tertiary")
-text = st.text_area(
-    "Benchmark output or rows", key="yours_text", height=160, max_chars=MAX_PASTE_CHARS,
-    placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
-    help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not name "
-         "their GPU or model ran on the sidebar's setup.")
-st.session_state[_SAVED] = text
-upload = st.file_uploader("… or a file (summary text, --save-result JSON, JSONL, CSV)", key="yours_file",
-                          type=["txt", "log", "json", "jsonl", "csv"])
 source, origin = text, "the text box"
 if upload is not None:
     if upload.size > MAX_BYTES:
@@ -87,9 +89,7 @@ except (BenchmarkParseError, RowError) as err:
 
 preds = [predict(r, setup.assumptions, setup=got.setups.get(r.id)) for r in got.rows]
 priced = [p for p in preds if p.model_value is not None]
-st.caption(f"Read {len(got.rows)} run(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
-           f"or model are priced on {setup.label}.")
-
+results = st.container()  # filled below, once the fit has run: the numbers first, the fit's controls after
 names = st.multiselect("Assumptions the fit may move", FIT_NAMES, default=default_fit_names(got.rows),
                        format_func=LABELS.get, key="yours_names",
                        help="Few runs cannot decide every assumption: a weak pull keeps the ones your runs "
@@ -108,22 +108,31 @@ if priced and names:
             memo[memo_key] = str(err)
     result = memo[memo_key]
 
-median_now = sorted(abs(p.error) for p in priced)[len(priced) // 2] if priced else None
-with metric_row():
-    st.metric("Runs read", f"{len(got.rows)}", border=True,
-              help=f"{len(priced)} of them the model can price.")
-    st.metric("Model's median |error| now", fmt.percent(100 * median_now) if priced else "–", border=True,
-              help="At the sidebar's assumptions, at each run's own conditions.")
-    fitted_errs = sorted(abs(p.error) for p in result.after) if hasattr(result, "after") else []
-    st.metric("After the fit", fmt.percent(100 * fitted_errs[len(fitted_errs) // 2]) if fitted_errs else "–",
-              border=True, help="Median |error| with the fitted assumptions.")
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+median_now = _median([abs(p.error) for p in priced])
+median_fit = _median([abs(p.error) for p in result.after]) if hasattr(result, "after") else None
+with results:
+    with metric_row():
+        st.metric("Runs read", f"{len(got.rows)}", border=True,
+                  help=f"{len(priced)} of them the model can price.")
+        st.metric("Model's median |error| now", fmt.percent(median_now) if priced else "–", border=True,
+                  help="At the sidebar's assumptions, at each run's own conditions.")
+        st.metric("After the fit", fmt.percent(median_fit) if median_fit is not None else "–", border=True,
+                  help="Median |error| with the fitted assumptions.")
+    st.caption(f"Read {len(got.rows)} run(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
+               f"or model are priced on {setup.label}.")
+    if result is not None and not isinstance(result, str):
+        chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",
+              alt=f"Signed error per run before and after the fit; median |error| {median_now:.0%} before, "
+                  f"{median_fit:.0%} after.")
 
 if isinstance(result, str):
     st.warning(f"No fit: {result}", icon=":material/warning:")
 elif result is not None:
-    chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",
-          alt=f"Signed error per run before and after the fit; median |error| "
-              f"{median_now:.0%} before, {fitted_errs[len(fitted_errs) // 2]:.0%} after.")
     values = slider_values(result.assumptions)
     st.dataframe(assumptions_table(setup.assumptions, result), hide_index=True, width="stretch")
     st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
@@ -137,6 +146,8 @@ elif result is not None:
 elif not priced:
     st.warning("The model cannot price any of these runs: "
                + "; ".join(sorted({p.reason for p in preds})), icon=":material/warning:")
+elif not names:
+    st.info("Choose at least one assumption for the fit to move.", icon=":material/tune:")
 
 for note in (*parsed.notes, *got.notes):
     st.caption(note)

@@ -181,10 +181,11 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
     gap = g.estimate_s - g.floor_s
     names = [GAP_LABELS[STAGES[0]], *(GAP_LABELS[k] for k in steps), "Model's estimate"]
     values = [g.floor_s * 1e3, *(v * 1e3 for v in steps.values()), g.estimate_s * 1e3]
-    texts = [f"{g.floor_s * 1e3:.3g} ms",
-             *(f"+{v * 1e3:.2g} ms ({v / gap:.0%})" if gap > 0 else f"+{v * 1e3:.2g} ms"
-               for v in steps.values()),
-             f"{g.estimate_s * 1e3:.3g} ms"]
+    def added(v: float) -> str:
+        t = "+0 ms" if v <= 0 else "+<0.01 ms" if v < 1e-5 else f"+{v * 1e3:.2g} ms"
+        return f"{t} ({v / gap:.0%})" if gap > 0 else t
+
+    texts = [f"{g.floor_s * 1e3:.3g} ms", *(added(v) for v in steps.values()), f"{g.estimate_s * 1e3:.3g} ms"]
     measures = ["absolute", *(["relative"] * len(steps)), "total"]
     traces = [dict(
         type="waterfall", orientation="h", y=names, x=values, measure=measures, text=texts,

@@ -59,6 +59,7 @@ def test_paste_apply_and_the_link_carries_the_calibration(page: Page, browser: B
 
 def test_an_uploaded_result_file_is_read(page: Page, streamlit_server):
     open_page(page, streamlit_server.url, "your-numbers")
+    page.get_by_role("button", name="Upload a file").click()  # the uploader sits in a popover
     upload = page.locator(".st-key-yours_file input[type=file]")
     upload.set_input_files(str(FIXTURES / "vllm_serve_result.json"))
     wait_idle(page)
