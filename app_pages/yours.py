@@ -30,8 +30,8 @@ from ui.yours import (
 
 MAX_PASTE_CHARS = 200_000
 #: Two real rows of measured.csv as a reader would type them: the EAGLE-3 paper's SGLang baseline
-#: (batch-1 decode) and NVIDIA's TensorRT-LLM v0.14 online run.
-EXAMPLE = shipped_csv(("eag-01", "t014-01"))
+#: (batch-1 decode, BF16) and TensorRT-LLM's offline throughput (FP8, 3,000 requests).
+EXAMPLE = shipped_csv(("eag-01", "tpo-01"))
 
 header("", "Your numbers", """
 Paste what **your** engine measured (`vllm bench serve`, `sglang.bench_serving`, `trtllm-bench`, or
