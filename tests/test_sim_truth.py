@@ -103,7 +103,7 @@ def test_bad_files_name_the_row_and_field(text, message):
 def test_unknown_setups_are_named_not_guessed():
     text = ("id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
             "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n"
-            "b,H100 SXM,1,DeepSeek-V3,bf16,bf16,ttft_ms,10,128,1\n"
+            "b,H100 SXM,1,Made-Up-9B,bf16,bf16,ttft_ms,10,128,1\n"
             "c,H100 SXM,1,Llama-3.1-8B,fp4,bf16,ttft_ms,10,128,1\n")
     reasons = [p.reason for p in truth.predict_all(truth.parse_rows(text))]
     assert "not a preset" in reasons[0] and "not loadable" in reasons[1] and "fp4" in reasons[2]
