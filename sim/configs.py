@@ -81,7 +81,7 @@ SHORT = {"family": "t", "n_layers": "L", "hidden": "d", "n_heads": "H", "n_kv_he
          "qk_nope_head_dim": "qn", "qk_rope_head_dim": "qr", "v_head_dim": "vd", "quant_scope": "qs",
          "tied_embeddings": "tie", "qkv_bias": "qb", "o_bias": "ob", "qk_norm": "qkn", "gated_mlp": "g",
          "parallel_block": "pb", "lm_head_bias": "lb", "expert_bias": "eb", "router_bias": "rb",
-         "attn_sinks": "sk"}
+         "attn_sinks": "sk", "shipped_dtype": "sd"}
 LONG = {v: k for k, v in SHORT.items()}
 #: The config.json field each spec field comes from (for messages).
 HF_NAME = {"n_layers": "num_hidden_layers", "hidden": "hidden_size", "n_heads": "num_attention_heads",
@@ -320,6 +320,7 @@ def spec_from_config(config: dict) -> Spec:
         if family == "qwen3_moe":
             _qwen3_moe(r, f)
         _window(r, f, family)
+    _shipped(r, f, config)
     r.finish()
     known_top = IGNORED_FIELDS
     unknown = sorted(k for k in config if k not in known_top)
@@ -330,6 +331,23 @@ def spec_from_config(config: dict) -> Spec:
         notes.append(f"fields this loader does not know, ignored: {shown}{more}. If one changes the "
                      "architecture, the estimate does not see it.")
     return Spec(fields=f, family=family, notes=tuple(notes))
+
+
+#: quantization_config.quant_method -> the weight precision the checkpoint ships.
+SHIPPED = {"fp8": "fp8", "mxfp4": "mxfp4", "modelopt_fp4": "nvfp4", "nvfp4": "nvfp4", "awq": "int4",
+           "gptq": "int4"}
+
+
+def _shipped(r: _Reader, f: dict, config: dict) -> None:
+    quant = config.get("quantization_config")
+    if quant is None:
+        return
+    method = quant.get("quant_method") if isinstance(quant, dict) else None
+    if method in SHIPPED:
+        f["shipped_dtype"] = SHIPPED[method]
+    else:
+        r.notes.append(f"quantization_config.quant_method {_show(method)} not read: pick the weight "
+                       "precision in the sidebar")
 
 
 def _window(r: _Reader, f: dict, family: str) -> None:
@@ -531,9 +549,10 @@ def decode_spec(text: str) -> Spec:
             if value not in SUPPORTED_TYPES:
                 raise ConfigError(f"the custom model in the link has an unknown family {_show(value)}")
             family = value
-        elif name == "quant_scope":
-            if value not in _m().QUANT_SCOPES:
-                raise ConfigError(f"the custom model in the link has quant_scope {_show(value)}")
+        elif name in ("quant_scope", "shipped_dtype"):
+            allowed = _m().QUANT_SCOPES if name == "quant_scope" else _m().WEIGHT_DTYPES
+            if value not in allowed:
+                raise ConfigError(f"the custom model in the link has {key} = {_show(value)}")
             fields[name] = value
         elif not (value.isdigit() and len(value) <= 10):
             raise ConfigError(f"the custom model in the link has {key} = {_show(value)}, not a whole number")

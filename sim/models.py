@@ -76,7 +76,9 @@ class Model:
         weight_dtype: one of WEIGHT_DTYPES.
         kv_dtype: 'bf16' or 'fp8'.
         quant_scope: 'decoder' (every decoder linear layer stored in ``weight_dtype``) or 'experts'
-            (only the routed experts; the rest BF16, as gpt-oss ships).
+            (only the routed experts' weight matrices; the rest BF16, as gpt-oss ships).
+        shipped_dtype: the weight precision the published checkpoint stores (its config's
+            ``quantization_config``): 'bf16', 'fp8' (DeepSeek-V3) or 'mxfp4' (gpt-oss).
         source: where the config comes from.
         n_experts: routed experts in each MoE layer (0: a dense model).
         experts_per_token: experts each token is routed to (top-k).
@@ -129,12 +131,15 @@ class Model:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    shipped_dtype: str = "bf16"
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weight_dtype must be one of {WEIGHT_DTYPES}, got {self.weight_dtype!r}")
         if self.kv_dtype not in KV_DTYPES:
             raise ValueError(f"kv_dtype must be one of {KV_DTYPES}, got {self.kv_dtype!r}")
+        if self.shipped_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"shipped_dtype must be one of {WEIGHT_DTYPES}, got {self.shipped_dtype!r}")
         if self.quant_scope not in QUANT_SCOPES:
             raise ValueError(f"quant_scope must be one of {QUANT_SCOPES}, got {self.quant_scope!r}")
         for field in ("n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim", "intermediate", "vocab"):
@@ -372,8 +377,16 @@ class Model:
 
     @property
     def routed_expert_params(self) -> int:
-        """Parameters of every routed expert of every layer."""
+        """Parameters of every routed expert of every layer (biases included)."""
         return self.moe_layers * self.n_experts * self.expert_params
+
+    @property
+    def routed_expert_bias_params(self) -> int:
+        """The routed experts' biases (gpt-oss): checkpoints keep them BF16 beside the quantised
+        weight matrices."""
+        if not (self.n_experts and self.expert_bias):
+            return 0
+        return self.moe_layers * self.n_experts * ((self.mlp_matrices - 1) * self.expert_width + self.hidden)
 
     # ---- bytes ----
 
@@ -407,14 +420,16 @@ class Model:
         routed experts for ``quant_scope='experts'``, the rest BF16); embedding, LM head and final
         norm in BF16 (all weights when ``tp`` is 1)."""
         rest = self.n_params - self.decoder_params
-        experts = self.routed_expert_params
+        biases = self.routed_expert_bias_params
+        experts = self.routed_expert_params - biases
         if self.tp == 1:
-            other = self.decoder_params - experts
+            other = self.decoder_params - experts - biases
         else:
-            other = self.n_layers * self.layer_params_per_gpu - experts / self.tp
-            experts, rest = experts / self.tp, rest / self.tp
+            other = self.n_layers * self.layer_params_per_gpu - (experts + biases) / self.tp
+            experts, biases, rest = experts / self.tp, biases / self.tp, rest / self.tp
+        bf16 = BYTES_PER_ELEMENT["bf16"]
         return (experts * self.weight_bytes_per_element + other * self.dense_bytes_per_element
-                + rest * BYTES_PER_ELEMENT["bf16"])
+                + (biases + rest) * bf16)
 
     @property
     def lm_head_bytes(self) -> float:

@@ -235,3 +235,48 @@ def test_any_link_text_gives_a_spec_or_a_config_error(text):
 def test_bad_links_are_refused(text):
     with pytest.raises(ConfigError):
         configs.model_from_spec(configs.decode_spec(text))
+
+
+# --- precisions as stored ------------------------------------------------------------------------
+
+
+def test_bytes_per_weight_include_the_scales():
+    from sim.models import BYTES_PER_ELEMENT as B
+
+    assert B["nvfp4"] * 8 == pytest.approx(4.5)  # 4 bits + an FP8 scale per 16
+    assert B["mxfp4"] * 8 == pytest.approx(4.25)  # 4 bits + an E8M0 scale per 32
+    assert B["int4"] * 8 == pytest.approx(4.25)  # 4 bits + BF16 scale and zero per 128
+
+
+@pytest.mark.parametrize(("name", "shipped_gb", "rel"), [
+    # MEASURED.md 2.3: 65.3 GB and 13.8 GB, given to 3 digits (13.8 +- 0.05 is 0.36 %).
+    ("gpt-oss-120b", 65.3, 0.002), ("gpt-oss-20b", 13.8, 0.004),
+])
+def test_gpt_oss_bytes_match_the_shipped_checkpoints(name, shipped_gb, rel):
+    m = ALL_MODELS[name]
+    assert m.shipped_dtype == "mxfp4" and m.quant_scope == "experts"
+    assert m.with_precision("mxfp4").weight_bytes / 1e9 == pytest.approx(shipped_gb, rel=rel)
+
+
+def test_fp4_runs_fp4_math_only_where_the_gpu_has_it():
+    from sim.cost import achieved_rates, operators
+    from sim.hardware import GPUS
+
+    ds = ALL_MODELS["DeepSeek-V3"].with_precision("nvfp4")
+    assert ds.compute_precision == "fp4"
+    b200, h100 = GPUS["B200"], GPUS["H100 SXM"]
+    assert b200.peak_flops("fp4") == 2 * b200.peak_flops("fp8")
+    assert h100.peak_flops("fp4") == h100.peak_flops("bf16") and h100.math_precision("fp4") == "bf16"
+    assert achieved_rates(h100, ds).gemm_flops == achieved_rates(h100, ds.with_precision("bf16")).gemm_flops
+    assert achieved_rates(b200, ds).gemm_flops > achieved_rates(b200, ds.with_precision("fp8")).gemm_flops
+    # gpt-oss: MXFP4 experts, BF16 attention (priced at the BF16 rate, BF16 bytes).
+    oss = ALL_MODELS["gpt-oss-120b"].with_precision("mxfp4")
+    ops = {op.name: op for op in operators(oss)}
+    assert not ops["qkv"].tensor_precision and not ops["o_proj"].tensor_precision
+    assert ops["o_proj"].weight_bytes == 64 * 64 * 2880 * 2.0
+    assert ops["mlp"].expert_bytes == pytest.approx(oss.expert_params * 0.53125)
+
+
+def test_shipped_precision_is_read_from_quantization_config():
+    assert ALL_MODELS["DeepSeek-V3"].shipped_dtype == "fp8"
+    assert ALL_MODELS["Llama-3.1-8B"].shipped_dtype == "bf16"

@@ -93,7 +93,14 @@ def render_setup_controls() -> Setup:
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
                + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
     precision = model.compute_precision
-    st.caption(f"{precision.upper()} math: ridge {gpu.ridge_point(precision):.0f} FLOP/B")
+    math_note = ""
+    if gpu.math_precision(precision) != precision:
+        math_note = f" ({weights.upper()} weight-only: no {precision.upper()} tensor cores on this GPU)"
+    elif model.quant_scope == "experts" and weights != "bf16":
+        math_note = " (experts only; attention, router and embeddings BF16)"
+    st.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
+               f"{gpu.ridge_point(precision):.0f} FLOP/B"
+               + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
