@@ -6,10 +6,11 @@ other row.
 
     python scripts/calibrate.py [../shared/measured.csv]
 
-Every row the model can express counts once, with the same assumptions for every GPU and engine;
-the microbenchmark rows bound the efficiencies (a GPU never runs faster than its own
-microbenchmark: ``GPU.gemm_ceiling`` / ``hbm_ceiling``) and are not fitted to. Prints the fitted
-assumptions and the per-row table of ``python -m sim.truth``.
+Every row the model can express counts once (but the few in NOT_FITTED, each with its reason),
+with the same assumptions for every GPU and engine; the microbenchmark rows bound the
+efficiencies (a GPU never runs faster than its own microbenchmark: ``GPU.gemm_ceiling`` /
+``hbm_ceiling``) and are not fitted to. Prints the fitted assumptions and the per-row table of
+``python -m sim.truth``.
 """
 
 from __future__ import annotations
@@ -41,10 +42,21 @@ PARAMS = (
     ("allreduce_latency_s", 2e-6, 60e-6, 1e-5),  # one-shot kernels (~5 us) to NCCL's floor (25-45 us)
 )
 MICROBENCHMARKS = ("gemm_tflops", "hbm_tbps")
+#: Rows left out of the fit, and why. The fit tunes one set of efficiencies for every GPU; a row the
+#: model prices with a layout it only approximates, or whose miss is one engine's kernels (a known
+#: gap in tests/test_sim_truth.py), would re-tune them for everything else (with these rows in, the
+#: fit moves memory_eff from 0.89 to 0.76). They are still predicted and shown in the README table.
+NOT_FITTED = {
+    "goss-01": "vLLM v0.10.2's MXFP4 MoE kernels on H100 (weight-only): the model's decode step at "
+               "the batch the cache holds is about half the row's own mean TPOT (a known gap)",
+    "tb1-01": "TensorRT-LLM's DeepSeek-R1 run mixes expert parallelism with TP-sharded experts; the "
+              "model prices every expert TP-sharded (no all-to-all, no EP load imbalance)",
+    "tpo-05": "attention data parallelism + expert parallelism priced as tensor parallelism",
+}
 
 
 def fitted_rows(rows):
-    return [r for r in rows if r.kind not in MICROBENCHMARKS
+    return [r for r in rows if r.kind not in MICROBENCHMARKS and r.id not in NOT_FITTED
             and predict(r).model_value is not None]
 
 

@@ -28,6 +28,11 @@ KNOWN_GAPS = {
     "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
               "model allows there (MI300X's measured 47 % of peak).",
+    "goss-01": "vLLM v0.10.2 runs gpt-oss-120b's MXFP4 experts on H100 with weight-only kernels "
+               "(Triton / Marlin); the row's own mean TPOT (54 ms) is about twice the model's decode "
+               "step at the batch the KV cache holds (~30 ms at ~500 sequences), which prices the "
+               "dequantised MoE GEMMs at full bandwidth; and its throughput over its TPOT implies "
+               "~157 sequences running, fewer than the ~500 the model's cache holds.",
 }
 ENGINE_KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s")
 
@@ -81,7 +86,8 @@ def test_cli_prints_every_row(capsys):
     assert truth.main([str(MEASURED)]) == 0
     out = capsys.readouterr().out
     assert all(r.id in out for r in ROWS)
-    assert "cannot: " in out and "median |error|" in out
+    assert "median |error|" in out
+    assert "cannot: " not in out  # every row of measured.csv is expressed (MoE and MLA included)
 
 
 @pytest.mark.parametrize("text, message", [
