@@ -21,6 +21,7 @@ from sim.cost import (
 )
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
+from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.state import reset_setup
 
 CUSTOM = "Custom"
@@ -72,13 +73,18 @@ def render_setup_controls() -> Setup:
     st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
                f"{gpu.hbm_bytes / 2**30:.0f} GiB")
 
-    model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
+    model_name = st.selectbox("Model", [*MODELS, CUSTOM_MODEL], index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
+    if model_name == CUSTOM_MODEL:
+        base = render_custom_model() or MODELS[DEFAULT_MODEL]
+    else:
+        forget()
+        base = MODELS[model_name]
     # Radios, not segmented controls: a bound segmented control reads an empty URL value ("?kv=")
     # as "nothing selected" even when a selection is required; a radio falls back to its default.
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
-    model = MODELS[model_name].with_precision(weights, kv)
+    model = base.with_precision(weights, kv)
     n_gpus = st.radio("GPUs per replica", GPU_COUNTS, horizontal=True, key="gpus", bind="query-params",
                       help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
                            "and vocabulary; two all-reduces a layer join them.")
