@@ -20,6 +20,7 @@ from ui.fig_batching import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.price import cost_metric
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -128,7 +129,7 @@ if load == "poisson":
                "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
                "tokens/s follow the arrival rate until one mode can no longer keep up. Continuous "
                "batching's win shows in the time to first token.")
-m = metric_slots(5)
+m = metric_slots(6)
 m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
             help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
                  f"({fmt.rate(run.requests_per_s, 'req/s')}).")
@@ -138,6 +139,8 @@ m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("T
 m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
             help="Every token the engine emitted per second, padding included (batch × steps / "
                  "time): what a naive benchmark counts.")
+cost_metric(m[5], "$ per M output tokens", run.output_tokens_per_s, setup,
+            f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
 st.markdown("""
 Requests finish at different times. Under static batching the members that finished early keep their

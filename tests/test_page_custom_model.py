@@ -93,3 +93,26 @@ def test_big_deployments_run_on_every_page(setup, weights):
             assert any("does not fit" in e.value for e in at.error), section.path
         else:
             assert at.metric, section.path
+
+
+def _dollars(text: str) -> float:
+    return float(text.lstrip("$").replace(",", ""))
+
+
+@pytest.mark.parametrize(("page", "label"), [
+    ("app_pages/batching.py", "$ per M output tokens"),
+    ("app_pages/watch.py", "$ per M output tokens, continuous"),
+])
+def test_cost_per_token_follows_the_price(page, label):
+    at = open_app(page)
+    assert not at.exception
+    typical = _dollars(metric(at, label))  # the H100's typical $2.95 an hour
+    at.sidebar.number_input(key="price").set_value(5.90).run()
+    assert not at.exception
+    assert _dollars(metric(at, label)) == pytest.approx(2 * typical, rel=0.01)
+
+
+def test_the_price_travels_in_the_link():
+    at = open_app("app_pages/batching.py", {"price": "5.9"})
+    assert "$5.90 per GPU-hour" in _sidebar_text(at)
+    assert not any("could not be used" in w.value for w in at.warning)

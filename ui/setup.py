@@ -7,7 +7,7 @@ and are rendered on every page, so a change on one page reaches every page.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -22,9 +22,12 @@ from sim.cost import (
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
+from ui.price import render_price
+from ui.sources import gpu_price
 from ui.state import reset_setup
 
 CUSTOM = "Custom"
+DEFAULT_PRICE = gpu_price(DEFAULT_GPU)[0]
 GPU_COUNTS = (1, 2, 4, 8)
 _STATE_KEY = "_setup"
 
@@ -39,6 +42,9 @@ class Setup:
     gpu: GPU
     model: Model
     assumptions: Assumptions
+    # Dollars per hour for each GPU of the replica (ui.price). Left out of repr and equality: pages key
+    # their caches on repr(setup), and the price changes no simulation.
+    price_per_gpu_hour: float = field(default=DEFAULT_PRICE, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -97,6 +103,8 @@ def render_setup_controls() -> Setup:
     per = " per GPU" if model.tp > 1 else ""
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
+               + (f" ({model.kv_bytes_per_token_beyond_window / 1024:.0f} KiB past the "
+                  f"{model.sliding_window:,}-token window)" if model.window_layers else "")
                + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
     precision = model.compute_precision
     math_note = ""
@@ -107,6 +115,8 @@ def render_setup_controls() -> Setup:
     st.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
                f"{gpu.ridge_point(precision):.0f} FLOP/B"
                + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
+
+    price = render_price(gpu.name, model.tp)
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
@@ -140,7 +150,7 @@ def render_setup_controls() -> Setup:
     assumptions = dataclasses.replace(
         d, compute_eff=compute_eff, memory_eff=memory_eff, host_overhead_s=overhead_us * 1e-6,
         graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
-    setup = Setup(gpu, model, assumptions)
+    setup = Setup(gpu, model, assumptions, price)
     st.session_state[_STATE_KEY] = setup
     return setup
 
