@@ -112,7 +112,7 @@ with gauges:
             st.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt,
                             width="stretch")
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
-    m = metric_slots(4)
+    m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
                 help=define("GPU utilization (utilization.gpu)"))
     m[1].metric(USEFUL_WORK_LABEL, fmt.percent(run.useful_work), border=True,
@@ -123,13 +123,15 @@ with gauges:
     m[3].metric("Output tok/s", fmt.count(run.output_tokens_per_s), border=True,
                 help=define("Output tokens per second") + " Goodput (page 04) counts only the requests "
                                                           "that also meet the latency targets.")
+    cost_metric(m[4], "$ per M output tokens", run.output_tokens_per_s, setup,
+                f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
 if load == "poisson":
     st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
                "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
                "tokens/s follow the arrival rate until one mode can no longer keep up. Continuous "
                "batching's win shows in the time to first token.")
-m = metric_slots(6)
+m = metric_slots(5)
 m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
             help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
                  f"({fmt.rate(run.requests_per_s, 'req/s')}).")
@@ -139,8 +141,6 @@ m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("T
 m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
             help="Every token the engine emitted per second, padding included (batch × steps / "
                  "time): what a naive benchmark counts.")
-cost_metric(m[5], "$ per M output tokens", run.output_tokens_per_s, setup,
-            f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
 st.markdown("""
 Requests finish at different times. Under static batching the members that finished early keep their

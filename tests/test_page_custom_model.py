@@ -99,17 +99,26 @@ def _dollars(text: str) -> float:
     return float(text.lstrip("$").replace(",", ""))
 
 
-@pytest.mark.parametrize(("page", "label"), [
-    ("app_pages/batching.py", "$ per M output tokens"),
-    ("app_pages/watch.py", "$ per M output tokens, continuous"),
-])
-def test_cost_per_token_follows_the_price(page, label):
-    at = open_app(page)
+def test_cost_per_token_follows_the_price():
+    at = open_app("app_pages/batching.py")
     assert not at.exception
+    label = "$ per M output tokens"
     typical = _dollars(metric(at, label))  # the H100's typical $2.95 an hour
     at.sidebar.number_input(key="price").set_value(5.90).run()
     assert not at.exception
     assert _dollars(metric(at, label)) == pytest.approx(2 * typical, rel=0.01)
+
+
+def _cost_caption(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("**Cost per million output tokens**"))
+
+
+def test_page04_prices_both_batching_modes():
+    at = open_app("app_pages/watch.py", {"gpus": "2"})
+    assert not at.exception
+    text = _cost_caption(at)
+    assert "2 GPUs at $2.95 per GPU-hour ($5.90/h a replica)" in text
+    assert "with continuous batching" in text and "with static batching" in text
 
 
 def test_the_price_travels_in_the_link():

@@ -63,7 +63,7 @@ def render_custom_model() -> Model | None:
                         placeholder=PLACEHOLDER,
                         help="A Hugging Face config.json (dense Llama/Mistral/Qwen/GPT-J, Mixtral, "
                              "Qwen3-MoE, DeepSeek-V3 MLA, gpt-oss, Llama 4). Read as JSON, never run.")
-    upload = st.file_uploader("or upload config.json", type=["json"], key=FILE_KEY,
+    upload = st.file_uploader("or upload config.json (64 KB at most)", type=["json"], key=FILE_KEY,
                               max_upload_size=1, help=f"At most {MAX_CONFIG_BYTES // 1024} KB.")
     raw: str | bytes | None = None
     if upload is not None:

@@ -44,3 +44,13 @@ def cost_metric(container, label: str, tokens_per_s: float, setup, help_extra: s
     value = dollars_per_million_tokens(tokens_per_s, setup.price_per_gpu_hour, setup.model.tp)
     container.metric(label, fmt.dollars(value), border=True, help=cost_help(tokens_per_s, setup)
                      + (" " + help_extra if help_extra else ""))
+
+
+def cost_sentence(setup, rates: dict[str, float]) -> str:
+    """One sentence: what a million output tokens cost at each named rate (the replica's tok/s)."""
+    n, price = setup.model.tp, setup.price_per_gpu_hour
+    parts = [f"{fmt.dollars(dollars_per_million_tokens(r, price, n))} with {name} "
+             f"({fmt.rate(r)})" for name, r in rates.items()]
+    gpus = f"{n} GPUs at ${price:,.2f} per GPU-hour (${n * price:,.2f}/h a replica)" if n > 1 else (
+        f"one GPU at ${price:,.2f} an hour")
+    return f"**Cost per million output tokens**, {gpus}: " + "; ".join(parts) + "."
