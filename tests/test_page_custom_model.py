@@ -125,3 +125,16 @@ def test_the_price_travels_in_the_link():
     at = open_app("app_pages/batching.py", {"price": "5.9"})
     assert "$5.90 per GPU-hour" in _sidebar_text(at)
     assert not any("could not be used" in w.value for w in at.warning)
+
+
+def test_markup_in_a_link_or_a_config_is_shown_as_plain_text_only():
+    evil = "t.llama~L.32~[x](https://example.invalid)<img src=x onerror=alert(1)>"
+    at = open_app(PAGE, {"model": CUSTOM_MODEL, PARAM: evil})
+    assert not at.exception
+    markdown = " ".join(str(m.value) for m in (*at.markdown, *at.caption, *at.error, *at.warning))
+    assert "example.invalid" not in markdown and "onerror" not in markdown
+    assert any("example.invalid" in c.value for c in at.code)  # named, as plain text
+    at.sidebar.text_area(key=TEXT_KEY).input('{"model_type": "llama", "[y](https://example.invalid)": 1, '
+                                             '"hidden_size": "<b>4096</b>"}').run()
+    markdown = " ".join(str(m.value) for m in (*at.markdown, *at.caption, *at.error, *at.warning))
+    assert "example.invalid" not in markdown and "<b>" not in markdown
