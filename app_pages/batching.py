@@ -20,6 +20,7 @@ from ui.fig_batching import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.price import cost_metric
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
 
@@ -111,7 +112,7 @@ with gauges:
             st.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt,
                             width="stretch")
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
-    m = metric_slots(4)
+    m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
                 help=define("GPU utilization (utilization.gpu)"))
     m[1].metric(USEFUL_WORK_LABEL, fmt.percent(run.useful_work), border=True,
@@ -122,6 +123,8 @@ with gauges:
     m[3].metric("Output tok/s", fmt.count(run.output_tokens_per_s), border=True,
                 help=define("Output tokens per second") + " Goodput (page 04) counts only the requests "
                                                           "that also meet the latency targets.")
+    cost_metric(m[4], "$ per M output tokens", run.output_tokens_per_s, setup,
+                f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
 if load == "poisson":
     st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "

@@ -5,7 +5,7 @@ import streamlit as st
 from sim.hardware import GPUS
 from sim.models import MODELS
 from ui.glossary import GLOSSARY
-from ui.sources import PAPERS
+from ui.sources import GPU_PRICES, PAPERS
 
 st.title("Sources")
 st.markdown("Every number the app starts from, and where it comes from. Everything else on screen is "
@@ -26,6 +26,12 @@ st.dataframe(
     hide_index=True, width="stretch",
 )
 st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those).")
+
+st.subheader("GPU prices")
+st.dataframe([{"GPU": name, "$ per GPU-hour": price, "Source": source}
+              for name, (price, source) in GPU_PRICES.items()], hide_index=True, width="stretch")
+st.caption("Typical on-demand rental prices, the default of the sidebar's price (editable); they spread "
+           "2-5x across providers and terms.")
 
 st.subheader("Models")
 st.dataframe(

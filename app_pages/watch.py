@@ -47,6 +47,7 @@ from ui.fig_watch import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.price import cost_sentence
 from ui.setup import current_setup
 from ui.state import SETUP_KEYS
 
@@ -127,6 +128,9 @@ st.caption(
     f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at {runs.moderate_rate_rps:g}/s "
     f"on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / {fmt.seconds(slo.tpot_s)} targets; "
     f"utilization reads {fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
+st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
+                                 "static batching": stat.output_tok_s})
+           + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
 
 st.markdown(f"""
 Every section so far has ended the same way: the number on the dashboard hardly moved while the

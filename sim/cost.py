@@ -146,37 +146,59 @@ class Operator:
 
 @lru_cache(maxsize=256)
 def operators(model: Model) -> tuple[Operator, ...]:
-    """The operators of ``model``'s forward pass (see the module docstring for the formulas)."""
+    """The operators of ``model``'s forward pass (see the module docstring for the formulas).
+
+    Per-layer operators run once a layer with the layer-average shape: a model with leading dense
+    layers (DeepSeek-V3's 3 of 61) gets an MLP whose per-run FLOP and bytes are the average over
+    the layers, so the step's totals are exact. MLA's attention runs its latent projections as
+    part of ``qkv`` and reads the latent cache (``kv_bytes_per_token``); its attention math is
+    priced per head as 2 (qk_dim + v_dim) FLOP a (query, key) pair (the un-absorbed form)."""
     # One GPU's share (the whole model when tp = 1): heads, KV heads, MLP width and vocabulary split.
-    d, hd, h, kvh, ff, v = (model.hidden, model.head_dim, model.heads_per_gpu, model.kv_heads_per_gpu,
-                            model.intermediate_per_gpu, model.vocab_per_gpu)
+    d, h, kvh, ff, v = (model.hidden, model.heads_per_gpu, model.kv_heads_per_gpu,
+                        model.intermediate_per_gpu, model.vocab_per_gpu)
+    qk, vd = model.qk_dim, model.v_dim
     w, a = BYTES_PER_ELEMENT[model.weight_dtype], ACTIVATION_BYTES
+    wd = model.dense_bytes_per_element  # attention, dense MLPs, shared experts, router
+    quantized_dense = model.quant_scope == "decoder"
     kv_layer = model.kv_bytes_per_token / model.n_layers
-    qkv_out = (h + 2 * kvh) * hd
-    qkv_params = model.layer_params_per_gpu - h * hd * d - model.mlp_params / model.tp - model.norm_params
+    if model.is_mla:
+        qkv_out = (model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
+                   + h * qk + h * (model.qk_nope_head_dim + vd))
+    else:
+        qkv_out = (h + 2 * kvh) * model.head_dim
+    o_params = h * vd * d
+    qkv_params = model.attention_params_per_gpu - o_params
     m = model.mlp_matrices
     L = model.n_layers
     comm = ((Operator("allreduce", L, 2, (0, 0, 0, 0), (0, 0, 0, 0), 0.0, False, True, comm=True),)
             if model.tp > 1 else ())
     if model.n_experts:
-        # A mixture: each token runs k experts (and the router); a step reads the weights of the
-        # experts its tokens touch, E (1 - (1 - k/E)^T) a layer (Model.experts_touched).
+        # A mixture: each token runs k experts, the shared experts and the router; a step reads
+        # the weights of the experts its tokens touch, E (1 - (1 - k/E)^T) a layer
+        # (Model.experts_touched). Leading dense layers are averaged in (fractions of L).
         e, kk = model.n_experts, model.experts_per_token
-        mlp = Operator("mlp", L, m + 3, (2 * (kk * m * d * ff + d * e), 0, 0, 0),
-                       ((2 * d + kk * ((m - 1) * ff + ff)) * a, 0, 0, 0), d * e * w, False, True,
-                       experts=(e, kk), expert_bytes=model.expert_params / model.tp * w)
+        fe, fs = model.expert_width // model.tp, model.shared_intermediate // model.tp
+        moe, dense = model.moe_layers / L, model.mlp_layers / L
+        flops = (moe * 2 * (kk * m * d * fe + m * d * fs + d * e) + dense * 2 * m * d * ff)
+        act = (moe * (2 * d + kk * m * fe + (m * fs if fs else 0)) + dense * (2 * d + m * ff)) * a
+        fixed = (moe * (model.router_params + model.shared_params / model.tp)
+                 + dense * model.dense_mlp_params / model.tp) * wd
+        mlp = Operator("mlp", L, m + 3 + (m if fs else 0), (flops, 0, 0, 0), (act, 0, 0, 0), fixed,
+                       False, True, experts=(e, kk),
+                       expert_bytes=moe * model.expert_params / model.tp * w)
     else:
         mlp = Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
                        model.mlp_params / model.tp * w, False, True)
     return (
         Operator("embed", 1, 1, (0, 0, 0, 0), (d * (BYTES_PER_ELEMENT["bf16"] + a), 0, 0, 0), 0.0,
                  False, True),
-        Operator("qkv", L, 2, (2 * d * qkv_out, 0, 0, 0), ((d + qkv_out) * a, 0, 0, 0),
-                 qkv_params * w, False, True),
-        Operator("attention", L, 2, (0, 4 * h * hd, 0, 0), (2 * h * hd * a, 0, kv_layer, 0), 0.0,
+        Operator("qkv", L, 2 + (2 if model.is_mla else 0),
+                 (2 * (qkv_params if model.is_mla else d * qkv_out), 0, 0, 0),
+                 ((d + qkv_out) * a, 0, 0, 0), qkv_params * wd, False, quantized_dense),
+        Operator("attention", L, 2, (0, 2 * h * (qk + vd), 0, 0), (h * (qk + vd) * a, 0, kv_layer, 0), 0.0,
                  False, False),
-        Operator("o_proj", L, 1, (2 * h * hd * d, 0, 0, 0), ((h * hd + d) * a, 0, 0, 0),
-                 h * hd * d * w, False, True),
+        Operator("o_proj", L, 1, (2 * h * vd * d, 0, 0, 0), ((h * vd + d) * a, 0, 0, 0),
+                 o_params * wd, False, quantized_dense),
         mlp,
         *comm,
         Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),

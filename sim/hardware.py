@@ -15,7 +15,7 @@ GB = 1e9
 GiB = 2**30
 MiB = 2**20
 
-PRECISIONS = ("bf16", "fp8")
+PRECISIONS = ("bf16", "fp8", "fp4")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class GPU:
         name: display name.
         bf16_flops: dense BF16/FP16 tensor-core peak, FLOP/s.
         fp8_flops: dense FP8 tensor-core peak, FLOP/s; ``None`` where the chip has no FP8 (A100).
+        fp4_flops: dense FP4 (NVFP4 / MXFP4) tensor-core peak, FLOP/s; ``None`` where the chip has no
+            FP4 units (everything before Blackwell): FP4 weights are then weight-only, BF16 math.
         hbm_bandwidth: peak device-memory bandwidth, bytes/s.
         hbm_bytes: device memory as the driver reports it (``nvidia-smi`` / ``rocm-smi`` total),
             bytes. Marketed "80 GB" cards hold 80 GiB less what the driver keeps.
@@ -50,6 +52,7 @@ class GPU:
     hbm_eff_measured: float | None = None
     allreduce_busbw: tuple[tuple[int, float], ...] = ()
     interconnect: str = ""
+    fp4_flops: float | None = None
 
     def __post_init__(self) -> None:
         _check_positive("bf16_flops", self.bf16_flops, "FLOP/s")
@@ -59,19 +62,36 @@ class GPU:
         _check_positive("hbm_bytes", self.hbm_bytes, "bytes")
 
     def peak_flops(self, precision: str = "bf16") -> float:
-        """Dense tensor-core peak in FLOP/s for ``precision`` ('bf16' or 'fp8').
+        """Dense tensor-core peak in FLOP/s for ``precision`` ('bf16', 'fp8' or 'fp4').
 
-        FP8 on a chip without FP8 units falls back to the BF16 rate (the math runs in BF16).
+        FP8 or FP4 on a chip without such units falls back to the BF16 rate (the weights are
+        dequantised and the math runs in BF16: weight-only).
         """
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
         if precision == "fp8" and self.fp8_flops is not None:
             return self.fp8_flops
+        if precision == "fp4" and self.fp4_flops is not None:
+            return self.fp4_flops
         return self.bf16_flops
 
+    def math_precision(self, precision: str) -> str:
+        """The precision the tensor cores actually run for ``precision`` on this chip."""
+        if precision == "fp8" and self.fp8_flops is None:
+            return "bf16"
+        if precision == "fp4" and self.fp4_flops is None:
+            return "bf16"
+        return precision
+
     def gemm_ceiling(self, precision: str = "bf16") -> float:
-        """The measured GEMM efficiency ceiling for ``precision`` (1.0 where nothing was measured)."""
-        return dict(self.gemm_eff_measured).get(precision, 1.0)
+        """The measured GEMM efficiency ceiling for ``precision`` (1.0 where nothing was measured).
+        FP4 was measured nowhere: it takes the FP8 ceiling where the chip has FP4 units (an
+        assumption), and the BF16 one where FP4 runs as BF16 math."""
+        precision = self.math_precision(precision)
+        measured = dict(self.gemm_eff_measured)
+        if precision == "fp4":
+            return measured.get("fp4", measured.get("fp8", 1.0))
+        return measured.get(precision, 1.0)
 
     def hbm_ceiling(self) -> float:
         """The measured bandwidth efficiency ceiling (1.0 where nothing was measured)."""
@@ -156,6 +176,10 @@ GPUS: dict[str, GPU] = {
             # ml-engineering, p6-b200, 8 GiB: 4 GPUs 673.2 (ring), 8 GPUs 838.0 GB/s (NVLS).
             allreduce_busbw=((4, 673.2 * GB), (8, 838.0 * GB)),
             interconnect="NVLink 5 + NVSwitch, 900 GB/s per direction",
+            # Dense FP4 = 2 x dense FP8: NVIDIA's DGX B200 spec sheet gives 144 PFLOPS FP4 (sparse)
+            # for 8 GPUs, 18 per GPU sparse, 9 dense. Not read in REFERENCE.md: from the spec sheet
+            # as remembered [unverified]; it is the FP8 rate doubled, as every Blackwell table has it.
+            fp4_flops=9000 * TERA,
         ),
         GPU(
             name="MI300X",

@@ -102,6 +102,25 @@ class ServingMetrics:
     goodput_tok_s: float = math.nan  # output tokens/s of the requests that meet the SLO (DistServe)
 
 
+def dollars_per_million_tokens(tokens_per_s, price_per_gpu_hour: float, gpus: int = 1):
+    """Dollars per million tokens a replica of ``gpus`` GPUs makes at ``tokens_per_s`` (the replica's
+    rate), renting each GPU at ``price_per_gpu_hour``:
+
+        $/M tokens = gpus * price / 3600 / tokens_per_s * 1e6
+
+    The same figure per GPU (each GPU costs ``price`` and makes tokens_per_s / gpus). ``inf`` where
+    nothing is made. Broadcasts."""
+    if not (isinstance(gpus, (int, np.integer)) and gpus >= 1):
+        raise ValueError(f"gpus must be a whole number >= 1, got {gpus!r}")
+    price = float(price_per_gpu_hour)
+    if not (math.isfinite(price) and price >= 0):
+        raise ValueError(f"price_per_gpu_hour must be a finite number >= 0, got {price_per_gpu_hour!r}")
+    rate = np.asarray(tokens_per_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(rate > 0, gpus * price / 3600.0 / np.where(rate > 0, rate, 1.0) * 1e6, math.inf)
+    return float(out) if out.ndim == 0 else out
+
+
 def _percentile(values, q: float) -> float:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]

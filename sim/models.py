@@ -1,16 +1,31 @@
-"""Dense decoder-only transformers, from their ``config.json``, and what they cost in bytes.
+"""Decoder-only transformers, from their ``config.json`` (``sim/configs/``), and what they cost in bytes.
 
-Parameter counts are computed from the config (REFERENCE.md section 2, MEASURED.md section 1):
+Parameter counts are computed from the config (REFERENCE.md section 2, MEASURED.md sections 1 and 2):
     attention = d*H*hd + 2*d*KV*hd + H*hd*d   (+ q/k/v biases for Qwen2, q/k norms for Qwen3)
+    MLA       = d*q_lora + q_lora + q_lora*H*(nope+rope) + d*(kv_lora+rope) + kv_lora
+                + kv_lora*H*(nope+v) + H*v*d                      (DeepSeek's latent attention)
     MLP       = 3*d*ff                         (SwiGLU: gate, up, down; GPT-J: 2*d*ff + biases)
-    total     = L*(attention + MLP + norms) + embedding + untied lm_head + final norm
+    MoE layer = E*3*d*f + shared + router d*E  (routed experts of width f, shared experts)
+    total     = L*(attention + norms) + dense layers' MLPs + MoE layers' MLPs + embedding
+                + untied lm_head + final norm
 and match the official totals, which cross-checks the configs. The KV cache holds one key and one
-value vector per layer, KV head and token:
-    kv_bytes_per_token = 2 * L * n_kv_heads * head_dim * bytes_per_kv_element
+value vector per layer, KV head and token, or for MLA one latent and one RoPE key a layer:
+    kv_bytes_per_token = 2 * L * n_kv_heads * head_dim * bytes        (MHA / GQA)
+                       = L * (kv_lora_rank + qk_rope_head_dim) * bytes   (MLA)
+Sliding-window and chunked layers (Mistral, gpt-oss, Llama 4) hold at most ``window`` tokens:
+``kv_bytes_per_sequence`` counts that; ``kv_bytes_per_token`` (what the memory check and the cost
+model read) counts every layer at every token, an upper bound past the window.
 
-Precisions are as stored: quantised checkpoints (FP8, INT8, INT4) quantise the decoder's linear
-layers; the embedding table and the LM head stay BF16, as ModelOpt FP8, AWQ and GPTQ checkpoints ship
-them. INT4 is weight-only with one BF16 scale and one BF16 zero point per group of 128 weights.
+Precisions are as stored: quantised checkpoints (FP8, INT8, INT4, NVFP4, MXFP4) quantise the
+decoder's linear layers; the embedding table and the LM head stay BF16, as ModelOpt FP8, AWQ and
+GPTQ checkpoints ship them. Some checkpoints quantise only the routed experts (gpt-oss: MXFP4
+experts; attention, router, embeddings and head BF16): ``quant_scope = "experts"``. Bytes per
+weight, scales included:
+    INT4 weight-only: 4 bits + one BF16 scale and one BF16 zero point per 128 weights = 4.25 bits
+    NVFP4: 4 bits + one FP8 (E4M3) scale per 16 weights = 4.5 bits (a per-tensor FP32 scale aside)
+    MXFP4: 4 bits + one E8M0 (8-bit) scale per 32 weights = 4.25 bits
+FP4 formats run FP4 tensor math where the GPU has FP4 units (B200) and are weight-only elsewhere
+(dequantised to BF16 in the GEMM); INT8 and INT4 are weight-only.
 """
 
 from __future__ import annotations
@@ -23,39 +38,61 @@ import numpy as np
 
 #: Bytes per stored element for each weight / KV-cache precision, group scales included.
 INT4_GROUP = 128  # weights per quantisation group (AWQ / GPTQ default)
+NVFP4_BLOCK = 16  # weights per FP8 scale (NVIDIA ModelOpt NVFP4)
+MXFP4_BLOCK = 32  # weights per E8M0 scale (OCP Microscaling MXFP4; gpt-oss checkpoints)
 BYTES_PER_ELEMENT: dict[str, float] = {
     "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 2 * 2.0 / INT4_GROUP,
+    "nvfp4": 0.5 + 1.0 / NVFP4_BLOCK, "mxfp4": 0.5 + 1.0 / MXFP4_BLOCK,
 }
-WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4")
+WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
+FP4_DTYPES = ("nvfp4", "mxfp4")
 KV_DTYPES = ("bf16", "fp8")
+QUANT_SCOPES = ("decoder", "experts")
 #: Bytes per activation element (BF16 activations between kernels).
 ACTIVATION_BYTES = 2.0
 
 
 @dataclass(frozen=True)
 class Model:
-    """A dense decoder. Shapes are the config's; precisions are serving choices.
+    """A decoder: dense, mixture-of-experts, MHA/GQA or MLA. Shapes are the config's; precisions are
+    serving choices.
 
     Attributes:
         name: display name.
-        n_layers, hidden, n_heads, n_kv_heads, head_dim, intermediate, vocab: from config.json.
+        n_layers, hidden, n_heads, n_kv_heads, head_dim, intermediate, vocab: from config.json
+            (``intermediate`` is the width of a dense MLP; a mixture's experts use ``moe_intermediate``
+            where the config gives one).
         tied_embeddings: lm_head shares the embedding matrix (no extra parameters).
-        qkv_bias: q/k/v projections carry a bias (Qwen2).
+        qkv_bias: q/k/v projections carry a bias (Qwen2, gpt-oss).
+        o_bias: the output projection carries a bias (gpt-oss).
         qk_norm: per-head RMSNorm on q and k (Qwen3): 2 * head_dim parameters a layer.
         gated_mlp: SwiGLU (3 matrices). False: a plain 2-matrix MLP with biases (GPT-J's GELU MLP).
         parallel_block: attention and MLP read the same normed input (GPT-J): one norm a layer, and
             the output projection carries no bias.
         lm_head_bias: the LM head carries a bias (GPT-J).
-        sliding_window: attention window in tokens, or None (full attention). Shown, not modelled:
-            the cost model reads the whole context's KV (an overestimate past the window).
-        weight_dtype: 'bf16', 'fp8', 'int8' or 'int4' (INT8 and INT4 weight-only).
+        sliding_window: attention window in tokens of the windowed layers, or None.
+        window_layers: layers that attend over at most ``sliding_window`` tokens (sliding window or
+            Llama 4's chunked attention); the others attend over the whole context.
+        weight_dtype: one of WEIGHT_DTYPES.
         kv_dtype: 'bf16' or 'fp8'.
+        quant_scope: 'decoder' (every decoder linear layer stored in ``weight_dtype``) or 'experts'
+            (only the routed experts' weight matrices; the rest BF16, as gpt-oss ships).
+        shipped_dtype: the weight precision the published checkpoint stores (its config's
+            ``quantization_config``): 'bf16', 'fp8' (DeepSeek-V3) or 'mxfp4' (gpt-oss).
         source: where the config comes from.
-        n_experts: routed experts in each MLP (0: a dense MLP). A mixture-of-experts layer holds
-            n_experts MLPs of width ``intermediate`` and a router; each token uses ``experts_per_token``.
+        n_experts: routed experts in each MoE layer (0: a dense model).
         experts_per_token: experts each token is routed to (top-k).
-        tp: GPUs the replica is split across (Megatron tensor parallelism: heads, MLP width and
-            vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs).
+        moe_intermediate: width of one routed expert (0: ``intermediate``, as Mixtral's config).
+        shared_intermediate: total width of the shared experts every token runs (DeepSeek, Llama 4).
+        dense_layers: leading layers with a dense MLP of width ``intermediate`` (DeepSeek's
+            ``first_k_dense_replace``); the rest are MoE layers.
+        expert_bias, router_bias: the experts' and router's linear layers carry biases (gpt-oss).
+        attn_sinks: one learned sink logit per head and layer (gpt-oss).
+        q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim: multi-head latent
+            attention (DeepSeek-V2/V3); ``kv_lora_rank`` 0 means ordinary attention.
+        tp: GPUs the replica is split across (Megatron tensor parallelism: heads, MLP and expert width
+            and vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs;
+            MLA's latent and its down-projections are replicated on every GPU, as engines do).
             ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
     """
 
@@ -80,25 +117,94 @@ class Model:
     n_experts: int = 0
     experts_per_token: int = 0
     tp: int = 1
+    o_bias: bool = False
+    window_layers: int = 0
+    quant_scope: str = "decoder"
+    moe_intermediate: int = 0
+    shared_intermediate: int = 0
+    dense_layers: int = 0
+    expert_bias: bool = False
+    router_bias: bool = False
+    attn_sinks: bool = False
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    shipped_dtype: str = "bf16"
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weight_dtype must be one of {WEIGHT_DTYPES}, got {self.weight_dtype!r}")
         if self.kv_dtype not in KV_DTYPES:
             raise ValueError(f"kv_dtype must be one of {KV_DTYPES}, got {self.kv_dtype!r}")
+        if self.shipped_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"shipped_dtype must be one of {WEIGHT_DTYPES}, got {self.shipped_dtype!r}")
+        if self.quant_scope not in QUANT_SCOPES:
+            raise ValueError(f"quant_scope must be one of {QUANT_SCOPES}, got {self.quant_scope!r}")
         for field in ("n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim", "intermediate", "vocab"):
             value = getattr(self, field)
-            if not isinstance(value, int) or value <= 0:
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
-        if self.n_experts and not (isinstance(self.experts_per_token, int)
-                                   and 1 <= self.experts_per_token <= self.n_experts):
+        for field in ("moe_intermediate", "shared_intermediate", "dense_layers", "window_layers",
+                      "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                      "v_head_dim", "n_experts", "experts_per_token"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{field} must be an integer >= 0, got {value!r}")
+        if self.n_experts and not (1 <= self.experts_per_token <= self.n_experts):
             raise ValueError(f"experts_per_token must be in 1..{self.n_experts}, "
                              f"got {self.experts_per_token!r}")
+        if self.dense_layers > self.n_layers or self.window_layers > self.n_layers:
+            raise ValueError("dense_layers and window_layers cannot exceed n_layers")
+        if self.window_layers and not (isinstance(self.sliding_window, int) and self.sliding_window > 0):
+            raise ValueError("window_layers needs a positive sliding_window")
+        if self.kv_lora_rank and not (self.qk_rope_head_dim and self.qk_nope_head_dim and self.v_head_dim):
+            raise ValueError("an MLA model needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
         if not isinstance(self.tp, int) or self.tp < 1:
             raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
-        if self.n_heads % self.tp or self.intermediate % self.tp:
+        widths = [self.n_heads]
+        if self.dense_layers or not self.n_experts:
+            widths.append(self.intermediate)
+        if self.n_experts:
+            widths.append(self.expert_width)
+        if self.shared_intermediate:
+            widths.append(self.shared_intermediate)
+        if any(w % self.tp for w in widths):
             raise ValueError(f"{self.name} cannot be split across {self.tp} GPUs: its {self.n_heads} "
-                             f"heads and {self.intermediate} MLP width must divide by {self.tp}")
+                             f"heads and MLP widths ({', '.join(map(str, widths[1:]))}) must divide by "
+                             f"{self.tp}")
+
+    # ---- shapes ----
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def qk_dim(self) -> int:
+        """Width of one head's query and key (MLA: nope + rope)."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim if self.is_mla else self.head_dim
+
+    @property
+    def v_dim(self) -> int:
+        """Width of one head's value."""
+        return self.v_head_dim if self.is_mla else self.head_dim
+
+    @property
+    def expert_width(self) -> int:
+        """Width of one routed expert's MLP."""
+        return self.moe_intermediate or self.intermediate
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture (all but the leading dense ones; 0 for a dense model)."""
+        return self.n_layers - self.dense_layers if self.n_experts else 0
+
+    @property
+    def mlp_layers(self) -> int:
+        """Layers with a dense MLP."""
+        return self.n_layers - self.moe_layers
 
     # ---- one GPU's share under tensor parallelism ----
 
@@ -122,47 +228,86 @@ class Model:
 
     # ---- parameter counts, per operator ----
 
+    def _qkv_params(self, heads: int, kv_heads: int) -> tuple[int, int]:
+        """(split, replicated) parameters of one layer's q/k/v projections for ``heads`` query heads
+        and ``kv_heads`` KV heads (biases and sinks included). MLA: the down-projections to the q
+        and KV latents and their norms are replicated, the up-projections split by head."""
+        d = self.hidden
+        sinks = heads if self.attn_sinks else 0
+        if self.is_mla:
+            nope, rope, v = self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim
+            if self.q_lora_rank:
+                q_rep = d * self.q_lora_rank + self.q_lora_rank
+                q_split = self.q_lora_rank * heads * (nope + rope)
+            else:
+                q_rep, q_split = 0, d * heads * (nope + rope)
+            kv_rep = d * (self.kv_lora_rank + rope) + self.kv_lora_rank
+            kv_split = self.kv_lora_rank * heads * (nope + v)
+            return q_split + kv_split + sinks, q_rep + kv_rep
+        width = (heads + 2 * kv_heads) * self.head_dim
+        n = d * width + (width if self.qkv_bias else 0)
+        return n + sinks, 0
+
     @property
     def qkv_params(self) -> int:
         """Parameters of one layer's q, k, v projections (biases included)."""
-        d, hd = self.hidden, self.head_dim
-        n = d * (self.n_heads + 2 * self.n_kv_heads) * hd
-        if self.qkv_bias:
-            n += (self.n_heads + 2 * self.n_kv_heads) * hd
-        return n
+        split, rep = self._qkv_params(self.n_heads, self.n_kv_heads)
+        return split + rep
 
     @property
     def o_params(self) -> int:
         """Parameters of one layer's output projection."""
-        return self.n_heads * self.head_dim * self.hidden
+        return self.n_heads * self.v_dim * self.hidden + (self.hidden if self.o_bias else 0)
 
     @property
     def mlp_matrices(self) -> int:
         """Weight matrices of the MLP: 3 for SwiGLU (gate, up, down), 2 for a plain MLP."""
         return 3 if self.gated_mlp else 2
 
+    def _mlp_params(self, width: int, bias: bool) -> int:
+        n = self.mlp_matrices * self.hidden * width
+        return n + ((self.mlp_matrices - 1) * width + self.hidden if bias else 0)
+
+    @property
+    def dense_mlp_params(self) -> int:
+        """Parameters of one dense MLP of width ``intermediate`` (biases for a plain MLP)."""
+        return self._mlp_params(self.intermediate, not self.gated_mlp)
+
     @property
     def expert_params(self) -> int:
-        """Parameters of one MLP (one expert of a mixture; biases included for a plain MLP)."""
-        d, ff = self.hidden, self.intermediate
-        n = self.mlp_matrices * d * ff
-        if not self.gated_mlp:
-            n += ff + d
-        return n
+        """Parameters of one routed expert (of one MLP for a dense model)."""
+        if not self.n_experts:
+            return self.dense_mlp_params
+        return self._mlp_params(self.expert_width, self.expert_bias or not self.gated_mlp)
+
+    @property
+    def shared_params(self) -> int:
+        """Parameters of one MoE layer's shared experts."""
+        return self._mlp_params(self.shared_intermediate, False) if self.shared_intermediate else 0
+
+    @property
+    def router_params(self) -> int:
+        return self.hidden * self.n_experts + (self.n_experts if self.router_bias else 0)
+
+    @property
+    def moe_layer_mlp_params(self) -> int:
+        """Parameters of one MoE layer's MLP: every expert, the shared experts and the router."""
+        return self.n_experts * self.expert_params + self.shared_params + self.router_params
 
     @property
     def mlp_params(self) -> int:
-        """Parameters of one layer's MLP: one MLP, or every expert of a mixture plus its router."""
-        if self.n_experts:
-            return self.n_experts * self.expert_params + self.hidden * self.n_experts
-        return self.expert_params
+        """MLP parameters of one layer, averaged over the layers (exact for a model whose layers are
+        all alike: one MLP, or every expert of a mixture plus its router)."""
+        total = self.mlp_layers * self.dense_mlp_params + self.moe_layers * self.moe_layer_mlp_params
+        return total // self.n_layers if total % self.n_layers == 0 else total / self.n_layers
 
     @property
     def active_mlp_params(self) -> int:
-        """MLP parameters one token uses: all of a dense MLP; k experts and the router of a mixture."""
+        """MLP parameters one token uses in a MoE layer (k experts, shared experts, the router);
+        all of a dense MLP."""
         if self.n_experts:
-            return self.experts_per_token * self.expert_params + self.hidden * self.n_experts
-        return self.expert_params
+            return self.experts_per_token * self.expert_params + self.shared_params + self.router_params
+        return self.dense_mlp_params
 
     def experts_touched(self, tokens):
         """Distinct experts a step of ``tokens`` tokens reads in each layer under uniform routing:
@@ -183,8 +328,13 @@ class Model:
         return n
 
     @property
+    def attention_params(self) -> int:
+        """One layer's attention: q/k/v (or MLA) and output projections."""
+        return self.qkv_params + self.o_params
+
+    @property
     def layer_params(self) -> int:
-        return self.qkv_params + self.o_params + self.mlp_params + self.norm_params
+        return self.attention_params + self.mlp_params + self.norm_params
 
     @property
     def embedding_params(self) -> int:
@@ -197,17 +347,46 @@ class Model:
             return 0
         return self.vocab * self.hidden + (self.vocab if self.lm_head_bias else 0)
 
+    @property
+    def final_norm_params(self) -> int:
+        return 2 * self.hidden if self.parallel_block else self.hidden
+
+    @property
+    def _mlp_total(self) -> int:
+        return self.mlp_layers * self.dense_mlp_params + self.moe_layers * self.moe_layer_mlp_params
+
     @cached_property
     def n_params(self) -> int:
-        """Total parameter count (embedding and lm_head included)."""
-        final_norm = 2 * self.hidden if self.parallel_block else self.hidden
-        return (self.n_layers * self.layer_params + self.embedding_params + self.lm_head_params
-                + final_norm)
+        """Total parameter count (embedding and lm_head included; no multi-token-prediction module)."""
+        return self.decoder_params + self.embedding_params + self.lm_head_params + self.final_norm_params
+
+    @cached_property
+    def active_params(self) -> int:
+        """Parameters one token runs through, the input embedding excluded (the convention of the
+        official "active" figures: DeepSeek-V3's 37B less its 0.9 B embedding, gpt-oss's 5.1 B)."""
+        mlp = self.mlp_layers * self.dense_mlp_params + self.moe_layers * self.active_mlp_params
+        return (self.n_layers * (self.attention_params + self.norm_params) + mlp
+                + (self.embedding_params if self.tied_embeddings else self.lm_head_params)
+                + self.final_norm_params)
 
     @property
     def decoder_params(self) -> int:
-        """Parameters of the decoder layers: what a quantised checkpoint stores in ``weight_dtype``."""
-        return self.n_layers * self.layer_params
+        """Parameters of the decoder layers: what a quantised checkpoint stores in ``weight_dtype``
+        (all of them for ``quant_scope='decoder'``)."""
+        return self.n_layers * (self.attention_params + self.norm_params) + self._mlp_total
+
+    @property
+    def routed_expert_params(self) -> int:
+        """Parameters of every routed expert of every layer (biases included)."""
+        return self.moe_layers * self.n_experts * self.expert_params
+
+    @property
+    def routed_expert_bias_params(self) -> int:
+        """The routed experts' biases (gpt-oss): checkpoints keep them BF16 beside the quantised
+        weight matrices."""
+        if not (self.n_experts and self.expert_bias):
+            return 0
+        return self.moe_layers * self.n_experts * ((self.mlp_matrices - 1) * self.expert_width + self.hidden)
 
     # ---- bytes ----
 
@@ -216,26 +395,41 @@ class Model:
         return BYTES_PER_ELEMENT[self.weight_dtype]
 
     @property
+    def dense_bytes_per_element(self) -> float:
+        """Bytes a weight of the non-expert decoder layers (attention, dense MLPs, shared experts,
+        router, norms) takes: ``weight_dtype``, or BF16 where only the experts are quantised."""
+        return self.weight_bytes_per_element if self.quant_scope == "decoder" else BYTES_PER_ELEMENT["bf16"]
+
+    @property
+    def attention_params_per_gpu(self) -> float:
+        """One layer's attention parameters on one GPU: q and the output projection split by head,
+        k and v split by KV head (replicated below one a GPU), MLA's down-projections replicated."""
+        split, rep = self._qkv_params(self.heads_per_gpu, self.kv_heads_per_gpu)
+        o = self.heads_per_gpu * self.v_dim * self.hidden + (self.hidden if self.o_bias else 0) / self.tp
+        return split + rep + o
+
+    @property
     def layer_params_per_gpu(self) -> float:
-        """One layer's parameters on one GPU: q and the output projection and the MLP split, k and v
-        split by head (replicated below one head a GPU), norms replicated."""
-        d, hd = self.hidden, self.head_dim
-        attn = d * (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd + self.heads_per_gpu * hd * d
-        if self.qkv_bias:
-            attn += (self.heads_per_gpu + 2 * self.kv_heads_per_gpu) * hd
-        return attn + self.mlp_params / self.tp + self.norm_params
+        """One layer's parameters on one GPU (MLPs averaged over the layers): attention as
+        ``attention_params_per_gpu``, MLP split, norms replicated."""
+        return self.attention_params_per_gpu + self.mlp_params / self.tp + self.norm_params
 
     @property
     def weight_bytes(self) -> float:
-        """Bytes of weights one GPU holds, as stored: decoder layers in ``weight_dtype``; embedding,
-        LM head and final norm in BF16 (all weights when ``tp`` is 1)."""
+        """Bytes of weights one GPU holds, as stored: decoder layers in ``weight_dtype`` (only the
+        routed experts for ``quant_scope='experts'``, the rest BF16); embedding, LM head and final
+        norm in BF16 (all weights when ``tp`` is 1)."""
         rest = self.n_params - self.decoder_params
+        biases = self.routed_expert_bias_params
+        experts = self.routed_expert_params - biases
         if self.tp == 1:
-            decoder = self.decoder_params
+            other = self.decoder_params - experts - biases
         else:
-            decoder = self.n_layers * self.layer_params_per_gpu
-            rest = rest / self.tp
-        return decoder * self.weight_bytes_per_element + rest * BYTES_PER_ELEMENT["bf16"]
+            other = self.n_layers * self.layer_params_per_gpu - (experts + biases) / self.tp
+            experts, biases, rest = experts / self.tp, biases / self.tp, rest / self.tp
+        bf16 = BYTES_PER_ELEMENT["bf16"]
+        return (experts * self.weight_bytes_per_element + other * self.dense_bytes_per_element
+                + (biases + rest) * bf16)
 
     @property
     def lm_head_bytes(self) -> float:
@@ -244,16 +438,48 @@ class Model:
         return self.vocab_per_gpu * self.hidden * BYTES_PER_ELEMENT["bf16"]
 
     @property
+    def kv_bytes_per_token_layer(self) -> float:
+        """KV-cache bytes one token occupies in one layer on one GPU: K and V of its KV heads, or
+        MLA's latent and RoPE key (replicated on every GPU)."""
+        b = BYTES_PER_ELEMENT[self.kv_dtype]
+        if self.is_mla:
+            return (self.kv_lora_rank + self.qk_rope_head_dim) * b
+        return 2 * self.kv_heads_per_gpu * self.head_dim * b
+
+    @property
     def kv_bytes_per_token(self) -> float:
-        """KV-cache bytes one token occupies on one GPU: 2 (K and V) * layers * kv_heads (per GPU)
-        * head_dim * bytes."""
-        return 2 * self.n_layers * self.kv_heads_per_gpu * self.head_dim * BYTES_PER_ELEMENT[self.kv_dtype]
+        """KV-cache bytes one token occupies on one GPU in every layer: 2 (K and V) * layers *
+        kv_heads (per GPU) * head_dim * bytes, or layers * (kv_lora_rank + qk_rope_head_dim) * bytes
+        for MLA. Windowed layers are counted at every token (an upper bound past the window)."""
+        return self.n_layers * self.kv_bytes_per_token_layer
+
+    @property
+    def kv_bytes_per_token_beyond_window(self) -> float:
+        """KV bytes each further token adds once the context is longer than the window: the
+        full-attention layers only."""
+        return (self.n_layers - self.window_layers) * self.kv_bytes_per_token_layer
+
+    def kv_bytes_per_sequence(self, context_tokens):
+        """KV bytes one sequence of ``context_tokens`` holds on one GPU, the windowed layers capped
+        at the window (MEASURED.md 2.3: gpt-oss, Llama 4). Broadcasts."""
+        c = np.asarray(context_tokens, dtype=float)
+        windowed = self.window_layers * self.kv_bytes_per_token_layer
+        cap = np.minimum(c, float(self.sliding_window)) if self.window_layers else c
+        return self.kv_bytes_per_token_beyond_window * c + windowed * cap
 
     @property
     def compute_precision(self) -> str:
-        """Tensor-core precision of the matmuls: FP8 weights run FP8 math; BF16, INT8 and INT4
-        (weight-only, dequantised on the fly) run BF16 math."""
+        """Tensor-core precision of the weight GEMMs: FP8 weights run FP8 math, NVFP4/MXFP4 FP4 math
+        (where the GPU has no FP4 units, ``GPU.peak_flops`` gives the BF16 rate: weight-only); BF16,
+        INT8 and INT4 (weight-only, dequantised on the fly) run BF16 math."""
+        if self.weight_dtype in FP4_DTYPES:
+            return "fp4"
         return "fp8" if self.weight_dtype == "fp8" else "bf16"
+
+    @property
+    def dense_compute_precision(self) -> str:
+        """Precision of the non-expert GEMMs (BF16 where only the experts are quantised)."""
+        return self.compute_precision if self.quant_scope == "decoder" else "bf16"
 
     def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> Model:
         """The same model served at another weight / KV-cache precision."""
@@ -264,44 +490,20 @@ class Model:
         return dataclasses.replace(self, tp=tp)
 
 
-MODELS: dict[str, Model] = {
-    m.name: m
-    for m in (
-        Model("Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, False,
-              source="meta-llama/llama-models sku_list.py; HF config.json (head_dim 128)"),
-        Model("Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256, False,
-              source="meta-llama/llama-models sku_list.py"),
-        Model("Mistral-7B", 32, 4096, 32, 8, 128, 14336, 32000, False, sliding_window=4096,
-              source="mistralai/Mistral-7B-v0.1 config (mlx-community copy)"),
-        Model("Qwen2.5-7B", 28, 3584, 28, 4, 128, 18944, 152064, False, qkv_bias=True,
-              source="Qwen/Qwen2.5-7B-Instruct config.json; model card 7.61 B params"),
-        Model("Qwen2.5-72B", 80, 8192, 64, 8, 128, 29568, 152064, False, qkv_bias=True,
-              source="Qwen/Qwen2.5-72B config.json; model card 72.7 B params"),
-        Model("Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128256, True,
-              source="meta-llama/Llama-3.2-1B config.json (tied embeddings, head_dim 64)"),
-        Model("Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, False, n_experts=8, experts_per_token=2,
-              source="mistralai/Mixtral-8x7B-v0.1 config (MEASURED.md 2.2): 8 experts, top-2; "
-                     "46.7 B params, 12.9 B active a token"),
-    )
-}
+# The presets are the config.json files in sim/configs/ (sim.configs reads them; sources in
+# sim/configs/SOURCES.md). Imported here, after Model, because sim.configs builds Models.
+from sim import configs as _configs  # noqa: E402
+
+#: The models the sidebar offers.
+SIDEBAR_MODELS = ("Llama-3.1-8B", "Llama-3.1-70B", "Mistral-7B", "Qwen2.5-7B", "Qwen2.5-72B", "Llama-3.2-1B",
+                  "Mixtral-8x7B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "DeepSeek-V3", "gpt-oss-20b",
+                  "gpt-oss-120b", "Llama-4-Scout")
+MODELS: dict[str, Model] = {name: _configs.load_preset(name) for name in SIDEBAR_MODELS}
 
 #: Dense models the measured rows name (MEASURED.md section 1), loadable but not in the sidebar.
 MEASURED_MODELS: dict[str, Model] = {
-    m.name: m
-    for m in (
-        Model("Llama-2-7B", 32, 4096, 32, 32, 128, 11008, 32000, False,
-              source="MEASURED.md section 1 (HF config.json copies); 6.74 B params"),
-        Model("Llama-2-70B", 80, 8192, 64, 8, 128, 28672, 32000, False,
-              source="MEASURED.md section 1 (HF config.json copies); 68.98 B params"),
-        Model("GPT-J-6B", 28, 4096, 16, 16, 256, 16384, 50400, False, gated_mlp=False,
-              parallel_block=True, lm_head_bias=True,
-              source="MEASURED.md section 1: EleutherAI/gpt-j-6b config (n_inner = 4 x hidden); "
-                     "6.05 B params"),
-        Model("Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, False, qk_norm=True,
-              source="MEASURED.md section 1 (HF config.json copies); 8.19 B params"),
-        Model("Llama-3.1-405B", 126, 16384, 128, 8, 128, 53248, 128256, False,
-              source="meta-llama/llama-models sku_list.py (REFERENCE.md V07); 405.85 B params"),
-    )
+    name: _configs.load_preset(name)
+    for name in ("Llama-2-7B", "Llama-2-70B", "GPT-J-6B", "Qwen3-8B", "Llama-3.1-405B")
 }
 
 ALL_MODELS: dict[str, Model] = {**MODELS, **MEASURED_MODELS}

@@ -315,7 +315,9 @@ def draft_head_for(target: Model, vocab: int | None = None) -> Model:
     the LM head it reads every step (``vocab`` rows; the target's vocabulary when None). The small
     feature-fusion layer (2d x d in EAGLE, 3d x d in EAGLE-3) is left out."""
     return dataclasses.replace(target, name=f"draft head of {target.name}", n_layers=1,
-                               vocab=vocab or target.vocab, tied_embeddings=True)
+                               vocab=vocab or target.vocab, tied_embeddings=True,
+                               window_layers=int(target.window_layers == target.n_layers),
+                               dense_layers=0)
 
 
 def shares_vocab(target: Model, method: Method) -> bool:

@@ -21,7 +21,11 @@ row:
   the card (``sim.memory.kv_budget_bytes``).
 - ``gemm_tflops`` / ``hbm_tbps``: the rates the model prices large GEMMs and memory-bound kernels at.
 
-A row the model cannot express yet (several GPUs, mixture-of-experts models, unknown GPUs) is
+Several GPUs are priced as tensor parallelism (Megatron layout, two all-reduces a layer). Rows
+whose engine ran expert parallelism or data-parallel attention (tpo-05, tb1-01) are priced the same
+way: with balanced routing, EP reads the same expert bytes per GPU as TP-sharded experts; the
+all-to-all, the EP load imbalance and DP attention's own KV layout are not modelled (named in
+the README's table). A row the model cannot express (an unknown GPU or model) is
 ``cannot: <reason>``, never a guess. ``sharegpt`` rows without lengths use the app's ShareGPT-like
 means (161 prompt, 338 output tokens; illustrative).
 """
@@ -173,9 +177,7 @@ def _setup(row: Row) -> tuple[object, Model] | str:
     if row.kind in ("gemm_tflops", "hbm_tbps"):
         return GPUS[row.gpu], None
     if row.model not in ALL_MODELS:
-        return f"model {row.model!r} is not loadable yet (mixture-of-experts and MLA models come later)"
-    if row.gpus > 1 and "EP" in row.engine.replace("DP", ""):
-        return "expert parallelism is not modelled yet"
+        return f"model {row.model!r} is not loadable (no config in sim/configs/)"
     model = ALL_MODELS[row.model]
     try:
         model = model.with_precision(row.weights, row.kv).with_tp(row.gpus)
@@ -249,7 +251,9 @@ def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
                          ) -> float | str:
     """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
     budget = kv_budget_bytes(gpu, model, policy=kv_policy)
-    batch = min(MAX_NUM_SEQS, requests, int(budget // ((prompt + output) * model.kv_bytes_per_token)))
+    # Sliding-window / chunked layers hold at most their window (vLLM's hybrid KV-cache manager).
+    per_request = float(model.kv_bytes_per_sequence(prompt + output))
+    batch = min(MAX_NUM_SEQS, requests, int(budget // per_request))
     if batch < 1:
         return "the KV cache cannot hold one request at full length"
     decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)

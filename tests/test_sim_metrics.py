@@ -419,3 +419,16 @@ def test_alerts_stay_quiet_where_their_condition_does_not_hold(rows):
     assert not by_key["over_reservation"].fires(dataclasses.replace(light, queue_depth=0.0))
     assert by_key["over_reservation"].fires(dataclasses.replace(light, queue_depth=3.0))
     assert not by_key["overload"].fires(dataclasses.replace(rows["overload"], queue_depth=0.0))
+
+
+def test_dollars_per_million_tokens_is_one_definition_for_gpu_and_replica():
+    from sim.metrics import dollars_per_million_tokens as cost
+
+    assert cost(1000.0, 3.6) == pytest.approx(1.0)  # $3.60/h making 1,000 tok/s: $1 per million
+    # A replica of 4 GPUs making 4x the tokens costs the same per token as one GPU.
+    assert cost(4000.0, 3.6, gpus=4) == pytest.approx(cost(1000.0, 3.6))
+    assert cost(0.0, 3.6) == math.inf
+    assert list(cost(np.array([1000.0, 2000.0]), 3.6)) == pytest.approx([1.0, 0.5])
+    for bad in (dict(price_per_gpu_hour=-1), dict(price_per_gpu_hour=float("nan")), dict(gpus=0)):
+        with pytest.raises(ValueError):
+            cost(1000.0, **{"price_per_gpu_hour": 1.0, **bad})

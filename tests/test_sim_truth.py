@@ -28,6 +28,11 @@ KNOWN_GAPS = {
     "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
               "model allows there (MI300X's measured 47 % of peak).",
+    "goss-01": "vLLM v0.10.2 runs gpt-oss-120b's MXFP4 experts on H100 with weight-only kernels "
+               "(Triton / Marlin); the row's own mean TPOT (54 ms) is about twice the model's decode "
+               "step at the batch the KV cache holds (~30 ms at ~500 sequences), which prices the "
+               "dequantised MoE GEMMs at full bandwidth; and its throughput over its TPOT implies "
+               "~157 sequences running, fewer than the ~500 the model's cache holds.",
 }
 ENGINE_KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s")
 
@@ -81,7 +86,8 @@ def test_cli_prints_every_row(capsys):
     assert truth.main([str(MEASURED)]) == 0
     out = capsys.readouterr().out
     assert all(r.id in out for r in ROWS)
-    assert "cannot: " in out and "median |error|" in out
+    assert "median |error|" in out
+    assert "cannot: " not in out  # every row of measured.csv is expressed (MoE and MLA included)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -103,7 +109,7 @@ def test_bad_files_name_the_row_and_field(text, message):
 def test_unknown_setups_are_named_not_guessed():
     text = ("id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
             "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n"
-            "b,H100 SXM,1,DeepSeek-V3,bf16,bf16,ttft_ms,10,128,1\n"
+            "b,H100 SXM,1,Made-Up-9B,bf16,bf16,ttft_ms,10,128,1\n"
             "c,H100 SXM,1,Llama-3.1-8B,fp4,bf16,ttft_ms,10,128,1\n")
     reasons = [p.reason for p in truth.predict_all(truth.parse_rows(text))]
     assert "not a preset" in reasons[0] and "not loadable" in reasons[1] and "fp4" in reasons[2]

@@ -45,7 +45,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     x = np.logspace(x_lo, x_hi, 200)
     spec, effective = roofline(gpu, model, x, assumptions)
     top, ridge = np.log10(peak_t), result.ridge_point
-    precision = model.compute_precision.upper()
+    precision = gpu.math_precision(model.compute_precision).upper()
     # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
         dict(type="scatter", x=x, y=spec / 1e12, name=f"Roofline ({precision} spec)", mode="lines",

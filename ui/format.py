@@ -57,3 +57,12 @@ def count(value: float) -> str:
     if not math.isfinite(value):
         return "never"
     return f"{value:,.0f}"
+
+
+def dollars(value: float) -> str:
+    """$0.284, $12.3, $1,234: three significant digits below $1000."""
+    if not math.isfinite(value):
+        return "n/a"
+    if value >= 1000:
+        return f"${value:,.0f}"
+    return f"${value:.3g}"

@@ -7,7 +7,7 @@ and are rendered on every page, so a change on one page reaches every page.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -21,9 +21,13 @@ from sim.cost import (
 )
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
+from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
+from ui.price import render_price
+from ui.sources import gpu_price
 from ui.state import reset_setup
 
 CUSTOM = "Custom"
+DEFAULT_PRICE = gpu_price(DEFAULT_GPU)[0]
 GPU_COUNTS = (1, 2, 4, 8)
 _STATE_KEY = "_setup"
 
@@ -38,6 +42,9 @@ class Setup:
     gpu: GPU
     model: Model
     assumptions: Assumptions
+    # Dollars per hour for each GPU of the replica (ui.price). Left out of repr and equality: pages key
+    # their caches on repr(setup), and the price changes no simulation.
+    price_per_gpu_hour: float = field(default=DEFAULT_PRICE, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -72,13 +79,18 @@ def render_setup_controls() -> Setup:
     st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
                f"{gpu.hbm_bytes / 2**30:.0f} GiB")
 
-    model_name = st.selectbox("Model", list(MODELS), index=list(MODELS).index(DEFAULT_MODEL),
+    model_name = st.selectbox("Model", [*MODELS, CUSTOM_MODEL], index=list(MODELS).index(DEFAULT_MODEL),
                               key="model", bind="query-params")
+    if model_name == CUSTOM_MODEL:
+        base = render_custom_model() or MODELS[DEFAULT_MODEL]
+    else:
+        forget()
+        base = MODELS[model_name]
     # Radios, not segmented controls: a bound segmented control reads an empty URL value ("?kv=")
     # as "nothing selected" even when a selection is required; a radio falls back to its default.
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")
     kv = st.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
-    model = MODELS[model_name].with_precision(weights, kv)
+    model = base.with_precision(weights, kv)
     n_gpus = st.radio("GPUs per replica", GPU_COUNTS, horizontal=True, key="gpus", bind="query-params",
                       help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
                            "and vocabulary; two all-reduces a layer join them.")
@@ -91,9 +103,20 @@ def render_setup_controls() -> Setup:
     per = " per GPU" if model.tp > 1 else ""
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
+               + (f" ({model.kv_bytes_per_token_beyond_window / 1024:.0f} KiB past the "
+                  f"{model.sliding_window:,}-token window)" if model.window_layers else "")
                + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
     precision = model.compute_precision
-    st.caption(f"{precision.upper()} math: ridge {gpu.ridge_point(precision):.0f} FLOP/B")
+    math_note = ""
+    if gpu.math_precision(precision) != precision:
+        math_note = f" ({weights.upper()} weight-only: no {precision.upper()} tensor cores on this GPU)"
+    elif model.quant_scope == "experts" and weights != "bf16":
+        math_note = " (experts only; attention, router and embeddings BF16)"
+    st.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
+               f"{gpu.ridge_point(precision):.0f} FLOP/B"
+               + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
+
+    price = render_price(gpu.name, model.tp)
 
     d = DEFAULT_ASSUMPTIONS
     with st.expander("Assumptions", icon=":material/tune:"):
@@ -127,7 +150,7 @@ def render_setup_controls() -> Setup:
     assumptions = dataclasses.replace(
         d, compute_eff=compute_eff, memory_eff=memory_eff, host_overhead_s=overhead_us * 1e-6,
         graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
-    setup = Setup(gpu, model, assumptions)
+    setup = Setup(gpu, model, assumptions, price)
     st.session_state[_STATE_KEY] = setup
     return setup
 

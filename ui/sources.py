@@ -18,6 +18,31 @@ class Source:
     url: str = ""
 
 
+#: Typical on-demand rental price per GPU-hour, US dollars, 2026 (the sidebar's default; editable).
+#: (price, where it comes from). Rental prices spread 2-5x across providers and terms; these are a
+#: midpoint to start from, not a quote.
+GPU_PRICES: dict[str, tuple[float, str]] = {
+    "H100 SXM": (2.95, "aimultiple.com Cloud GPU Rental Price Index, May 2026: H100 cohort median "
+                       "~$2.95 per GPU-hour on demand, 37 providers"),
+    "A100 80GB SXM": (1.30, "mercatus-ai.com cloud GPU pricing, May 2026: specialty clouds "
+                            "$1.10-1.50 per hour on demand (midpoint)"),
+    "H200 SXM": (4.00, "mercatus-ai.com cloud GPU pricing, May 2026: specialty clouds $3.50-4.50 "
+                       "(midpoint)"),
+    "B200": (5.25, "lyceum.technology, B200 cloud pricing 2026 (March): on demand $4.50-6.00 on "
+                   "specialised clouds (midpoint)"),
+    "MI300X": (2.50, "typical on-demand price, 2026, assumption (no source read)"),
+    "L40S": (1.00, "typical on-demand price, 2026, assumption (no source read)"),
+    "L4": (0.70, "typical on-demand price, 2026, assumption (no source read)"),
+}
+#: A custom GPU's default price (an assumption).
+CUSTOM_GPU_PRICE = (2.00, "assumption for a custom GPU")
+
+
+def gpu_price(gpu_name: str) -> tuple[float, str]:
+    """The default price per GPU-hour for ``gpu_name`` and where it comes from."""
+    return GPU_PRICES.get(gpu_name, CUSTOM_GPU_PRICE)
+
+
 PAPERS: tuple[Source, ...] = (
     Source("Measured decode latency", "calibration of the cost model (00, all pages)",
            "Llama-3.1-8B on H100, SGLang: 158.34 tok/s = 6.32 ms/token; EAGLE-2/3 244.10 / 373.25 tok/s",
