@@ -4,11 +4,12 @@ The entrypoint: page config, the global setup (GPU, model, assumptions) in the s
 navigation over the article's sections. Pages live in app_pages/ (not pages/: see the README).
 """
 
+import contextlib
 from pathlib import Path
 
 import streamlit as st
 
-from ui.layout import page_style
+from ui.layout import PageStopped, page_style
 from ui.nav import ALL_PAGES, HOME
 from ui.perf import freeze_startup_objects
 from ui.setup import render_setup_controls
@@ -32,7 +33,8 @@ page_style()
 with st.sidebar:
     render_setup_controls()
 url_notice = st.container()
-page.run()
+with contextlib.suppress(PageStopped):  # a page that ended early said why (ui.layout.stop_page)
+    page.run()
 show_rejected(raw_params, url_notice)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
 freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

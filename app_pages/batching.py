@@ -19,7 +19,7 @@ from ui.fig_batching import (
     timeline_figure,
 )
 from ui.glossary import define
-from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link, stop_page
 from ui.price import cost_metric
 from ui.setup import current_setup
 from ui.theme import PLOTLY_CONFIG
@@ -91,7 +91,7 @@ try:
     comparison = _compare(setup, *key)
 except ValueError as err:  # only reachable through a direct call with bad values: say so, don't crash
     st.error(f"Cannot run these settings: {err}")
-    st.stop()
+    stop_page()
 policy = "continuous" if continuous else "static"
 run = comparison.run(policy)
 other = comparison.run("static" if continuous else "continuous")

@@ -12,7 +12,7 @@ from calib.reader import reader_rows
 from sim.measured import shipped_csv
 from sim.truth import RowError, predict
 from ui import format as fmt
-from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link, stop_page
 from ui.setup import current_setup
 from ui.yours import (
     APPLIED_KEY,
@@ -70,14 +70,14 @@ if upload is not None:
     if upload.size > MAX_BYTES:
         st.error(f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read.",
                  icon=":material/block:")
-        st.stop()
+        stop_page()
     source, origin = upload.getvalue().decode("utf-8", errors="replace"), upload.name
 
 if not source.strip():
     st.info("Nothing pasted yet: paste a benchmark's output above, or load the example.",
             icon=":material/content_paste:")
     next_link(__file__)
-    st.stop()
+    stop_page()
 
 try:
     parsed = parse_benchmark(source)
@@ -85,7 +85,7 @@ try:
 except (BenchmarkParseError, RowError) as err:
     st.error(f"Could not read {origin}: {err}", icon=":material/error:")
     next_link(__file__)
-    st.stop()
+    stop_page()
 
 preds = [predict(r, setup.assumptions, setup=got.setups.get(r.id)) for r in got.rows]
 priced = [p for p in preds if p.model_value is not None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from sim.memory import describe, memory_plan
+from ui.layout import stop_page
 
 
 def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
@@ -18,4 +19,4 @@ def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
              + describe(plan), icon=":material/memory_alt:")
     st.caption("Lower the batch or the context on this page, or pick a larger GPU, smaller weights "
                "or a smaller model in the sidebar.")
-    st.stop()
+    stop_page()

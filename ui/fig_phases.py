@@ -179,36 +179,38 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
     and in their share of the gap."""
     steps = g.steps_s
     gap = g.estimate_s - g.floor_s
-    names = [GAP_LABELS[STAGES[0]], *(GAP_LABELS[k] for k in steps), "Model's estimate"]
-    values = [g.floor_s * 1e3, *(v * 1e3 for v in steps.values()), g.estimate_s * 1e3]
+
     def added(v: float) -> str:
         t = "+0 ms" if v <= 0 else "+<0.01 ms" if v < 1e-5 else f"+{v * 1e3:.2g} ms"
-        return f"{t} ({v / gap:.0%})" if gap > 0 else t
+        return f"{t} · {v / gap:.0%}" if gap > 0 else t
 
-    texts = [f"{g.floor_s * 1e3:.3g} ms", *(added(v) for v in steps.values()), f"{g.estimate_s * 1e3:.3g} ms"]
+    # The numbers go in the axis labels, under each name (bar-end text runs off a phone's screen).
+    labels = [f"{GAP_LABELS[STAGES[0]]}<br>{g.floor_s * 1e3:.3g} ms",
+              *(f"{GAP_LABELS[k]}<br>{added(v)}" for k, v in steps.items()),
+              f"Model's estimate<br>{g.estimate_s * 1e3:.3g} ms"]
+    values = [g.floor_s * 1e3, *(v * 1e3 for v in steps.values()), g.estimate_s * 1e3]
     measures = ["absolute", *(["relative"] * len(steps)), "total"]
     traces = [dict(
-        type="waterfall", orientation="h", y=names, x=values, measure=measures, text=texts,
-        textposition="outside", cliponaxis=False, name="Model",
+        type="waterfall", orientation="h", y=labels, x=values, measure=measures, name="Model",
         connector=dict(line=dict(color=COLORS["grid"])),
         increasing=dict(marker=dict(color=COLORS["overhead"])),
         totals=dict(marker=dict(color=COLORS["decode"])),
-        hovertemplate="<b>%{y}</b>: %{text}<extra></extra>",
+        hovertemplate="<b>%{y}</b><extra></extra>",
     )]
     if measured_s is not None:
         err = g.estimate_s / measured_s - 1
         traces.append(dict(
-            type="bar", orientation="h", y=[measured_label], x=[measured_s * 1e3], name="Measured",
-            marker=dict(color=COLORS["text"]), text=[f"{measured_s * 1e3:.3g} ms (model {err:+.0%})"],
-            textposition="outside", cliponaxis=False,
-            hovertemplate="<b>%{y}</b>: %{x:.3g} ms<extra></extra>"))
+            type="bar", orientation="h",
+            y=[f"{measured_label}<br>{measured_s * 1e3:.3g} ms, model {err:+.0%}"],
+            x=[measured_s * 1e3], name="Measured", marker=dict(color=COLORS["text"]),
+            hovertemplate="<b>%{y}</b><extra></extra>"))
     top = max(values[-1], measured_s * 1e3 if measured_s else 0.0)
     layout = dict(
-        showlegend=False, margin=dict(t=10, r=30),
-        xaxis=dict(title="Time of one step, ms", range=[0, top * 1.45]),
+        showlegend=False, margin=dict(t=10, r=10),
+        xaxis=dict(title="Time of one step, ms", range=[0, top * 1.05]),
         yaxis=dict(autorange="reversed", automargin=True),
     )
-    return figure(traces, layout, height=80 + 34 * (len(names) + (measured_s is not None)))
+    return figure(traces, layout, height=80 + 40 * (len(labels) + (measured_s is not None)))
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

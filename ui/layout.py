@@ -38,6 +38,17 @@ PAGE_CSS = """<style>
 </style>"""
 
 
+class PageStopped(Exception):
+    """Raised by ``stop_page``; the entrypoint catches it after the page has run."""
+
+
+def stop_page() -> None:
+    """End the page here (after it said why), but let the entrypoint finish its run: unlike
+    ``st.stop()``, which ends the whole script, the shared link's notice and the watchdog still
+    come after it."""
+    raise PageStopped
+
+
 def page_style() -> None:
     """The house CSS (call once per run, from the entrypoint). A style-only ``st.html`` takes no room."""
     st.html(PAGE_CSS)

@@ -99,3 +99,14 @@ def test_a_whole_tour_requests_nothing_from_outside(page: Page, streamlit_server
     favicon = page.locator("link[rel*='icon']").first.get_attribute("href") or ""
     assert EVIL not in favicon and "gstatic" not in favicon, favicon
     assert not requests.outside, requests.outside
+
+
+def test_a_page_that_stops_early_still_names_the_bad_settings(page: Page, streamlit_server):
+    """A setup that does not fit ends page 00 early (ui.layout.stop_page); the link's notice still
+    shows, after it, as it does on every page."""
+    open_page(page, streamlit_server.url, "two-phases",
+              "phases_batch=1024&phases_context=32768&" + urlencode([("gpu", INJECTIONS[0])]))
+    expect(page.get_by_text("This setup does not fit in memory")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator(".st-key-url_notice")).to_be_visible(timeout=TIMEOUT_MS)
+    expect_no_live_markup(page)
+    expect_no_exception(page)
