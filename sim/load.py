@@ -386,23 +386,24 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     gaps_w: list = []
 
     def admit_ok(r: int) -> bool:
-        """Admit ``r`` if its prompt's KV fits (evicting unused cached prefixes): True if admitted."""
+        """Admit ``r`` if its prompt's KV fits with one step's decode tokens to spare (a watermark:
+        the running decodes' next token always fits), evicting unused cached prefixes."""
         nonlocal used
         p = pid[r]
         e = cache.entries.get(p) if p >= 0 else None
         if e is not None and e[2]:  # a cache hit: the prefix's KV is there
             want = plen[r] + gen[r] - ptok
-            if want > budget - used + cache.evictable - (ptok if e[1] == 0 else 0):
+            if want + len(decoders) > budget - used + cache.evictable - (ptok if e[1] == 0 else 0):
                 return False
             cache.use(p)
             hold[r] = p
-            used -= cache.evict(used + want - budget)
+            used -= cache.evict(used + want + len(decoders) - budget)
             ctx0[r], priv[r] = ptok, want
         else:
             want = plen[r] + gen[r]
-            if want > budget - used + cache.evictable:
+            if want + len(decoders) > budget - used + cache.evictable:
                 return False
-            used -= cache.evict(used + want - budget)
+            used -= cache.evict(used + want + len(decoders) - budget)
             ctx0[r], priv[r] = 0, want
             if p >= 0 and e is None and ptok > 0:  # computes the prefix and leaves it in the cache
                 cache.entries[p] = [ptok, 1, False]
@@ -456,7 +457,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         join_decode(r, t)
 
     def leave_decode(r: int, finished: bool) -> None:
-        nonlocal kv_dec
+        nonlocal kv_dec, main_n
         del decoders[r]
         steps = G - g_join[r]
         spans.append((r, g_join[r], G))
@@ -464,6 +465,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         priv[r] += steps  # each decode step wrote one KV token
         kv_dec -= plen[r] + gen[r]
         if finished:  # called right after the step that made its last token
+            main_n -= 1  # it decoded in that step: one of the main group
             finish[r] = now
             last_tok[r] = now
             release(r)
