@@ -856,6 +856,7 @@ class Sweep:
     throughput_rps: np.ndarray  # requests finished per second of wall time
     utilization_gpu: np.ndarray
     met: np.ndarray  # bool: both percentile targets met
+    attainment: np.ndarray  # share of requests meeting both targets (sim.metrics' SLO attainment)
 
     @property
     def knee_per_s(self) -> float:
@@ -871,17 +872,18 @@ def sweep(gpu: GPU, model: Model, stream: Stream, policy: str, rates, targets: T
     """``stream`` re-timed to each of ``rates`` (requests/s) and run under ``policy``."""
     rates = np.asarray(rates, dtype=float)
     base = stream.n / float(stream.arrival_s[-1])
-    cols = {k: [] for k in ("a", "b", "c", "d", "g", "t", "u", "m")}
+    cols = {k: [] for k in "abcdgtumv"}
     for rate in rates:
         run = simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
                        prefix_caching=prefix_caching, assumptions=assumptions)
         m = run.metrics(targets)
-        for key, v in zip("abcdgtum", (run.ttft_pct(50), run.ttft_pct(99), run.tbt_pct(50), run.tbt_pct(99),
-                                       m.goodput_rps, stream.n / run.wall_s, run.utilization_gpu,
-                                       run.meets(targets)), strict=True):
+        for key, v in zip("abcdgtumv", (run.ttft_pct(50), run.ttft_pct(99), run.tbt_pct(50), run.tbt_pct(99),
+                                        m.goodput_rps, stream.n / run.wall_s, run.utilization_gpu,
+                                        run.meets(targets), m.slo_attainment), strict=True):
             cols[key].append(v)
     a = {k: np.array(v) for k, v in cols.items()}
-    return Sweep(policy, rates, a["a"], a["b"], a["c"], a["d"], a["g"], a["t"], a["u"], a["m"].astype(bool))
+    return Sweep(policy, rates, a["a"], a["b"], a["c"], a["d"], a["g"], a["t"], a["u"], a["m"].astype(bool),
+                 a["v"])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -956,19 +958,15 @@ class Disaggregation:
         return self.best[2] / c if c > 0 else math.inf
 
 
-def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, n_gpus: int = 4,
-                   colocated_policy: str = "prefill-first", chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-                   assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS,
-                   colocated: Capacity | None = None) -> Disaggregation:
-    """Capacities of the three roles from the model's own runs, and every split of ``n_gpus`` GPUs.
+def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
+                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS
+                    ) -> tuple[float, float, float]:
+    """(prefill-only GPU, decode-only GPU) capacities in requests/s, and the mean KV transfer, s.
 
     Each role is searched for its own target, as DistServe places them: the prefill GPU for TTFT
     (TBT target relaxed), the decode GPU for TBT (its TTFT is the prefill side's). The decode GPU's
     requests arrive with their KV, the first token made ``kv_transfer_s`` earlier on the prefill GPU.
     """
-    check_int("n_gpus", n_gpus, 2, 64)
-    col = colocated or capacity(gpu, model, stream, colocated_policy, targets, chunk_tokens=chunk_tokens,
-                                prefix_caching=False, assumptions=assumptions, iterations=iterations)
     only_ttft = Targets(targets.ttft_s, 60.0, targets.percentile, targets.tbt)
     only_tbt = Targets(3600.0, targets.tbt_s, targets.percentile, targets.tbt)
     pre = capacity(gpu, model, stream, "prefill-first", only_ttft, prefix_caching=False,
@@ -976,10 +974,26 @@ def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, 
     xfer = kv_transfer_s(gpu, model, stream.prompt_tokens)
     dec = capacity(gpu, model, stream, "prefill-first", only_tbt, prefix_caching=False,
                    assumptions=assumptions, mode="decode", transfer_s=xfer, iterations=iterations)
-    splits = tuple((p, n_gpus - p, per_gpu_goodput(p, pre.rate_per_s, n_gpus - p, dec.rate_per_s))
-                   for p in range(1, n_gpus))
-    return Disaggregation(col.rate_per_s, pre.rate_per_s, dec.rate_per_s, n_gpus, splits,
-                          float(xfer.mean()), link_bytes_per_s(gpu))
+    return pre.rate_per_s, dec.rate_per_s, float(xfer.mean())
+
+
+def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, n_gpus: int = 4,
+                   colocated_policy: str = "prefill-first", chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+                   assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS,
+                   colocated_per_gpu: float | None = None, roles: tuple[float, float, float] | None = None
+                   ) -> Disaggregation:
+    """Capacities of the three roles from the model's own runs (``role_capacities``; colocated: one GPU
+    doing both under ``colocated_policy``, meeting both targets), and every split of ``n_gpus`` GPUs.
+    ``colocated_per_gpu`` and ``roles`` pass in searches already run."""
+    check_int("n_gpus", n_gpus, 2, 64)
+    if colocated_per_gpu is None:
+        colocated_per_gpu = capacity(gpu, model, stream, colocated_policy, targets, chunk_tokens=chunk_tokens,
+                                     prefix_caching=False, assumptions=assumptions,
+                                     iterations=iterations).rate_per_s
+    pre, dec, xfer = roles or role_capacities(gpu, model, stream, targets, assumptions=assumptions,
+                                              iterations=iterations)
+    splits = tuple((p, n_gpus - p, per_gpu_goodput(p, pre, n_gpus - p, dec)) for p in range(1, n_gpus))
+    return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu))
 
 
 #: DistServe's Fig. 1 example (REFERENCE.md 3.5, V20): a 13B model (OPT-13B) on one A100 80GB, 512-token
