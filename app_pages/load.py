@@ -24,7 +24,7 @@ from ui.layout import chart, data_expander, header, how_computed, metric_slots, 
 from ui.setup import current_setup
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
-SWEEP_LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.5]
+SWEEP_LOADS = [0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5]  # x the saturation rate
 REQUESTS = [500, 1000, 2000, 5000]
 CHUNKS = [128, 256, 512, 1024, 2048, 4096, 8192]
 TTFTS = [0.2, 0.3, 0.45, 0.6, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0]  # s
@@ -32,11 +32,14 @@ TBTS = [20, 30, 40, 50, 75, 100, 150, 200]  # ms
 SHARES = [0, 25, 50, 75, 90, 100]  # % of requests with a shared prefix
 PREFIX_TOKENS = [256, 512, 1024, 2048, 4096, 8192]
 N_PREFIXES = [1, 4, 16, 64, 256, 1024, 4096]
+CURVE_PREFIXES = [1, 16, 64, 256, 1024]  # the hit-rate curve's points (one run each)
 GPU_COUNTS = [2, 3, 4, 6, 8]
 WORKLOAD_LABEL = {"sharegpt": "ShareGPT-like", "fixed": "Fixed 1,024 → 128"}
 FIXED = (1024, 128)
 #: Requests of the runs behind the curves and the capacity search (each point is one run).
-SEARCH_REQUESTS = 400
+SEARCH_REQUESTS = 300
+#: Requests of the prefix-caching runs.
+PREFIX_REQUESTS = 600
 PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms"}
 
 
@@ -83,24 +86,25 @@ def _run(
     )
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _sweeps(_setup, setup_key: str, workload: str, chunk: int, ttft_s: float, tbt_s: float):
+@st.cache_resource(max_entries=12, show_spinner=False)
+def _sweep(_setup, setup_key: str, policy: str, workload: str, chunk: int):
+    """One policy's runs at each of SWEEP_LOADS x the saturation rate (targets are applied later)."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
     sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
-    targets = load.Targets(ttft_s, tbt_s)
-    return {
-        p: load.sweep(
-            _setup.gpu,
-            _setup.model,
-            base,
-            p,
-            [sat * f for f in SWEEP_LOADS],
-            targets,
-            chunk_tokens=chunk,
-            assumptions=_setup.assumptions,
-        )
-        for p in load.POLICIES
-    }
+    return load.sweep(
+        _setup.gpu,
+        _setup.model,
+        base,
+        policy,
+        [sat * f for f in SWEEP_LOADS],
+        chunk_tokens=chunk,
+        assumptions=_setup.assumptions,
+    )
+
+
+def _chunk(policy: str, chunk: int) -> int:
+    """The chunk budget as a cache key: only chunked prefill reads it."""
+    return chunk if policy == "chunked" else load.DEFAULT_CHUNK_TOKENS
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -144,8 +148,10 @@ def _hit_curve(
     prefix_tokens: int,
 ):
     hit, ideal = [], []
-    for n_pre in N_PREFIXES:
-        run = _run(_setup, setup_key, policy, workload, 1000, load_pct, chunk, share, prefix_tokens, n_pre)
+    for n_pre in CURVE_PREFIXES:
+        run = _run(
+            _setup, setup_key, policy, workload, PREFIX_REQUESTS, load_pct, chunk, share, prefix_tokens, n_pre
+        )
         hit.append(run.hit_rate)
         ideal.append(load.ideal_hit_rate(run.stream))
     return hit, ideal
@@ -155,8 +161,9 @@ def _hit_curve(
 def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
-    return load.role_capacities(_setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s),
-                                assumptions=_setup.assumptions)
+    return load.role_capacities(
+        _setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s), assumptions=_setup.assumptions
+    )
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -264,17 +271,17 @@ targets = load.Targets(ttft_s, tbt_s)
 
 key = repr(setup)
 try:
-    run = _run(setup, key, policy, workload, n_requests, load_pct, chunk)
+    run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 except ValueError as err:  # only reachable through a direct call with bad values: say so, don't crash
     st.error(f"Cannot run these settings: {err}")
     st.stop()
 longest = int((run.stream.prompt_tokens + run.stream.output_tokens).max())
 fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)")
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
-other = _run(setup, key, other_policy, workload, n_requests, load_pct, chunk)
+other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))
 metrics, other_metrics = run.metrics(targets), other.metrics(targets)
 rate = run.stream.n / float(run.stream.arrival_s[-1])
-caps = {p: _capacity(setup, key, p, workload, chunk, ttft_s, tbt_s) for p in load.POLICIES}
+caps = {p: _capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s) for p in load.POLICIES}
 
 
 with headline:
@@ -343,7 +350,7 @@ st.caption(
 )
 
 st.subheader("As the load rises")
-sweeps = _sweeps(setup, key, workload, chunk, ttft_s, tbt_s)
+sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
 chart(
     latency_figure(sweeps, "tbt", tbt_s, rate, caps),
     key="load_tbt_curve",
@@ -369,14 +376,14 @@ st.caption(
     )
 )
 chart(
-    dashboard_figure(sweeps, rate),
+    dashboard_figure(sweeps, rate, targets),
     key="load_dashboard",
     title="What the dashboard shows, and what the users get",
     alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
     "requests meeting both targets falls at different rates.",
 )
 
-pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, chunk)
+pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
 ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
 st.info(
     f"**The dashboard reads the same.** At {fmt.rate(rate, 'req/s')}, nvidia-smi reports "
@@ -406,15 +413,13 @@ prefix_tokens = prow.select_slider(
 n_prefixes = prow.select_slider(
     "Distinct prefixes", N_PREFIXES, value=16, key="load_prefixes", bind="query-params", width=200
 )
-p_on = _run(setup, key, policy, workload, n_requests, load_pct, chunk, share, prefix_tokens, n_prefixes, True)
-p_off = _run(
-    setup, key, policy, workload, n_requests, load_pct, chunk, share, prefix_tokens, n_prefixes, False
-)
+pk = _chunk(policy, chunk)
+prefix_args = (share, prefix_tokens, n_prefixes)
+p_on = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, True)
+p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, False)
 p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
-cap_on = _capacity(setup, key, policy, workload, chunk, ttft_s, tbt_s, share, prefix_tokens, n_prefixes, True)
-cap_off = _capacity(
-    setup, key, policy, workload, chunk, ttft_s, tbt_s, share, prefix_tokens, n_prefixes, False
-)
+cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
+cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
 word = "without" if caching else "with"
 pm = metric_slots(4)
 pm[0].metric(
@@ -426,21 +431,21 @@ pm[0].metric(
     delta_color="off",
 )
 pm[1].metric(
-    "p50 time to first token",
+    "p50 TTFT, these prefixes",
     fmt.seconds(p_run.ttft_pct(50)),
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
     delta_color="off",
 )
 pm[2].metric(
-    "p99 time to first token",
+    "p99 TTFT, these prefixes",
     fmt.seconds(p_run.ttft_pct(99)),
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
     delta_color="off",
 )
 pm[3].metric(
-    "Capacity under the targets",
+    "Capacity, these prefixes",
     fmt.rate(cap_on if caching else cap_off, "req/s"),
     border=True,
     delta=f"{word}: {fmt.rate(cap_off if caching else cap_on, 'req/s')}",
@@ -451,9 +456,9 @@ hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share,
 room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
 if share:
     chart(
-        prefix_figure(N_PREFIXES, hit, ideal, room, n_prefixes),
+        prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
         key="load_prefix_curve",
-        title="Hit rate against the number of distinct prefixes (1,000 requests, chunked prefill)",
+        title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, chunked prefill)",
         alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
         f"tokens; the cache could hold about {room:,.0f} of them if nothing else ran.",
     )
@@ -476,8 +481,15 @@ st.markdown(
 n_gpus = st.select_slider("GPUs", GPU_COUNTS, value=4, key="load_gpus", bind="query-params", width=240)
 colocated_policy = policy if policy != "decode-first" else "prefill-first"
 roles = _roles(setup, key, workload, ttft_s, tbt_s)
-d = load.disaggregation(setup.gpu, setup.model, run.stream, targets, n_gpus=n_gpus,
-                        colocated_per_gpu=caps[colocated_policy], roles=roles)
+d = load.disaggregation(
+    setup.gpu,
+    setup.model,
+    run.stream,
+    targets,
+    n_gpus=n_gpus,
+    colocated_per_gpu=caps[colocated_policy],
+    roles=roles,
+)
 p_best, d_best, v_best = d.best
 dm = metric_slots(4)
 dm[0].metric("Best split", f"{p_best} prefill : {d_best} decode", border=True)
@@ -592,8 +604,8 @@ holds a larger batch than DistServe's did.
 data_expander(
     {
         f"Requests ({policy})": requests_frame(run),
-        "Load sweep": sweep_frame(sweeps),
-        "Prefix hit rate": prefix_frame(N_PREFIXES, hit, ideal),
+        "Load sweep": sweep_frame(sweeps, targets),
+        "Prefix hit rate": prefix_frame(CURVE_PREFIXES, hit, ideal),
         "Disaggregated splits": splits_frame(d),
     },
     key="load_data",

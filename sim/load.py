@@ -202,7 +202,7 @@ class LoadRun:
     gap_weight: np.ndarray  # ... and how many tokens waited each
     spans: np.ndarray  # (rid, first decode step index, end) decode stretches, in decode-step indices
     idle_s: float
-    cost: StepCost = field(repr=False)
+    pricing: tuple = field(repr=False)  # (gpu, model, assumptions) the steps are priced with
 
     # -- per request
     @property
@@ -225,6 +225,14 @@ class LoadRun:
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0)
 
     _prefill_ends: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def cost(self) -> StepCost:
+        """The steps priced in one vectorised ``sim.cost.step_cost`` call (on first use: the capacity
+        search never needs FLOPs and bytes)."""
+        gpu, model, assumptions = self.pricing
+        T, P, K, S = self.step_sums
+        return step_cost(gpu, model, T, P, K, assumptions, sampled_tokens=S)
 
     # -- aggregates
     def ttft_pct(self, q: float) -> float:
@@ -738,7 +746,6 @@ def _assemble(gpu, model, assumptions, policy, stream, budget, chunk, blocks, ga
     cum = np.cumsum(times)
     start = col(12)
     end = start[idx] + cum - (cum[first] - times[first])[idx] if total else cum  # the clock, idle included
-    cost = step_cost(gpu, model, T, P, K, assumptions, sampled_tokens=S)
     # later steps of decode blocks: nd gaps of that step's time each
     later = (j > 0) & (ndr > 0)
     gv = np.concatenate([np.asarray(gaps_v, dtype=float), times[later]])
@@ -751,7 +758,7 @@ def _assemble(gpu, model, assumptions, policy, stream, budget, chunk, blocks, ga
         rejected=np.array(rejected, dtype=bool), preemptions=preempt, step_end_s=end, step_time_s=times,
         step_decode=ndr.astype(np.int64), step_prefill_tokens=tp[idx], step_kv_tokens=kv_after,
         step_queue=queue[idx], step_sums=(T, P, K, S), gap_s=gv, gap_weight=gw, spans=sp_arr,
-        idle_s=idle, cost=cost, _prefill_ends=prefill_ends,
+        idle_s=idle, pricing=(gpu, model, assumptions), _prefill_ends=prefill_ends,
     )
     return run
 
@@ -760,10 +767,10 @@ def _assemble(gpu, model, assumptions, policy, stream, budget, chunk, blocks, ga
 # Capacity under targets, and the latency-vs-load curve
 # ---------------------------------------------------------------------------------------------------
 
-#: Bisection steps of the capacity search (a bracket of 128x narrowed to about 1 %).
-CAPACITY_ITERATIONS = 10
-#: The bracket: [saturation / 64, 2 x saturation] (``saturation_rate``), the same for every target.
-BRACKET = (1 / 64, 2.0)
+#: Bisection steps of the capacity search (a bracket of 64x narrowed to about 3 %).
+CAPACITY_ITERATIONS = 7
+#: The bracket: [saturation / 16, 4 x saturation] (``saturation_rate``), the same for every target.
+BRACKET = (1 / 16, 4.0)
 
 
 def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
@@ -844,21 +851,54 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
 
 @dataclass(frozen=True)
 class Sweep:
-    """One policy's latency and goodput against the arrival rate (the same requests at each rate)."""
+    """One policy's runs of the same requests at each arrival rate: latency against load, and (given
+    targets) goodput and SLO attainment, via each run's ``metrics``."""
 
     policy: str
     rate_per_s: np.ndarray
-    ttft_p50_s: np.ndarray
-    ttft_p99_s: np.ndarray
-    tbt_p50_s: np.ndarray
-    tbt_p99_s: np.ndarray
-    goodput_rps: np.ndarray  # DistServe goodput with the targets as the SLO (sim.metrics)
-    throughput_rps: np.ndarray  # requests finished per second of wall time
-    utilization_gpu: np.ndarray
-    met: np.ndarray  # bool: both percentile targets met
-    attainment: np.ndarray  # share of requests meeting both targets (sim.metrics' SLO attainment)
+    runs: tuple = field(repr=False)
 
-    @property
+    def _each(self, f) -> np.ndarray:
+        return np.array([f(r) for r in self.runs], dtype=float)
+
+    @cached_property
+    def ttft_p50_s(self) -> np.ndarray:
+        return self._each(lambda r: r.ttft_pct(50))
+
+    @cached_property
+    def ttft_p99_s(self) -> np.ndarray:
+        return self._each(lambda r: r.ttft_pct(99))
+
+    @cached_property
+    def tbt_p50_s(self) -> np.ndarray:
+        return self._each(lambda r: r.tbt_pct(50))
+
+    @cached_property
+    def tbt_p99_s(self) -> np.ndarray:
+        return self._each(lambda r: r.tbt_pct(99))
+
+    @cached_property
+    def throughput_rps(self) -> np.ndarray:
+        """Requests finished per second of wall time."""
+        return self._each(lambda r: r.stream.n / r.wall_s)
+
+    @cached_property
+    def utilization_gpu(self) -> np.ndarray:
+        return self._each(lambda r: r.utilization_gpu)
+
+    def goodput_rps(self, targets: Targets) -> np.ndarray:
+        """DistServe goodput with the targets as the SLO (sim.metrics)."""
+        return self._each(lambda r: r.metrics(targets).goodput_rps)
+
+    def attainment(self, targets: Targets) -> np.ndarray:
+        """Share of requests meeting both targets (sim.metrics' SLO attainment)."""
+        return self._each(lambda r: r.metrics(targets).slo_attainment)
+
+    def met(self, targets: Targets) -> np.ndarray:
+        """Both percentile targets met, at each rate."""
+        return np.array([r.meets(targets) for r in self.runs], dtype=bool)
+
+    @cached_property
     def knee_per_s(self) -> float:
         """The first rate where p99 TTFT is more than twice its value at the lightest load: queueing,
         not the work itself, sets the latency from there (NaN if it never happens in the sweep)."""
@@ -866,24 +906,15 @@ class Sweep:
         return float(self.rate_per_s[above[0]]) if above.size else math.nan
 
 
-def sweep(gpu: GPU, model: Model, stream: Stream, policy: str, rates, targets: Targets, *,
+def sweep(gpu: GPU, model: Model, stream: Stream, policy: str, rates, *,
           chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
           assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Sweep:
     """``stream`` re-timed to each of ``rates`` (requests/s) and run under ``policy``."""
     rates = np.asarray(rates, dtype=float)
     base = stream.n / float(stream.arrival_s[-1])
-    cols = {k: [] for k in "abcdgtumv"}
-    for rate in rates:
-        run = simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
-                       prefix_caching=prefix_caching, assumptions=assumptions)
-        m = run.metrics(targets)
-        for key, v in zip("abcdgtumv", (run.ttft_pct(50), run.ttft_pct(99), run.tbt_pct(50), run.tbt_pct(99),
-                                        m.goodput_rps, stream.n / run.wall_s, run.utilization_gpu,
-                                        run.meets(targets), m.slo_attainment), strict=True):
-            cols[key].append(v)
-    a = {k: np.array(v) for k, v in cols.items()}
-    return Sweep(policy, rates, a["a"], a["b"], a["c"], a["d"], a["g"], a["t"], a["u"], a["m"].astype(bool),
-                 a["v"])
+    runs = tuple(simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
+                          prefix_caching=prefix_caching, assumptions=assumptions) for rate in rates)
+    return Sweep(policy, rates, runs)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -215,7 +215,7 @@ def test_capacity_meets_its_targets_and_chunked_holds_more_load():
 def test_sweep_latency_rises_with_load_and_the_knee_is_inside():
     stream = load.make_stream(300, 1.0, seed=0)
     sat = load.saturation_rate(H100, LLAMA8, stream)
-    sw = load.sweep(H100, LLAMA8, stream, "chunked", sat * np.array([0.1, 0.4, 0.8, 1.2]), load.Targets())
+    sw = load.sweep(H100, LLAMA8, stream, "chunked", sat * np.array([0.1, 0.4, 0.8, 1.2]))
     assert sw.ttft_p99_s[-1] > sw.ttft_p99_s[0]
     assert sw.rate_per_s[0] < sw.knee_per_s <= sw.rate_per_s[-1]
     assert np.all(sw.utilization_gpu > 0) and np.all(sw.utilization_gpu <= 1)

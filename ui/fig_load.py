@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from sim.load import Disaggregation, LoadRun, Sweep
+from sim.load import Disaggregation, LoadRun, Sweep, Targets
 from ui.theme import COLORS, OKABE_ITO, REQUEST_CYCLE, figure
 
 POLICY_LABEL = {
@@ -195,7 +195,7 @@ def latency_figure(
     )
 
 
-def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float) -> go.Figure:
+def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets) -> go.Figure:
     """What a dashboard shows (nvidia-smi utilization) and what users get (share of requests meeting
     both targets), against load, for each policy."""
     traces = []
@@ -217,7 +217,7 @@ def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float) -> go.Figure:
                 type="scatter",
                 mode="lines+markers",
                 x=sw.rate_per_s.tolist(),
-                y=(100 * sw.attainment).tolist(),
+                y=(100 * sw.attainment(targets)).tolist(),
                 name=f"{POLICY_LABEL[policy]}: requests on target",
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
                 marker=dict(size=5),
@@ -351,9 +351,10 @@ def requests_frame(run: LoadRun) -> pd.DataFrame:
     )
 
 
-def sweep_frame(sweeps: dict[str, Sweep]) -> pd.DataFrame:
+def sweep_frame(sweeps: dict[str, Sweep], targets: Targets) -> pd.DataFrame:
     rows = []
     for policy, sw in sweeps.items():
+        good, att, met = sw.goodput_rps(targets), sw.attainment(targets), sw.met(targets)
         for i, r in enumerate(sw.rate_per_s):
             rows.append(
                 {
@@ -363,10 +364,10 @@ def sweep_frame(sweeps: dict[str, Sweep]) -> pd.DataFrame:
                     "TTFT p99 (s)": sw.ttft_p99_s[i],
                     "TBT p50 (ms)": 1e3 * sw.tbt_p50_s[i],
                     "TBT p99 (ms)": 1e3 * sw.tbt_p99_s[i],
-                    "goodput (req/s)": sw.goodput_rps[i],
-                    "on target (%)": 100 * sw.attainment[i],
+                    "goodput (req/s)": good[i],
+                    "on target (%)": 100 * att[i],
                     "utilization.gpu (%)": 100 * sw.utilization_gpu[i],
-                    "targets met": bool(sw.met[i]),
+                    "targets met": bool(met[i]),
                 }
             )
     return pd.DataFrame(rows)
