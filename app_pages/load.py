@@ -40,7 +40,7 @@ FIXED = (1024, 128)
 SEARCH_REQUESTS = 300
 #: Requests of the prefix-caching runs.
 PREFIX_REQUESTS = 600
-PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms"}
+PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom": "Custom"}
 
 
 def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: int = 0, n_prefixes: int = 1):
@@ -183,12 +183,6 @@ def _distserve_example():
     )
 
 
-def _apply_preset() -> None:
-    preset = load.TARGET_PRESETS[st.session_state["load_preset"]]
-    st.session_state["load_ttft"] = preset.ttft_s
-    st.session_state["load_tbt"] = round(preset.tbt_s * 1e3)
-
-
 header(
     "05",
     "Under load: who waits for whom",
@@ -249,24 +243,28 @@ chunk = settings.select_slider(
     "(Sarathi-Serve: 512 for strict targets, 2,048 relaxed).",
 )
 targets_row = st.container(horizontal=True, wrap=True, gap="small", key="load_targets")
-targets_row.radio(
+preset = targets_row.radio(
     "Targets (p99 TTFT / p99 TBT)",
-    list(load.TARGET_PRESETS),
+    [*load.TARGET_PRESETS, "custom"],
     format_func=PRESET_LABEL.get,
     horizontal=True,
     key="load_preset",
     bind="query-params",
-    on_change=_apply_preset,
-    width=300,
-    help="MLPerf-style presets: relaxed chat, and strict interactive. Editable beside.",
+    width=330,
+    help="MLPerf-style presets: relaxed chat and strict interactive; 'Custom' uses the two sliders.",
 )
-ttft_s = targets_row.select_slider(
-    "TTFT target, s", TTFTS, value=2.0, key="load_ttft", bind="query-params", width=220
+custom = preset == "custom"
+ttft_pick = targets_row.select_slider(
+    "TTFT target, s", TTFTS, value=2.0, key="load_ttft", bind="query-params", width=200, disabled=not custom
 )
-tbt_ms = targets_row.select_slider(
-    "TBT target, ms", TBTS, value=100, key="load_tbt", bind="query-params", width=220
+tbt_pick = targets_row.select_slider(
+    "TBT target, ms", TBTS, value=100, key="load_tbt", bind="query-params", width=200, disabled=not custom
 )
-tbt_s = tbt_ms / 1e3
+if custom:
+    ttft_s, tbt_s = float(ttft_pick), tbt_pick / 1e3
+else:
+    ttft_s, tbt_s = load.TARGET_PRESETS[preset].ttft_s, load.TARGET_PRESETS[preset].tbt_s
+tbt_ms = round(tbt_s * 1e3)
 targets = load.Targets(ttft_s, tbt_s)
 
 key = repr(setup)

@@ -886,13 +886,21 @@ class Sweep:
     def utilization_gpu(self) -> np.ndarray:
         return self._each(lambda r: r.utilization_gpu)
 
+    def _metrics(self, targets: Targets) -> list:
+        memo = self.__dict__.setdefault("_memo", {})  # a few target pairs a session: keep them
+        if targets not in memo:
+            if len(memo) > 16:
+                memo.clear()
+            memo[targets] = [r.metrics(targets) for r in self.runs]
+        return memo[targets]
+
     def goodput_rps(self, targets: Targets) -> np.ndarray:
         """DistServe goodput with the targets as the SLO (sim.metrics)."""
-        return self._each(lambda r: r.metrics(targets).goodput_rps)
+        return np.array([m.goodput_rps for m in self._metrics(targets)])
 
     def attainment(self, targets: Targets) -> np.ndarray:
         """Share of requests meeting both targets (sim.metrics' SLO attainment)."""
-        return self._each(lambda r: r.metrics(targets).slo_attainment)
+        return np.array([m.slo_attainment for m in self._metrics(targets)])
 
     def met(self, targets: Targets) -> np.ndarray:
         """Both percentile targets met, at each rate."""

@@ -54,9 +54,9 @@ def test_every_widget_reruns_cleanly_and_moves_its_number(at):
     flip("select_slider", "load_requests", 2000)
     cap = number(metric(at, CAP))
     flip("radio", "load_preset", "strict")
-    assert at.select_slider(key="load_ttft").value == pytest.approx(0.45)
-    assert at.select_slider(key="load_tbt").value == 40
     assert number(metric(at, CAP)) < cap  # stricter targets, less load within them
+    flip("radio", "load_preset", "custom")  # the sliders' defaults: the relaxed pair
+    assert number(metric(at, CAP)) == pytest.approx(cap)
     at.select_slider(key="load_tbt").set_value(200)
     flip("select_slider", "load_ttft", 10.0)  # both targets edited, one rerun
     assert number(metric(at, CAP)) > cap
