@@ -136,6 +136,23 @@ def _capacity(
     return cap.rate_per_s
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _policy_capacity(
+    _setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float, tbt_s: float
+) -> float:
+    """The capacity (requests/s) of a policy: the load curve's runs bracket it, then
+    ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
+    sw = _sweep(_setup, setup_key, policy, workload, chunk)
+    return load.capacity_in_sweep(
+        _setup.gpu,
+        _setup.model,
+        sw,
+        load.Targets(ttft_s, tbt_s),
+        chunk_tokens=chunk,
+        assumptions=_setup.assumptions,
+    ).rate_per_s
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _hit_curve(
     _setup,
@@ -268,18 +285,15 @@ tbt_ms = round(tbt_s * 1e3)
 targets = load.Targets(ttft_s, tbt_s)
 
 key = repr(setup)
-try:
-    run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
-except ValueError as err:  # only reachable through a direct call with bad values: say so, don't crash
-    st.error(f"Cannot run these settings: {err}")
-    st.stop()
-longest = int((run.stream.prompt_tokens + run.stream.output_tokens).max())
+stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
+longest = int((stream.prompt_tokens + stream.output_tokens).max())
 fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)")
+run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))
 metrics, other_metrics = run.metrics(targets), other.metrics(targets)
 rate = run.stream.n / float(run.stream.arrival_s[-1])
-caps = {p: _capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s) for p in load.POLICIES}
+caps = {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s) for p in load.POLICIES}
 
 
 with headline:

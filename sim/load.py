@@ -1043,3 +1043,50 @@ DISTSERVE_MODEL = Model("OPT-13B", 40, 5120, 40, 40, 128, 20480, 50272, True, ga
 DISTSERVE_GPU = "A100 80GB SXM"
 DISTSERVE_TARGETS = Targets(0.4, 0.04, 90.0, "request")
 DISTSERVE_PROMPT, DISTSERVE_OUTPUT = 512, 64
+
+
+#: Bisection steps inside a sweep's bracket (neighbouring sweep rates differ by 1.2-2x: ~3 %).
+SWEEP_CAPACITY_ITERATIONS = 4
+
+
+def capacity_in_sweep(gpu: GPU, model: Model, sw: Sweep, targets: Targets, *,
+                      chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
+                      assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+                      iterations: int = SWEEP_CAPACITY_ITERATIONS) -> Capacity:
+    """``capacity`` with a sweep's runs as the first tests: the bracket is the last sweep rate met
+    before the first one missed and that one, then a geometric bisection between them (the sweep's
+    stream and settings must be those passed here). Monotone in the targets too: a looser target's
+    bracket is the same one (then the same bisection, as in ``capacity``) or lies wholly above."""
+    check_int("iterations", iterations, 1, 40)
+    rates = sw.rate_per_s
+    met = sw.met(targets)
+    tested = [(float(r), bool(m)) for r, m in zip(rates, met, strict=True)]
+    miss = np.nonzero(~met)[0]
+    if not miss.size:
+        return Capacity(float(rates[-1]), (float(rates[0]), float(rates[-1])), tuple(tested), True)
+    i = int(miss[0])
+    stream = sw.runs[0].stream
+    base = stream.n / float(stream.arrival_s[-1])
+
+    def ok(rate):
+        run = simulate(gpu, model, stream.at_rate(rate, base), sw.policy, chunk_tokens=chunk_tokens,
+                       prefix_caching=prefix_caching, assumptions=assumptions)
+        m = run.meets(targets)
+        tested.append((rate, m))
+        return m
+
+    hi = float(rates[i])
+    if i == 0:
+        lo = hi * BRACKET[0]
+        if not ok(lo):
+            return Capacity(0.0, (lo, hi), tuple(tested), False)
+    else:
+        lo = float(rates[i - 1])
+    bracket = (lo, hi)
+    for _ in range(iterations):
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return Capacity(lo, bracket, tuple(tested), False)

@@ -294,3 +294,33 @@ def test_overlapped_host_and_eager_paths_agree_with_the_cost_model():
     b = dataclasses.replace(a, overlap_host=False, cuda_graphs=False)
     run = load.simulate(H100, LLAMA8, stream, "chunked", assumptions=b)
     assert np.sum(run.cost.time_s) == pytest.approx(np.sum(run.step_time_s), rel=1e-9)
+
+
+@given(st.floats(0.2, 5.0), st.floats(0.01, 0.3), st.floats(1.0, 3.0), st.floats(1.0, 3.0))
+@settings(max_examples=8)
+def test_capacity_from_the_load_curve_is_monotone_and_agrees_with_the_full_search(ttft, tbt, lt, lb):
+    stream = _capacity_stream()
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    sw = _sweep_for_capacity()
+    tight, loose = load.Targets(ttft, tbt), load.Targets(ttft * lt, tbt * lb)
+    a = load.capacity_in_sweep(H100, LLAMA8, sw, tight)
+    b = load.capacity_in_sweep(H100, LLAMA8, sw, loose)
+    assert b.rate_per_s >= a.rate_per_s
+    assert a.runs <= sw.rate_per_s.size + load.SWEEP_CAPACITY_ITERATIONS + 1
+    assert a.rate_per_s <= 1.5 * sat
+
+
+@functools.lru_cache(maxsize=1)
+def _sweep_for_capacity():
+    stream = _capacity_stream()
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    loads = np.array([0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5])
+    return load.sweep(H100, LLAMA8, stream, "chunked", sat * loads)
+
+
+def test_capacity_from_the_load_curve_matches_the_bracketed_search():
+    stream = _capacity_stream()
+    strict = load.TARGET_PRESETS["strict"]
+    full = load.capacity(H100, LLAMA8, stream, "chunked", strict)
+    fast = load.capacity_in_sweep(H100, LLAMA8, _sweep_for_capacity(), strict)
+    assert fast.rate_per_s == pytest.approx(full.rate_per_s, rel=0.1)
