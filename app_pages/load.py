@@ -102,6 +102,13 @@ def _sweep(_setup, setup_key: str, policy: str, workload: str, chunk: int):
     )
 
 
+@st.cache_resource(max_entries=96, show_spinner=False)
+def _view(name: str, key: tuple, _build):
+    """A figure or table built once per (name, key): building a Plotly figure costs 5-15 ms, and a
+    reader flipping back and forth asks for the same ones again. ``key`` names everything it shows."""
+    return _build()
+
+
 def _chunk(policy: str, chunk: int) -> int:
     """The chunk budget as a cache key: only chunked prefill reads it."""
     return chunk if policy == "chunked" else load.DEFAULT_CHUNK_TOKENS
@@ -347,7 +354,11 @@ with headline:
 
 long_rid, users = timeline_users(run)
 chart(
-    timeline_figure(run, long_rid, users),
+    _view(
+        "timeline",
+        (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
+        lambda: timeline_figure(run, long_rid, users),
+    ),
     key="load_timeline",
     title=f"{POLICY_LABEL[policy]}: the gap before each token of {len(users)} users as a long prompt arrives",
     alt=f"Gap before each token for {len(users)} users around the arrival of a "
@@ -364,14 +375,20 @@ st.caption(
 st.subheader("As the load rises")
 sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
 chart(
-    latency_figure(sweeps, "tbt", tbt_s, rate, caps),
+    _view(
+        "tbt", (key, workload, chunk, targets, rate), lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps)
+    ),
     key="load_tbt_curve",
     title="p99 time between tokens against the arrival rate",
     alt=f"p99 time between tokens against arrival rate for the three policies, with the {tbt_ms} ms target; "
     f"capacities: " + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES) + ".",
 )
 chart(
-    latency_figure(sweeps, "ttft", ttft_s, rate, caps),
+    _view(
+        "ttft",
+        (key, workload, chunk, targets, rate),
+        lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
+    ),
     key="load_ttft_curve",
     title="p99 time to first token against the arrival rate",
     alt=f"p99 time to first token against arrival rate for the three policies, with the {ttft_s:g} s target.",
@@ -388,7 +405,7 @@ st.caption(
     )
 )
 chart(
-    dashboard_figure(sweeps, rate, targets),
+    _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",
     title="What the dashboard shows, and what the users get",
     alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
@@ -468,7 +485,11 @@ hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share,
 room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
 if share:
     chart(
-        prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
+        _view(
+            "prefix",
+            (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
+            lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
+        ),
         key="load_prefix_curve",
         title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, chunked prefill)",
         alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
@@ -519,7 +540,11 @@ dm[3].metric(
     help=f"A prompt's KV cache over the peer link at {fmt.rate(d.link_bytes_per_s / 1e9, 'GB/s')}.",
 )
 chart(
-    disagg_figure(d),
+    _view(
+        "disagg",
+        (key, workload, targets, n_gpus, colocated_policy, caps[colocated_policy]),
+        lambda: disagg_figure(d),
+    ),
     key="load_disagg",
     title=f"Goodput per GPU: {n_gpus} GPUs split, against the same GPUs colocated",
     alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
@@ -615,8 +640,12 @@ holds a larger batch than DistServe's did.
 )
 data_expander(
     {
-        f"Requests ({policy})": requests_frame(run),
-        "Load sweep": sweep_frame(sweeps, targets),
+        f"Requests ({policy})": _view(
+            "requests",
+            (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
+            lambda: requests_frame(run),
+        ),
+        "Load sweep": _view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
         "Prefix hit rate": prefix_frame(CURVE_PREFIXES, hit, ideal),
         "Disaggregated splits": splits_frame(d),
     },

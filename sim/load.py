@@ -55,7 +55,7 @@ import numpy as np
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, step_cost, step_time_coefficients
 from sim.hardware import GB, GPU
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
-from sim.metrics import SLO, ServingMetrics, per_gpu_goodput, run_metrics, weighted_percentile
+from sim.metrics import SLO, ServingMetrics, per_gpu_goodput, run_metrics
 from sim.models import Model
 from sim.validate import check_choice, check_float, check_int
 
@@ -239,8 +239,19 @@ class LoadRun:
         v = self.ttft_s
         return float(np.percentile(v, q)) if v.size else math.nan
 
+    @cached_property
+    def _gaps_sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.gap_s, kind="stable")
+        return self.gap_s[order], np.cumsum(self.gap_weight[order])
+
     def tbt_pct(self, q: float) -> float:
-        return weighted_percentile(self.gap_s, self.gap_weight, q)
+        """The q-th percentile of the gaps between tokens, per token (``sim.metrics.weighted_percentile``'s
+        inverse-CDF definition, on gaps sorted once)."""
+        v, cum = self._gaps_sorted
+        if not v.size or cum[-1] <= 0:
+            return math.nan
+        i = int(np.searchsorted(cum, q / 100.0 * cum[-1] * (1 - 1e-12), side="left"))
+        return float(v[min(i, v.size - 1)])
 
     @property
     def wall_s(self) -> float:
@@ -251,7 +262,15 @@ class LoadRun:
         return int(self.stream.output_tokens[~self.rejected].sum())
 
     def metrics(self, targets: Targets = Targets()) -> ServingMetrics:
-        """Section 04's metrics of this run (goodput with ``targets`` as the SLO)."""
+        """Section 04's metrics of this run (goodput with ``targets`` as the SLO), kept per targets."""
+        memo = self.__dict__.setdefault("_metrics_memo", {})
+        if targets not in memo:
+            if len(memo) > 16:
+                memo.clear()
+            memo[targets] = self._metrics(targets)
+        return memo[targets]
+
+    def _metrics(self, targets: Targets) -> ServingMetrics:
         t = self.stream.output_tokens
         processed = float(self.prefill_tokens.sum() + (t[~self.rejected] - 1).sum())
         return run_metrics(

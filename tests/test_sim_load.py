@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sim import load
 from sim.cost import Assumptions, step_cost
 from sim.hardware import GPUS
-from sim.metrics import per_gpu_goodput
+from sim.metrics import per_gpu_goodput, weighted_percentile
 from sim.models import MODELS
 
 H100, A100 = GPUS["H100 SXM"], GPUS["A100 80GB SXM"]
@@ -74,6 +74,8 @@ def test_scheduler_invariants(case):
     # gaps: one per token after each request's first
     assert run.gap_weight.sum() == pytest.approx(float((stream.output_tokens[ok] - 1).sum()))
     assert np.all(run.gap_s > 0)
+    for q in (50, 99):  # the run's own percentile is section 04's definition
+        assert run.tbt_pct(q) == weighted_percentile(run.gap_s, run.gap_weight, q) or not ok.any()
 
 
 def test_preemption_by_recompute_is_counted_and_conserves_tokens():
