@@ -304,48 +304,55 @@ caps = {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, t
 
 
 with headline:
-    m = metric_slots(5)
+    m = metric_slots(4)
     m[0].metric(
-        "p99 time between tokens",
+        "p99 TBT",
         fmt.seconds(run.tbt_pct(99)),
         border=True,
-        delta=f"{POLICY_LABEL[other_policy]}: {fmt.seconds(other.tbt_pct(99))}",
+        delta=f"{other_policy}: {fmt.seconds(other.tbt_pct(99))}",
         delta_color="off",
+        delta_arrow="off",
         help=define("TBT"),
     )
     m[1].metric(
-        "p99 time to first token",
+        "p99 TTFT",
         fmt.seconds(run.ttft_pct(99)),
         border=True,
-        delta=f"{POLICY_LABEL[other_policy]}: {fmt.seconds(other.ttft_pct(99))}",
+        delta=f"{other_policy}: {fmt.seconds(other.ttft_pct(99))}",
         delta_color="off",
+        delta_arrow="off",
         help=define("TTFT"),
     )
     m[2].metric(
-        "GPU utilization (nvidia-smi)",
+        "GPU utilization",
         fmt.percent(run.utilization_gpu),
         border=True,
-        delta=f"{POLICY_LABEL[other_policy]}: {fmt.percent(other.utilization_gpu)}",
+        delta=f"{other_policy}: {fmt.percent(other.utilization_gpu)}",
         delta_color="off",
-        help=define("GPU utilization (utilization.gpu)"),
+        delta_arrow="off",
+        help=define("GPU utilization (utilization.gpu)") + " The share of wall time with a kernel running.",
     )
     m[3].metric(
         "Goodput",
         fmt.rate(metrics.goodput_rps, "req/s"),
         border=True,
-        delta=f"{POLICY_LABEL[other_policy]}: {fmt.rate(other_metrics.goodput_rps, 'req/s')}",
+        delta=f"{other_policy}: {fmt.rate(other_metrics.goodput_rps, 'req/s')}",
         delta_color="off",
+        delta_arrow="off",
         help=define("Goodput") + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}.",
     )
-    m[4].metric(
-        "Capacity under the targets",
+    cap_row = st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False)
+    cap_row.metric(
+        "Capacity",
         fmt.rate(caps[policy], "req/s") if caps[policy] > 0 else "none",
         border=True,
-        delta=f"{POLICY_LABEL[other_policy]}: {fmt.rate(caps[other_policy], 'req/s')}",
+        delta=f"{other_policy}: {fmt.rate(caps[other_policy], 'req/s')}",
         delta_color="off",
+        delta_arrow="off",
         help=define("Capacity"),
+        width="content",
     )
-    st.caption(
+    cap_row.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
         f"({load_pct} % of the {fmt.rate(rate * 100 / load_pct, 'req/s')} this GPU could finish flat "
         f"out); targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}. "
@@ -360,13 +367,14 @@ chart(
         lambda: timeline_figure(run, long_rid, users),
     ),
     key="load_timeline",
-    title=f"{POLICY_LABEL[policy]}: the gap before each token of {len(users)} users as a long prompt arrives",
-    alt=f"Gap before each token for {len(users)} users around the arrival of a "
+    title=f"{POLICY_LABEL[policy]}: the tokens of {len(users)} users as a long prompt arrives",
+    alt=f"A tick for each token of {len(users)} users around the arrival of a "
     f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt under {POLICY_LABEL[policy]}; p99 time "
     f"between tokens {fmt.seconds(run.tbt_pct(99))}.",
 )
 st.caption(
-    "The shaded band runs from the long prompt's arrival to its first token. Prefill-first: one "
+    "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
+    "token that came more than twice the user's usual gap after the one before. Prefill-first: one "
     "step carries the whole prompt, and every user's next token waits for it. Chunked: the prompt "
     "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
     "waits, and the new prompt waits for the whole batch instead."
@@ -458,6 +466,7 @@ pm[0].metric(
     help=define("Prefix hit rate"),
     delta=f"never evicting: {fmt.percent(load.ideal_hit_rate(p_on.stream))}" if share else None,
     delta_color="off",
+    delta_arrow="off",
 )
 pm[1].metric(
     "p50 TTFT, these prefixes",
@@ -465,6 +474,7 @@ pm[1].metric(
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
     delta_color="off",
+    delta_arrow="off",
 )
 pm[2].metric(
     "p99 TTFT, these prefixes",
@@ -472,6 +482,7 @@ pm[2].metric(
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
     delta_color="off",
+    delta_arrow="off",
 )
 pm[3].metric(
     "Capacity, these prefixes",
@@ -479,6 +490,7 @@ pm[3].metric(
     border=True,
     delta=f"{word}: {fmt.rate(cap_off if caching else cap_on, 'req/s')}",
     delta_color="off",
+    delta_arrow="off",
     help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
 )
 hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
@@ -525,10 +537,15 @@ d = load.disaggregation(
 )
 p_best, d_best, v_best = d.best
 dm = metric_slots(4)
-dm[0].metric("Best split", f"{p_best} prefill : {d_best} decode", border=True)
-dm[1].metric("Goodput per GPU, disaggregated", fmt.rate(v_best, "req/s"), border=True)
+dm[0].metric("Best split, prefill : decode", f"{p_best} : {d_best}", border=True)
+dm[1].metric(
+    "Per GPU, split",
+    fmt.rate(v_best, "req/s"),
+    border=True,
+    help="Goodput per GPU of the best split: min(P × prefill rate, D × decode rate) / (P + D).",
+)
 dm[2].metric(
-    "Goodput per GPU, colocated",
+    "Per GPU, colocated",
     fmt.rate(d.colocated_per_gpu, "req/s"),
     border=True,
     help=f"One GPU doing both under {POLICY_LABEL[colocated_policy].lower()}, meeting both targets.",

@@ -547,7 +547,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
             if mode == "decode":
                 # the prompt's KV arrives over the link; the first token was made elsewhere
                 first_tok[r] = arr[r] - xfer[r]
-                ttft[r] = 0.0
+                ttft[r] = now - first_tok[r]  # the wait for a decode slot, transfer included
                 last_tok[r] = first_tok[r]
                 gen[r] = 1
                 prefill_ends.setdefault(r, []).append(first_tok[r])
@@ -1022,11 +1022,13 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
     """(prefill-only GPU, decode-only GPU) capacities in requests/s, and the mean KV transfer, s.
 
     Each role is searched for its own target, as DistServe places them: the prefill GPU for TTFT
-    (TBT target relaxed), the decode GPU for TBT (its TTFT is the prefill side's). The decode GPU's
-    requests arrive with their KV, the first token made ``kv_transfer_s`` earlier on the prefill GPU.
+    (TBT target relaxed), the decode GPU for TBT. The decode GPU's requests arrive with their KV, the
+    first token made ``kv_transfer_s`` earlier on the prefill GPU; the time from that first token to a
+    decode slot (the transfer and any queue) is held to the TTFT target too, so that a decode GPU
+    whose queue grows without bound does not count as meeting its targets.
     """
     only_ttft = Targets(targets.ttft_s, 60.0, targets.percentile, targets.tbt)
-    only_tbt = Targets(3600.0, targets.tbt_s, targets.percentile, targets.tbt)
+    only_tbt = targets
     pre = capacity(gpu, model, stream, "prefill-first", only_ttft, prefix_caching=False,
                    assumptions=assumptions, mode="prefill", iterations=iterations)
     xfer = kv_transfer_s(gpu, model, stream.prompt_tokens)

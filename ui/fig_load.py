@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sim.load import Disaggregation, LoadRun, Sweep, Targets
-from ui.theme import COLORS, OKABE_ITO, REQUEST_CYCLE, figure
+from ui.theme import COLORS, OKABE_ITO, figure
 
 POLICY_LABEL = {
     "prefill-first": "Prefill-first",
@@ -30,18 +30,18 @@ def _fig(traces: list[dict], layout: dict, *, height: int = 340, title: str | No
     return figure(traces, extra, height=height, title=title)
 
 
-def _hline(y: float, text: str, color: str = COLORS["text"]) -> tuple[dict, dict]:
+def _hline(y: float, text: str, color: str = COLORS["text"], left: bool = False) -> tuple[dict, dict]:
     shape = dict(
         type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(color=color, width=1.5, dash="dash")
     )
     note = dict(
         xref="paper",
-        x=1,
+        x=0 if left else 1,
         y=y,
         yref="y",
         text=text,
         showarrow=False,
-        xanchor="right",
+        xanchor="left" if left else "right",
         yanchor="bottom",
         font=dict(size=11, color=color),
     )
@@ -72,28 +72,68 @@ def timeline_users(run: LoadRun, n_users: int = 4) -> tuple[int, list[int]]:
     return long_rid, [int(r) for r in busy]
 
 
-def timeline_figure(run: LoadRun, long_rid: int, users: list[int], window_s: float = 2.0) -> go.Figure:
-    """Each user's gap before each token against time, around the arrival of the long prompt."""
+def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
+    """A row per user and a tick per token, around the arrival of the long prompt: a tick comes late
+    (vermillion: more than twice the user's usual gap) when the user's token waited for a prefill."""
     s = run.stream
     t0 = float(s.arrival_s[long_rid])
     t_first = t0 + float(run.ttft_s[long_rid])
-    lo, hi = t0 - 0.25 * window_s, max(t0 + window_s, t_first + 0.3 * window_s)
+    span = max(t_first - t0, 0.2)
+    lo, hi = t0 - 0.5 * span, t_first + span
     traces = []
-    for i, rid in enumerate(users):
+    rows = []
+    for rid in users:
         times = run.token_times_s(rid)
-        gaps = np.diff(times)
-        at = times[1:]
-        keep = (at >= lo) & (at <= hi)
+        gaps = np.diff(times, prepend=np.nan)
+        usual = float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else math.nan
+        keep = (times >= lo) & (times <= hi)
+        late = gaps[keep] > 2 * usual
+        label = f"User {rid}"
+        rows.append(label)
         traces.append(
             dict(
                 type="scatter",
-                mode="lines+markers",
-                x=(at[keep] - t0).tolist(),
-                y=(gaps[keep] * 1e3).tolist(),
-                name=f"User {rid}",
-                line=dict(color=REQUEST_CYCLE[i % len(REQUEST_CYCLE)], width=1.5, shape="hv"),
-                marker=dict(size=4),
-                hovertemplate="%{y:.1f} ms before this token<extra>User " + str(rid) + "</extra>",
+                mode="markers",
+                x=(times[keep] - t0).tolist(),
+                y=[label] * int(keep.sum()),
+                marker=dict(
+                    symbol="line-ns-open",
+                    size=14,
+                    line=dict(width=2),
+                    color=[COLORS["waste"] if x else COLORS["decode"] for x in late],
+                ),
+                customdata=(gaps[keep] * 1e3).tolist(),
+                showlegend=False,
+                hovertemplate="token at %{x:.3f} s; %{customdata:.1f} ms after the one before<extra>"
+                + label
+                + "</extra>",
+            )
+        )
+    label = f"{int(s.prompt_tokens[long_rid]):,}-token prompt"
+    rows.append(label)
+    traces.append(
+        dict(
+            type="scatter",
+            mode="markers",
+            x=[t_first - t0],
+            y=[label],
+            showlegend=False,
+            marker=dict(symbol="diamond", size=11, color=COLORS["prefill"]),
+            hovertemplate="first token after %{x:.3f} s<extra>long prompt</extra>",
+        )
+    )
+    for name, color in (
+        ("token", COLORS["decode"]),
+        ("token after a stall (> 2× the usual gap)", COLORS["waste"]),
+    ):
+        traces.append(
+            dict(
+                type="scatter",
+                mode="markers",
+                x=[None],
+                y=[None],
+                name=name,
+                marker=dict(symbol="line-ns-open", size=12, line=dict(width=2), color=color),
             )
         )
     shapes = [
@@ -117,7 +157,7 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], window_s: flo
             xanchor="left",
             yanchor="bottom",
             showarrow=False,
-            text=f"{int(s.prompt_tokens[long_rid]):,}-token prompt arrives → first token",
+            text="prompt arrives → its first token",
             font=dict(size=11, color=COLORS["prefill"]),
         )
     ]
@@ -125,17 +165,23 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], window_s: flo
         traces,
         dict(
             xaxis=dict(title="seconds from the long prompt's arrival", range=[lo - t0, hi - t0]),
-            yaxis=dict(title="gap before each token (ms)", rangemode="tozero"),
+            yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], showgrid=False),
             shapes=shapes,
             annotations=notes,
-            showlegend=bool(traces),
-            margin=dict(t=60),
+            margin=dict(t=60, l=10),
         ),
-        height=320,
+        height=110 + 34 * len(rows),
     )
 
 
 # --- latency, goodput and utilization against load ---------------------------------------------------
+
+
+_LOG_TICKS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500]
+
+
+def _tick(v: float) -> str:
+    return f"{v * 1e3:g} ms" if v < 1 else f"{v:g} s"
 
 
 def latency_figure(
@@ -160,13 +206,14 @@ def latency_figure(
             )
         )
         cap = capacities.get(policy, math.nan)
-        if cap > 0:
+        if cap > 0:  # on the policy's own curve (log-interpolated), at its capacity
+            at_cap = float(np.exp(np.interp(cap, sw.rate_per_s, np.log(np.maximum(y, 1e-4)))))
             traces.append(
                 dict(
                     type="scatter",
                     mode="markers",
                     x=[cap],
-                    y=[target_s],
+                    y=[at_cap],
                     showlegend=False,
                     marker=dict(
                         symbol="diamond",
@@ -187,7 +234,12 @@ def latency_figure(
         traces,
         dict(
             xaxis=dict(title="arrival rate (requests/s)"),
-            yaxis=dict(title=f"{name} (s, log)", type="log"),
+            yaxis=dict(
+                title=f"{name} (log)",
+                type="log",
+                tickvals=_LOG_TICKS,
+                ticktext=[_tick(v) for v in _LOG_TICKS],
+            ),
             shapes=[shape, _vline(rate_now)],
             annotations=[note],
         ),
@@ -196,19 +248,20 @@ def latency_figure(
 
 
 def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets) -> go.Figure:
-    """What a dashboard shows (nvidia-smi utilization) and what users get (share of requests meeting
-    both targets), against load, for each policy."""
+    """What a dashboard shows (nvidia-smi utilization, grey, one line a policy) and what users get (the
+    share of requests meeting both targets, a colour a policy), against load."""
     traces = []
-    for policy, sw in sweeps.items():
+    for k, (policy, sw) in enumerate(sweeps.items()):
         traces.append(
             dict(
                 type="scatter",
                 mode="lines",
                 x=sw.rate_per_s.tolist(),
                 y=(100 * sw.utilization_gpu).tolist(),
-                name=f"{POLICY_LABEL[policy]}: utilization",
-                line=dict(color=COLORS["utilization"], dash=POLICY_DASH[policy], width=1.5),
+                name="GPU utilization (each policy)",
                 legendgroup="util",
+                showlegend=k == 0,
+                line=dict(color=COLORS["utilization"], dash=POLICY_DASH[policy], width=1.5),
                 hovertemplate="%{y:.1f} %<extra>nvidia-smi, " + POLICY_LABEL[policy] + "</extra>",
             )
         )
@@ -218,7 +271,7 @@ def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets
                 mode="lines+markers",
                 x=sw.rate_per_s.tolist(),
                 y=(100 * sw.attainment(targets)).tolist(),
-                name=f"{POLICY_LABEL[policy]}: requests on target",
+                name=f"{POLICY_LABEL[policy]}: on target",
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
                 marker=dict(size=5),
                 hovertemplate="%{y:.1f} % of requests meet both targets<extra>"
@@ -230,11 +283,10 @@ def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets
         traces,
         dict(
             xaxis=dict(title="arrival rate (requests/s)"),
-            yaxis=dict(title="%", range=[0, 103]),
+            yaxis=dict(title="% (requests on target; GPU utilization)", range=[0, 103]),
             shapes=[_vline(rate_now)],
-            legend=dict(entrywidth=0.5, entrywidthmode="fraction"),
         ),
-        height=380,
+        height=360,
     )
 
 
@@ -316,7 +368,10 @@ def disagg_figure(d: Disaggregation) -> go.Figure:
         )
     ]
     shape, note = _hline(
-        d.colocated_per_gpu, f"colocated {d.colocated_per_gpu:.3g} req/s per GPU", COLORS["prefill"]
+        d.colocated_per_gpu,
+        f"colocated {d.colocated_per_gpu:.3g} req/s per GPU",
+        COLORS["prefill"],
+        left=True,
     )
     return _fig(
         traces,
