@@ -460,7 +460,7 @@ cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_arg
 word = "without" if caching else "with"
 pm = metric_slots(4)
 pm[0].metric(
-    "Prefix hit rate",
+    "Prefix hits",
     fmt.percent(p_on.hit_rate) if caching and share else "off" if share else "n/a",
     border=True,
     help=define("Prefix hit rate"),
@@ -469,7 +469,7 @@ pm[0].metric(
     delta_arrow="off",
 )
 pm[1].metric(
-    "p50 TTFT, these prefixes",
+    "p50 TTFT (prefix)",
     fmt.seconds(p_run.ttft_pct(50)),
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
@@ -477,7 +477,7 @@ pm[1].metric(
     delta_arrow="off",
 )
 pm[2].metric(
-    "p99 TTFT, these prefixes",
+    "p99 TTFT (prefix)",
     fmt.seconds(p_run.ttft_pct(99)),
     border=True,
     delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
@@ -485,7 +485,7 @@ pm[2].metric(
     delta_arrow="off",
 )
 pm[3].metric(
-    "Capacity, these prefixes",
+    "Capacity (prefix)",
     fmt.rate(cap_on if caching else cap_off, "req/s"),
     border=True,
     delta=f"{word}: {fmt.rate(cap_off if caching else cap_on, 'req/s')}",

@@ -67,17 +67,17 @@ def test_every_widget_reruns_cleanly_and_moves_its_number(at):
     flip("select_slider", "load_chunk", 2048)
     assert ms(metric(at, TBT)) > tbt_c  # a bigger budget: longer mixed steps
     flip("select_slider", "load_chunk", 512)
-    hit = number(metric(at, "Prefix hit rate"))
+    hit = number(metric(at, "Prefix hits"))
     flip("select_slider", "load_prefixes", 4096)
-    assert number(metric(at, "Prefix hit rate")) < hit / 2  # thrashing
+    assert number(metric(at, "Prefix hits")) < hit / 2  # thrashing
     flip("select_slider", "load_prefixes", 16)
-    ttft_on = ms(metric(at, "p50 TTFT, these prefixes"))
+    ttft_on = ms(metric(at, "p50 TTFT (prefix)"))
     flip("toggle", "load_caching", False)
-    assert metric(at, "Prefix hit rate") == "off"
-    assert ms(metric(at, "p50 TTFT, these prefixes")) > ttft_on
+    assert metric(at, "Prefix hits") == "off"
+    assert ms(metric(at, "p50 TTFT (prefix)")) > ttft_on
     flip("toggle", "load_caching", True)
     flip("select_slider", "load_share", 0)
-    assert metric(at, "Prefix hit rate") == "n/a"
+    assert metric(at, "Prefix hits") == "n/a"
     at.select_slider(key="load_share").set_value(75)
     flip("select_slider", "load_prefix", 512)
     flip("select_slider", "load_gpus", 8)

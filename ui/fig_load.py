@@ -124,7 +124,7 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
     )
     for name, color in (
         ("token", COLORS["decode"]),
-        ("token after a stall (> 2× the usual gap)", COLORS["waste"]),
+        ("late token (> 2× the usual gap)", COLORS["waste"]),
     ):
         traces.append(
             dict(
@@ -152,12 +152,12 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
     notes = [
         dict(
             x=0,
-            y=1,
+            y=0.01,
             yref="paper",
             xanchor="left",
             yanchor="bottom",
             showarrow=False,
-            text="prompt arrives → its first token",
+            text=" prefill of the long prompt",
             font=dict(size=11, color=COLORS["prefill"]),
         )
     ]
@@ -326,9 +326,9 @@ def prefix_figure(
         notes.append(
             dict(
                 x=math.log10(room),
-                y=1,
+                y=0.03,
                 yref="paper",
-                text="cache full of prefixes",
+                text="cache full of prefixes ",
                 showarrow=False,
                 xanchor="right",
                 yanchor="bottom",
