@@ -537,7 +537,7 @@ d = load.disaggregation(
 )
 p_best, d_best, v_best = d.best
 dm = metric_slots(4)
-dm[0].metric("Best split, prefill : decode", f"{p_best} : {d_best}", border=True)
+dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
 dm[1].metric(
     "Per GPU, split",
     fmt.rate(v_best, "req/s"),

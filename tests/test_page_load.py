@@ -81,7 +81,7 @@ def test_every_widget_reruns_cleanly_and_moves_its_number(at):
     at.select_slider(key="load_share").set_value(75)
     flip("select_slider", "load_prefix", 512)
     flip("select_slider", "load_gpus", 8)
-    assert " : " in metric(at, "Best split, prefill : decode")
+    assert " : " in metric(at, "Best split (P : D)")
     at.radio(key="load_policy").set_value("prefill-first")
     flip("radio", "load_workload", "fixed")
 
