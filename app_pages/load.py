@@ -404,7 +404,8 @@ chart(
 knee = sweeps[policy].knee_per_s
 st.caption(
     "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
-    f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed). Dotted: this page's rate. "
+    f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each policy's "
+    "knee. Dotted: this page's rate. "
     + (
         f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
         f"its light-load value): {fmt.rate(knee, 'req/s')}."
@@ -602,10 +603,14 @@ wait is $n$ samples), p99 over all of them. Goodput: requests per second that me
 mean time per output token ≤ the TBT target (section 04's definition, the same code). GPU utilization:
 time with a kernel running over wall time, idle gaps included (NVML's definition).
 
-**Capacity.** A bisection over the arrival rate, geometric, between 1/64 and 2 × the saturation rate
-(the rate the GPU would finish with no idle time at the mean lengths), {load.CAPACITY_ITERATIONS} steps: the
-highest rate at which p99 TTFT and p99 TBT both meet their targets. The bracket does not depend on the
-targets, so a looser target never gets a lower capacity.
+**Capacity.** The highest arrival rate at which p99 TTFT and p99 TBT both meet their targets, found
+by geometric bisection with the same requests (re-timed) at every rate. For each policy the load
+curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
+would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the
+targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisection runs narrow it. The
+prefix-caching and disaggregation searches bracket between 1/16 and 4 × the saturation rate and take
+{load.CAPACITY_ITERATIONS} steps. Either way a looser target never gets a lower capacity (the rates tried
+do not depend on the targets until the first answer that differs; a test checks it).
 
 **Prefix caching.** A share of requests start with one of $N$ prefixes (uniformly chosen). The first
 request with a prefix computes it and leaves its KV in the cache; later ones with that prefix prefill

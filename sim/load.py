@@ -583,6 +583,8 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
             if not decoders and not prefilling:
                 if waiting:  # nothing runs yet the head does not fit: impossible (too large: rejected)
                     raise RuntimeError(f"scheduler stalled: {used} of {budget} KV tokens held")
+                while nxt < n and rejected[nxt]:  # a rejected request never reaches the engine
+                    nxt += 1
                 if nxt >= n:
                     break
                 idle += max(arr[nxt] - now, 0.0)

@@ -95,6 +95,12 @@ def test_a_request_that_can_never_fit_is_rejected_not_stalled():
     stream = load.make_stream(3, 1.0, lengths="fixed", prompt_tokens=900, output_tokens=200)
     run = load.simulate(H100, LLAMA8, stream, "chunked", kv_tokens=1000)
     assert run.rejected.all() and not run.meets(load.Targets())
+    # a rejected request arriving after the others are done adds no idle time (found by hypothesis)
+    late = load.Stream(np.array([1.056, 4.748]), np.array([1438, 3628]), np.array([301, 579]),
+                       np.array([-1, -1]))
+    run = load.simulate(H100, LLAMA8, late, "prefill-first", kv_tokens=4000)
+    assert run.rejected.tolist() == [False, True]
+    assert run.wall_s == pytest.approx(run.finish_s[0])
 
 
 @given(small_runs())

@@ -224,6 +224,21 @@ def latency_figure(
                     hovertemplate=f"capacity {cap:.3g} req/s<extra>{POLICY_LABEL[policy]}</extra>",
                 )
             )
+        knee = sw.knee_per_s
+        if what == "ttft" and math.isfinite(knee):  # where queueing starts to set the TTFT
+            k = int(np.searchsorted(sw.rate_per_s, knee))
+            traces.append(
+                dict(
+                    type="scatter",
+                    mode="markers",
+                    x=[knee],
+                    y=[float(max(y[k], 1e-4))],
+                    showlegend=False,
+                    marker=dict(symbol="x", size=10, color=POLICY_COLOR[policy]),
+                    hovertemplate=f"knee {knee:.3g} req/s: queueing sets the TTFT from here"
+                    f"<extra>{POLICY_LABEL[policy]}</extra>",
+                )
+            )
     shape, note = _hline(
         target_s, f"target {target_s * 1e3:.0f} ms" if target_s < 1 else f"target {target_s:.3g} s"
     )
