@@ -17,6 +17,7 @@ from ui.fig_load import (
     splits_frame,
     sweep_frame,
     timeline_figure,
+    timeline_frame,
     timeline_users,
 )
 from ui.glossary import define
@@ -668,6 +669,11 @@ data_expander(
             lambda: requests_frame(run),
         ),
         "Load sweep": _view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
+        "Timeline tokens": _view(
+            "timeline_frame",
+            (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
+            lambda: timeline_frame(run, long_rid, users),
+        ),
         "Prefix hit rate": prefix_frame(CURVE_PREFIXES, hit, ideal),
         "Disaggregated splits": splits_frame(d),
     },

@@ -24,6 +24,7 @@ def test_defaults_render_with_the_story(at):
     assert 90 < number(metric(at, UTIL)) < 100
     assert number(metric(at, CAP)) > 0
     assert len(at.get("plotly_chart")) == 6  # timeline, two latency curves, dashboard, prefix, split
+    assert len(at.dataframe) == 5  # requests, load sweep, timeline tokens, prefix hit rate, splits
 
 
 def test_policy_moves_tbt_and_capacity_not_utilization(at):

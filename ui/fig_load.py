@@ -465,3 +465,22 @@ def prefix_frame(n_prefixes, hit, ideal) -> pd.DataFrame:
             "hit rate, no eviction (%)": np.round(100 * ideal, 2),
         }
     )
+
+
+def timeline_frame(run: LoadRun, long_rid: int, users: list[int]) -> pd.DataFrame:
+    """The timeline's tokens: each user's token times and the gap before each (the whole request)."""
+    t0 = float(run.stream.arrival_s[long_rid])
+    parts = []
+    for rid in users:
+        times = run.token_times_s(rid)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "user (request)": rid,
+                    "token": np.arange(1, times.size + 1),
+                    "time from the long prompt's arrival (s)": (times - t0).round(4),
+                    "gap before (ms)": (1e3 * np.diff(times, prepend=np.nan)).round(2),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
