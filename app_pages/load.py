@@ -364,8 +364,8 @@ long_rid, users = timeline_users(run)
 chart(
     _view(
         "timeline",
-        (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
-        lambda: timeline_figure(run, long_rid, users),
+        (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk), tbt_s),
+        lambda: timeline_figure(run, long_rid, users, tbt_s),
     ),
     key="load_timeline",
     title=f"{POLICY_LABEL[policy]}: the tokens of {len(users)} users as a long prompt arrives",
@@ -375,7 +375,7 @@ chart(
 )
 st.caption(
     "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
-    "token that came more than twice the user's usual gap after the one before. Prefill-first: one "
+    "token that came later than the TBT target after the one before. Prefill-first: one "
     "step carries the whole prompt, and every user's next token waits for it. Chunked: the prompt "
     "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
     "waits, and the new prompt waits for the whole batch instead."

@@ -72,9 +72,9 @@ def timeline_users(run: LoadRun, n_users: int = 4) -> tuple[int, list[int]]:
     return long_rid, [int(r) for r in busy]
 
 
-def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
-    """A row per user and a tick per token, around the arrival of the long prompt: a tick comes late
-    (vermillion: more than twice the user's usual gap) when the user's token waited for a prefill."""
+def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s: float) -> go.Figure:
+    """A row per user and a tick per token, around the arrival of the long prompt: vermillion where a
+    token came later than the TBT target after the one before (it waited for a prefill)."""
     s = run.stream
     t0 = float(s.arrival_s[long_rid])
     t_first = t0 + float(run.ttft_s[long_rid])
@@ -82,41 +82,37 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
     lo, hi = t0 - 0.5 * span, t_first + span
     traces = []
     rows = []
-    for rid in users:
+    for row, rid in enumerate(users):
         times = run.token_times_s(rid)
         gaps = np.diff(times, prepend=np.nan)
-        usual = float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else math.nan
         keep = (times >= lo) & (times <= hi)
-        late = gaps[keep] > 2 * usual
         label = f"User {rid}"
         rows.append(label)
-        traces.append(
-            dict(
-                type="scatter",
-                mode="markers",
-                x=(times[keep] - t0).tolist(),
-                y=[label] * int(keep.sum()),
-                marker=dict(
-                    symbol="line-ns-open",
-                    size=14,
-                    line=dict(width=2),
-                    color=[COLORS["waste"] if x else COLORS["decode"] for x in late],
-                ),
-                customdata=(gaps[keep] * 1e3).tolist(),
-                showlegend=False,
-                hovertemplate="token at %{x:.3f} s; %{customdata:.1f} ms after the one before<extra>"
-                + label
-                + "</extra>",
+        late = keep & (gaps > tbt_target_s)
+        for mask, color in ((keep & ~late, COLORS["decode"]), (late, COLORS["waste"])):
+            traces.append(
+                dict(
+                    type="scatter",
+                    mode="markers",
+                    x=times[mask] - t0,
+                    y=np.full(int(mask.sum()), row),
+                    marker=dict(symbol="line-ns-open", size=14, line=dict(width=2), color=color),
+                    customdata=gaps[mask] * 1e3,
+                    showlegend=False,
+                    hovertemplate="token at %{x:.3f} s; %{customdata:.1f} ms after the one before<extra>"
+                    + label
+                    + "</extra>",
+                )
             )
-        )
     label = f"{int(s.prompt_tokens[long_rid]):,}-token prompt"
     rows.append(label)
+    long_row = len(rows) - 1
     traces.append(
         dict(
             type="scatter",
             mode="markers",
             x=[t_first - t0],
-            y=[label],
+            y=[long_row],
             showlegend=False,
             marker=dict(symbol="diamond", size=11, color=COLORS["prefill"]),
             hovertemplate="first token after %{x:.3f} s<extra>long prompt</extra>",
@@ -124,7 +120,7 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
     )
     for name, color in (
         ("token", COLORS["decode"]),
-        ("late token (> 2× the usual gap)", COLORS["waste"]),
+        (f"token over the TBT target ({tbt_target_s * 1e3:.0f} ms)", COLORS["waste"]),
     ):
         traces.append(
             dict(
@@ -165,7 +161,13 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int]) -> go.Figure:
         traces,
         dict(
             xaxis=dict(title="seconds from the long prompt's arrival", range=[lo - t0, hi - t0]),
-            yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], showgrid=False),
+            yaxis=dict(
+                tickvals=list(range(len(rows))),
+                ticktext=rows,
+                range=[len(rows) - 0.5, -0.5],
+                showgrid=False,
+                zeroline=False,
+            ),
             shapes=shapes,
             annotations=notes,
             margin=dict(t=60, l=10),
@@ -197,8 +199,8 @@ def latency_figure(
             dict(
                 type="scatter",
                 mode="lines+markers",
-                x=sw.rate_per_s.tolist(),
-                y=np.maximum(y, 1e-4).tolist(),
+                x=sw.rate_per_s,
+                y=np.maximum(y, 1e-4),
                 name=POLICY_LABEL[policy],
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
                 marker=dict(size=5),
@@ -271,8 +273,8 @@ def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets
             dict(
                 type="scatter",
                 mode="lines",
-                x=sw.rate_per_s.tolist(),
-                y=(100 * sw.utilization_gpu).tolist(),
+                x=sw.rate_per_s,
+                y=100 * sw.utilization_gpu,
                 name="GPU utilization (each policy)",
                 legendgroup="util",
                 showlegend=k == 0,
@@ -284,8 +286,8 @@ def dashboard_figure(sweeps: dict[str, Sweep], rate_now: float, targets: Targets
             dict(
                 type="scatter",
                 mode="lines+markers",
-                x=sw.rate_per_s.tolist(),
-                y=(100 * sw.attainment(targets)).tolist(),
+                x=sw.rate_per_s,
+                y=100 * sw.attainment(targets),
                 name=f"{POLICY_LABEL[policy]}: on target",
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
                 marker=dict(size=5),
@@ -318,8 +320,8 @@ def prefix_figure(
         dict(
             type="scatter",
             mode="lines+markers",
-            x=n_prefixes.tolist(),
-            y=(100 * ideal).tolist(),
+            x=n_prefixes,
+            y=100 * ideal,
             name="Cache that never evicts",
             line=dict(color=COLORS["muted"], dash="dot", width=1.5),
             hovertemplate="%{y:.1f} %<extra>no eviction</extra>",
@@ -327,8 +329,8 @@ def prefix_figure(
         dict(
             type="scatter",
             mode="lines+markers",
-            x=n_prefixes.tolist(),
-            y=(100 * hit).tolist(),
+            x=n_prefixes,
+            y=100 * hit,
             name="LRU in this GPU's KV cache",
             line=dict(color=COLORS["useful"], width=2),
             hovertemplate="%{x} prefixes: %{y:.1f} % hits<extra>LRU</extra>",
