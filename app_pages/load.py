@@ -25,7 +25,8 @@ from ui.layout import chart, data_expander, header, how_computed, metric_slots, 
 from ui.setup import current_setup
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
-SWEEP_LOADS = [0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5]  # x the saturation rate
+SWEEP_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]  # x the saturation rate
+PREFIX_EXTRA_LOADS = [1.7, 2.2]
 REQUESTS = [500, 1000, 2000, 5000]
 CHUNKS = [128, 256, 512, 1024, 2048, 4096, 8192]
 TTFTS = [0.2, 0.3, 0.45, 0.6, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0]  # s
@@ -38,7 +39,7 @@ GPU_COUNTS = [2, 3, 4, 6, 8]
 WORKLOAD_LABEL = {"sharegpt": "ShareGPT-like", "fixed": "Fixed 1,024 → 128"}
 FIXED = (1024, 128)
 #: Requests of the runs behind the curves and the capacity search (each point is one run).
-SEARCH_REQUESTS = 300
+SEARCH_REQUESTS = 600
 #: Requests of the prefix-caching runs.
 PREFIX_REQUESTS = 600
 PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom": "Custom"}
@@ -87,18 +88,31 @@ def _run(
     )
 
 
-@st.cache_resource(max_entries=12, show_spinner=False)
-def _sweep(_setup, setup_key: str, policy: str, workload: str, chunk: int):
-    """One policy's runs at each of SWEEP_LOADS x the saturation rate (targets are applied later)."""
-    base = _stream(workload, SEARCH_REQUESTS, 1.0)
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _sweep(
+    _setup,
+    setup_key: str,
+    policy: str,
+    workload: str,
+    chunk: int,
+    share: int = 0,
+    prefix_tokens: int = 0,
+    n_prefixes: int = 1,
+    caching: bool = True,
+):
+    """One policy's runs at each of SWEEP_LOADS x the saturation rate (targets are applied later);
+    with shared prefixes two more, higher loads (a cache hit skips work the saturation estimate counts)."""
+    base = _stream(workload, SEARCH_REQUESTS, 1.0, share, prefix_tokens, n_prefixes)
     sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
+    loads = SWEEP_LOADS + (PREFIX_EXTRA_LOADS if share and prefix_tokens else [])
     return load.sweep(
         _setup.gpu,
         _setup.model,
         base,
         policy,
-        [sat * f for f in SWEEP_LOADS],
+        [sat * f for f in loads],
         chunk_tokens=chunk,
+        prefix_caching=caching,
         assumptions=_setup.assumptions,
     )
 
@@ -128,20 +142,20 @@ def _capacity(
     prefix_tokens: int = 0,
     n_prefixes: int = 1,
     caching: bool = True,
-) -> float:
-    """The capacity (requests/s) under the targets: bounded (``load.CAPACITY_ITERATIONS`` + 2 runs)."""
-    base = _stream(workload, SEARCH_REQUESTS, 1.0, share, prefix_tokens, n_prefixes)
-    cap = load.capacity(
+) -> tuple[float, bool]:
+    """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate),
+    from the load curve of these settings and ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs."""
+    sw = _sweep(_setup, setup_key, policy, workload, chunk, share, prefix_tokens, n_prefixes, caching)
+    cap = load.capacity_in_sweep(
         _setup.gpu,
         _setup.model,
-        base,
-        policy,
+        sw,
         load.Targets(ttft_s, tbt_s),
         chunk_tokens=chunk,
         prefix_caching=caching,
         assumptions=_setup.assumptions,
     )
-    return cap.rate_per_s
+    return cap.rate_per_s, cap.at_ceiling
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -459,6 +473,13 @@ p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefi
 p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
 cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
 cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
+
+
+def _cap_text(cap: tuple[float, bool]) -> str:
+    """A capacity, '≥' where the load curve's top rate still met the targets."""
+    return ("≥ " if cap[1] else "") + fmt.rate(cap[0], "req/s") if cap[0] > 0 else "none"
+
+
 word = "without" if caching else "with"
 pm = metric_slots(4)
 pm[0].metric(
@@ -488,9 +509,9 @@ pm[2].metric(
 )
 pm[3].metric(
     "Capacity (prefix)",
-    fmt.rate(cap_on if caching else cap_off, "req/s"),
+    _cap_text(cap_on if caching else cap_off),
     border=True,
-    delta=f"{word}: {fmt.rate(cap_off if caching else cap_on, 'req/s')}",
+    delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
     delta_color="off",
     delta_arrow="off",
     help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
