@@ -333,3 +333,22 @@ def test_capacity_from_the_load_curve_matches_the_bracketed_search():
     full = load.capacity(H100, LLAMA8, stream, "chunked", strict)
     fast = load.capacity_in_sweep(H100, LLAMA8, _sweep_for_capacity(), strict)
     assert fast.rate_per_s == pytest.approx(full.rate_per_s, rel=0.1)
+
+
+def test_capacity_on_600_requests_holds_for_a_2000_request_run():
+    """The page searches on 600 requests and shows a 2,000-request run: below the capacity the long
+    run meets the targets, well above it it does not (300 requests overstated it ~1.7x here)."""
+    strict = load.TARGET_PRESETS["strict"]
+    cap = load.capacity(H100, LLAMA8, load.make_stream(600, 1.0), "chunked", strict).rate_per_s
+    long = load.make_stream(2000, 1.0)
+    base = long.n / float(long.arrival_s[-1])
+    assert load.simulate(H100, LLAMA8, long.at_rate(0.85 * cap, base), "chunked").meets(strict)
+    assert not load.simulate(H100, LLAMA8, long.at_rate(1.3 * cap, base), "chunked").meets(strict)
+
+
+def test_a_growing_queue_is_not_steady():
+    stream = load.make_stream(400, 1.0)
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    base = stream.n / float(stream.arrival_s[-1])
+    assert load.simulate(H100, LLAMA8, stream.at_rate(0.5 * sat, base), "chunked").steady(0.1)
+    assert not load.simulate(H100, LLAMA8, stream.at_rate(1.5 * sat, base), "chunked").steady(0.1)
