@@ -9,8 +9,8 @@ H100, LLAMA8 = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
 _BASE = load.make_stream(2000, 1.0)
 _SAT = load.saturation_rate(H100, LLAMA8, _BASE)
 _DEFAULT = _BASE.at_rate(0.6 * _SAT, _BASE.n / float(_BASE.arrival_s[-1]))  # the page's default load
-_SEARCH = load.make_stream(300, 1.0)
-_LOADS = [0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5]
+_SEARCH = load.make_stream(600, 1.0)
+_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]
 _SWEEP = load.sweep(H100, LLAMA8, _SEARCH, "chunked", [_SAT * f for f in _LOADS])
 
 SIM_CASES = [
@@ -20,11 +20,11 @@ SIM_CASES = [
             lambda: load.simulate(H100, LLAMA8, _DEFAULT, "chunked"), 150),
     SimCase("load.simulate, 2,000 requests, decode-first, 60 % load",
             lambda: load.simulate(H100, LLAMA8, _DEFAULT, "decode-first"), 150),
-    SimCase("load.sweep, chunked, 8 rates x 300 requests",
+    SimCase("load.sweep, chunked, 6 rates x 600 requests",
             lambda: load.sweep(H100, LLAMA8, _SEARCH, "chunked", [_SAT * f for f in _LOADS]), 500),
     SimCase("load.capacity_in_sweep, chunked, strict targets (4 runs)",
             lambda: load.capacity_in_sweep(H100, LLAMA8, _SWEEP, load.TARGET_PRESETS["strict"]), 200),
-    SimCase("load.capacity (full bisection), chunked, strict targets",
+    SimCase("load.capacity (full bisection, 9 runs x 600 requests), chunked, strict targets",
             lambda: load.capacity(H100, LLAMA8, _SEARCH, "chunked", load.TARGET_PRESETS["strict"]), 500),
 ]
 
