@@ -256,8 +256,8 @@ load_pct = settings.select_slider(
     key="load_rate",
     bind="query-params",
     width=230,
-    help="Poisson arrivals at this share of the rate the GPU could finish if "
-    "it never idled (the caption gives it in requests/s).",
+    help="Poisson arrivals at this share of an estimate of the rate the GPU finishes "
+    "if it never idles (the caption gives it in requests/s).",
 )
 workload = settings.radio(
     "Lengths",
@@ -369,8 +369,10 @@ with headline:
     )
     cap_row.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
-        f"({load_pct} % of the {fmt.rate(rate * 100 / load_pct, 'req/s')} this GPU could finish flat "
-        f"out); targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}. "
+        f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}: the mean "
+        "prompt at a 2,048-token chunk's cost a token plus the mean output at the largest batch's decode "
+        "cost, an upper estimate, as batches are rarely that full); "
+        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}. "
         f"{run.preemptions} preemptions; {int(run.rejected.sum())} requests too long for the KV cache."
     )
 

@@ -265,7 +265,7 @@ def test_v20_arithmetic_through_the_disaggregation_model():
 
 @functools.lru_cache(maxsize=1)
 def _distserve():
-    stream = load.make_stream(400, 1.0, lengths="fixed", prompt_tokens=load.DISTSERVE_PROMPT,
+    stream = load.make_stream(600, 1.0, lengths="fixed", prompt_tokens=load.DISTSERVE_PROMPT,
                               output_tokens=load.DISTSERVE_OUTPUT, seed=0)
     return load.disaggregation(A100, load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS, n_gpus=3,
                                iterations=8)
@@ -273,7 +273,7 @@ def _distserve():
 
 def test_v20_from_the_models_own_runs():
     """DistServe's example inputs (13B, A100, 512 in / 64 out, P90 TTFT 0.4 s, P90 TPOT 40 ms) through
-    the model's own runs. The model does NOT reproduce DistServe's 2.08x: it gets about 1.3x, because
+    the model's own runs. The model does NOT reproduce DistServe's 2.08x: it gets 1.33x, because
     its colocated GPU holds far more than the measured 1.6 rps (the roofline has no engine overheads
     between prefill and decode, and its per-request TPOT dilutes the stalls), while a prefill-only GPU
     is close to DistServe's 5.6 rps. The band pins that number; README and the page say so."""
