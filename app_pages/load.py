@@ -256,8 +256,9 @@ load_pct = settings.select_slider(
     key="load_rate",
     bind="query-params",
     width=230,
-    help="Poisson arrivals at this share of an estimate of the rate the GPU finishes "
-    "if it never idles (the caption gives it in requests/s).",
+    help="Poisson arrivals at this share of the saturation estimate (the caption gives it in "
+    "requests/s): the mean prompt at a 2,048-token chunk's cost a token plus the mean output at the "
+    "largest batch's decode cost. An upper estimate: batches are rarely that full.",
 )
 workload = settings.radio(
     "Lengths",
@@ -354,7 +355,9 @@ with headline:
         delta=f"{other_policy}: {fmt.rate(other_metrics.goodput_rps, 'req/s')}",
         delta_color="off",
         delta_arrow="off",
-        help=define("Goodput") + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}.",
+        help=define("Goodput")
+        + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}. TPOT is a request's mean "
+        "gap, so a few long stalls average out of it; the p99 TBT and the capacity keep them.",
     )
     cap_row = st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False)
     cap_row.metric(
@@ -369,11 +372,9 @@ with headline:
     )
     cap_row.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
-        f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}: the mean "
-        "prompt at a 2,048-token chunk's cost a token plus the mean output at the largest batch's decode "
-        "cost, an upper estimate, as batches are rarely that full); "
-        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}. "
-        f"{run.preemptions} preemptions; {int(run.rejected.sum())} requests too long for the KV cache."
+        f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
+        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}; "
+        f"{run.preemptions} preemptions, {int(run.rejected.sum())} rejected (too long for the KV cache)."
     )
 
 long_rid, users = timeline_users(run)
