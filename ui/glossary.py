@@ -42,6 +42,12 @@ GLOSSARY: dict[str, str] = {
     "TPOT": "Time per output token: a request's (last token − first token) / (tokens − 1).",
     "ITL": "Inter-token latency: the wait before each output token, counted per token; one stalled "
            "step shows in its p99.",
+    "TBT": "Time between tokens: the gap before each output token after the first, counted per token "
+           "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
+    "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
+                "TTFT and p99 TBT both within their targets (Sarathi-Serve's serving capacity).",
+    "Prefix hit rate": "Of the requests that start with a shared prefix, the share that found its KV "
+                       "already in the cache and skipped prefilling it.",
     "KV cache": "The attention keys and values of every token a sequence holds, kept in GPU memory so "
                 "that decode reads them instead of recomputing.",
     "KV cache holding tokens": "The share of the KV-cache budget holding token states (the rest is "

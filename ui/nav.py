@@ -51,6 +51,9 @@ SECTIONS: tuple[Section, ...] = (
     Section("04", "What to watch instead", "app_pages/watch.py", "what-to-watch", ":material/monitoring:",
             "Utilization reads the same in every scenario; goodput, tensor activity and latency do not.",
             short="What to watch", prefix="watch"),
+    Section("05", "Under load", "app_pages/load.py", "under-load", ":material/stacked_line_chart:",
+            "Prefill and decode share the GPU as requests arrive: chunking, prefix caching and "
+            "disaggregation decide how much load it holds within the latency targets.", prefix="load"),
 )
 
 

@@ -38,6 +38,7 @@ FIRST_SCREEN = {
     "speculative-decoding": (".st-key-spec_alpha", [_metric("Speedup"), _metric("Tokens per pass")]),
     "what-to-watch": (".st-key-watch_ttft",
                       [_metric("Goodput, continuous"), _metric("Goodput, static")]),
+    "under-load": (".st-key-load_policy", [_metric("p99 TBT"), _metric("GPU utilization")]),
 }
 
 # Boxes of the parts of every Plotly chart on the page, in page coordinates.

@@ -1,0 +1,706 @@
+"""05 · Under load: how prefill and decode share one GPU as requests arrive, the capacity under latency
+targets, prefix caching and disaggregated prefill/decode."""
+
+import streamlit as st
+
+from sim import load
+from ui import format as fmt
+from ui.feasibility import fits_or_stop
+from ui.fig_load import (
+    POLICY_LABEL,
+    dashboard_figure,
+    disagg_figure,
+    latency_figure,
+    prefix_figure,
+    prefix_frame,
+    requests_frame,
+    splits_frame,
+    sweep_frame,
+    timeline_figure,
+    timeline_frame,
+    timeline_users,
+)
+from ui.glossary import define
+from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.setup import current_setup
+
+LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
+SWEEP_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]  # x the saturation rate
+PREFIX_EXTRA_LOADS = [1.7, 2.2]
+REQUESTS = [500, 1000, 2000, 5000]
+CHUNKS = [128, 256, 512, 1024, 2048, 4096, 8192]
+TTFTS = [0.2, 0.3, 0.45, 0.6, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0]  # s
+TBTS = [20, 30, 40, 50, 75, 100, 150, 200]  # ms
+SHARES = [0, 25, 50, 75, 90, 100]  # % of requests with a shared prefix
+PREFIX_TOKENS = [256, 512, 1024, 2048, 4096, 8192]
+N_PREFIXES = [1, 4, 16, 64, 256, 1024, 4096]
+CURVE_PREFIXES = [1, 16, 64, 256, 1024]  # the hit-rate curve's points (one run each)
+GPU_COUNTS = [2, 3, 4, 6, 8]
+WORKLOAD_LABEL = {"sharegpt": "ShareGPT-like", "fixed": "Fixed 1,024 → 128"}
+FIXED = (1024, 128)
+#: Requests of the runs behind the curves and the capacity search (each point is one run).
+SEARCH_REQUESTS = 600
+#: Requests of the prefix-caching runs.
+PREFIX_REQUESTS = 600
+PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom": "Custom"}
+
+
+def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: int = 0, n_prefixes: int = 1):
+    return load.make_stream(
+        n,
+        rate,
+        lengths=workload,
+        prompt_tokens=FIXED[0],
+        output_tokens=FIXED[1],
+        prefix_share=share / 100,
+        prefix_tokens=prefix_tokens if share else 0,
+        n_prefixes=n_prefixes,
+    )
+
+
+# Runs are frozen dataclasses of arrays nothing writes to: cached as objects (st.cache_resource), few
+# entries (a 2,000-request run holds ~30k steps). ``setup_key`` stands for the unhashed ``_setup``.
+@st.cache_resource(max_entries=24, show_spinner=False)
+def _run(
+    _setup,
+    setup_key: str,
+    policy: str,
+    workload: str,
+    n: int,
+    load_pct: int,
+    chunk: int,
+    share: int = 0,
+    prefix_tokens: int = 0,
+    n_prefixes: int = 1,
+    caching: bool = True,
+):
+    base = _stream(workload, n, 1.0, share, prefix_tokens, n_prefixes)
+    sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
+    stream = base.at_rate(sat * load_pct / 100, base.n / float(base.arrival_s[-1]))
+    return load.simulate(
+        _setup.gpu,
+        _setup.model,
+        stream,
+        policy,
+        chunk_tokens=chunk,
+        prefix_caching=caching,
+        assumptions=_setup.assumptions,
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _sweep(
+    _setup,
+    setup_key: str,
+    policy: str,
+    workload: str,
+    chunk: int,
+    share: int = 0,
+    prefix_tokens: int = 0,
+    n_prefixes: int = 1,
+    caching: bool = True,
+):
+    """One policy's runs at each of SWEEP_LOADS x the saturation rate (targets are applied later);
+    with shared prefixes two more, higher loads (a cache hit skips work the saturation estimate counts)."""
+    base = _stream(workload, SEARCH_REQUESTS, 1.0, share, prefix_tokens, n_prefixes)
+    sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
+    loads = SWEEP_LOADS + (PREFIX_EXTRA_LOADS if share and prefix_tokens else [])
+    return load.sweep(
+        _setup.gpu,
+        _setup.model,
+        base,
+        policy,
+        [sat * f for f in loads],
+        chunk_tokens=chunk,
+        prefix_caching=caching,
+        assumptions=_setup.assumptions,
+    )
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def _view(name: str, key: tuple, _build):
+    """A figure or table built once per (name, key): building a Plotly figure costs 5-15 ms, and a
+    reader flipping back and forth asks for the same ones again. ``key`` names everything it shows."""
+    return _build()
+
+
+def _chunk(policy: str, chunk: int) -> int:
+    """The chunk budget as a cache key: only chunked prefill reads it."""
+    return chunk if policy == "chunked" else load.DEFAULT_CHUNK_TOKENS
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _capacity(
+    _setup,
+    setup_key: str,
+    policy: str,
+    workload: str,
+    chunk: int,
+    ttft_s: float,
+    tbt_s: float,
+    share: int = 0,
+    prefix_tokens: int = 0,
+    n_prefixes: int = 1,
+    caching: bool = True,
+) -> tuple[float, bool]:
+    """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate),
+    from the load curve of these settings and ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs."""
+    sw = _sweep(_setup, setup_key, policy, workload, chunk, share, prefix_tokens, n_prefixes, caching)
+    cap = load.capacity_in_sweep(
+        _setup.gpu,
+        _setup.model,
+        sw,
+        load.Targets(ttft_s, tbt_s),
+        chunk_tokens=chunk,
+        prefix_caching=caching,
+        assumptions=_setup.assumptions,
+    )
+    return cap.rate_per_s, cap.at_ceiling
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _policy_capacity(
+    _setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float, tbt_s: float
+) -> float:
+    """The capacity (requests/s) of a policy: the load curve's runs bracket it, then
+    ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
+    sw = _sweep(_setup, setup_key, policy, workload, chunk)
+    return load.capacity_in_sweep(
+        _setup.gpu,
+        _setup.model,
+        sw,
+        load.Targets(ttft_s, tbt_s),
+        chunk_tokens=chunk,
+        assumptions=_setup.assumptions,
+    ).rate_per_s
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _hit_curve(
+    _setup,
+    setup_key: str,
+    policy: str,
+    workload: str,
+    load_pct: int,
+    chunk: int,
+    share: int,
+    prefix_tokens: int,
+):
+    hit, ideal = [], []
+    for n_pre in CURVE_PREFIXES:
+        run = _run(
+            _setup, setup_key, policy, workload, PREFIX_REQUESTS, load_pct, chunk, share, prefix_tokens, n_pre
+        )
+        hit.append(run.hit_rate)
+        ideal.append(load.ideal_hit_rate(run.stream))
+    return hit, ideal
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
+    """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
+    base = _stream(workload, SEARCH_REQUESTS, 1.0)
+    return load.role_capacities(
+        _setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s), assumptions=_setup.assumptions
+    )
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _distserve_example():
+    """REFERENCE.md V20: DistServe's example inputs through this model (setup-independent)."""
+    from sim.hardware import GPUS
+
+    stream = load.make_stream(
+        SEARCH_REQUESTS,
+        1.0,
+        lengths="fixed",
+        prompt_tokens=load.DISTSERVE_PROMPT,
+        output_tokens=load.DISTSERVE_OUTPUT,
+    )
+    return load.disaggregation(
+        GPUS[load.DISTSERVE_GPU], load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS, n_gpus=3, iterations=8
+    )
+
+
+header(
+    "05",
+    "Under load: who waits for whom",
+    """
+Requests arrive while others are decoding. With **prefill-first** scheduling a new prompt runs alone
+and every user's next token waits for it; **chunked prefill** cuts prompts into pieces that ride along
+with the decodes. Pick the policy: the dashboard's utilization hardly moves, the time between tokens does.
+""",
+    prefix="load",
+)
+
+setup = current_setup()
+policy = st.radio(
+    "Scheduling policy",
+    load.POLICIES,
+    index=0,
+    format_func=POLICY_LABEL.get,
+    horizontal=True,
+    key="load_policy",
+    bind="query-params",
+    help="Prefill-first: vLLM's classic default. Decode-first: new prompts wait until the "
+    "running batch has finished. Chunked: Sarathi-Serve / vLLM chunked prefill, a "
+    "token budget a step, decodes first.",
+)
+headline = st.container(key="load_headline")  # filled once the run is known
+
+settings = st.container(horizontal=True, wrap=True, gap="small", key="load_settings")
+load_pct = settings.select_slider(
+    "Arrival rate, % of saturation",
+    LOADS,
+    value=60,
+    key="load_rate",
+    bind="query-params",
+    width=230,
+    help="Poisson arrivals at this share of the saturation estimate (the caption gives it in "
+    "requests/s): the mean prompt at a 2,048-token chunk's cost a token plus the mean output at the "
+    "largest batch's decode cost. An upper estimate: batches are rarely that full.",
+)
+workload = settings.radio(
+    "Lengths",
+    load.LENGTHS,
+    format_func=WORKLOAD_LABEL.get,
+    horizontal=True,
+    key="load_workload",
+    bind="query-params",
+    width=290,
+)
+n_requests = settings.select_slider(
+    "Requests", REQUESTS, value=2000, key="load_requests", bind="query-params", width=170
+)
+chunk = settings.select_slider(
+    "Chunk budget, tokens a step",
+    CHUNKS,
+    value=load.DEFAULT_CHUNK_TOKENS,
+    key="load_chunk",
+    bind="query-params",
+    width=230,
+    help="Chunked prefill only: new tokens a step, decodes included "
+    "(Sarathi-Serve: 512 for strict targets, 2,048 relaxed).",
+)
+targets_row = st.container(horizontal=True, wrap=True, gap="small", key="load_targets")
+preset = targets_row.radio(
+    "Targets (p99 TTFT / p99 TBT)",
+    [*load.TARGET_PRESETS, "custom"],
+    format_func=PRESET_LABEL.get,
+    horizontal=True,
+    key="load_preset",
+    bind="query-params",
+    width=330,
+    help="MLPerf-style presets: relaxed chat and strict interactive; 'Custom' uses the two sliders.",
+)
+custom = preset == "custom"
+ttft_pick = targets_row.select_slider(
+    "TTFT target, s", TTFTS, value=2.0, key="load_ttft", bind="query-params", width=200, disabled=not custom
+)
+tbt_pick = targets_row.select_slider(
+    "TBT target, ms", TBTS, value=100, key="load_tbt", bind="query-params", width=200, disabled=not custom
+)
+if custom:
+    ttft_s, tbt_s = float(ttft_pick), tbt_pick / 1e3
+else:
+    ttft_s, tbt_s = load.TARGET_PRESETS[preset].ttft_s, load.TARGET_PRESETS[preset].tbt_s
+tbt_ms = round(tbt_s * 1e3)
+targets = load.Targets(ttft_s, tbt_s)
+
+key = repr(setup)
+stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
+longest = int((stream.prompt_tokens + stream.output_tokens).max())
+fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)")
+run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
+other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
+other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))
+metrics, other_metrics = run.metrics(targets), other.metrics(targets)
+rate = run.stream.n / float(run.stream.arrival_s[-1])
+caps = {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s) for p in load.POLICIES}
+
+
+with headline:
+    m = metric_slots(4)
+    m[0].metric(
+        "p99 TBT",
+        fmt.seconds(run.tbt_pct(99)),
+        border=True,
+        delta=f"{other_policy}: {fmt.seconds(other.tbt_pct(99))}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("TBT"),
+    )
+    m[1].metric(
+        "p99 TTFT",
+        fmt.seconds(run.ttft_pct(99)),
+        border=True,
+        delta=f"{other_policy}: {fmt.seconds(other.ttft_pct(99))}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("TTFT"),
+    )
+    m[2].metric(
+        "GPU utilization",
+        fmt.percent(run.utilization_gpu),
+        border=True,
+        delta=f"{other_policy}: {fmt.percent(other.utilization_gpu)}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("GPU utilization (utilization.gpu)") + " The share of wall time with a kernel running.",
+    )
+    m[3].metric(
+        "Goodput",
+        fmt.rate(metrics.goodput_rps, "req/s"),
+        border=True,
+        delta=f"{other_policy}: {fmt.rate(other_metrics.goodput_rps, 'req/s')}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("Goodput")
+        + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}. TPOT is a request's mean "
+        "gap, so a few long stalls average out of it; the p99 TBT and the capacity keep them.",
+    )
+    cap_row = st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False)
+    cap_row.metric(
+        "Capacity",
+        fmt.rate(caps[policy], "req/s") if caps[policy] > 0 else "none",
+        border=True,
+        delta=f"{other_policy}: {fmt.rate(caps[other_policy], 'req/s')}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("Capacity"),
+        width="content",
+    )
+    cap_row.caption(
+        f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
+        f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
+        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}; "
+        f"{run.preemptions} preemptions, {int(run.rejected.sum())} rejected (too long for the KV cache)."
+    )
+
+long_rid, users = timeline_users(run)
+chart(
+    _view(
+        "timeline",
+        (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk), tbt_s),
+        lambda: timeline_figure(run, long_rid, users, tbt_s),
+    ),
+    key="load_timeline",
+    title=f"{POLICY_LABEL[policy]}: the tokens of {len(users)} users as a long prompt arrives",
+    alt=f"A tick for each token of {len(users)} users around the arrival of a "
+    f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt under {POLICY_LABEL[policy]}; p99 time "
+    f"between tokens {fmt.seconds(run.tbt_pct(99))}.",
+)
+st.caption(
+    "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
+    "token that came later than the TBT target after the one before. Prefill-first: one "
+    "step carries the whole prompt, and every user's next token waits for it. Chunked: the prompt "
+    "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
+    "waits, and the new prompt waits for the whole batch instead."
+)
+
+st.subheader("As the load rises")
+sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
+chart(
+    _view(
+        "tbt", (key, workload, chunk, targets, rate), lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps)
+    ),
+    key="load_tbt_curve",
+    title="p99 time between tokens against the arrival rate",
+    alt=f"p99 time between tokens against arrival rate for the three policies, with the {tbt_ms} ms target; "
+    f"capacities: " + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES) + ".",
+)
+chart(
+    _view(
+        "ttft",
+        (key, workload, chunk, targets, rate),
+        lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
+    ),
+    key="load_ttft_curve",
+    title="p99 time to first token against the arrival rate",
+    alt=f"p99 time to first token against arrival rate for the three policies, with the {ttft_s:g} s target.",
+)
+knee = sweeps[policy].knee_per_s
+st.caption(
+    "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
+    f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each policy's "
+    "knee. Dotted: this page's rate. "
+    + (
+        f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
+        f"its light-load value): {fmt.rate(knee, 'req/s')}."
+        if knee == knee
+        else ""
+    )
+)
+chart(
+    _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
+    key="load_dashboard",
+    title="What the dashboard shows, and what the users get",
+    alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
+    "requests meeting both targets falls at different rates.",
+)
+
+pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
+ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
+st.info(
+    f"**The dashboard reads the same.** At {fmt.rate(rate, 'req/s')}, nvidia-smi reports "
+    f"**{fmt.percent(pf.utilization_gpu)}** under prefill-first and **{fmt.percent(ch.utilization_gpu)}** "
+    f"with chunked prefill. The p99 time between tokens is **{fmt.seconds(pf.tbt_pct(99))}** against "
+    f"**{fmt.seconds(ch.tbt_pct(99))}**, and the load each holds within the targets is "
+    f"**{fmt.rate(caps['prefill-first'], 'req/s')}** against **{fmt.rate(caps['chunked'], 'req/s')}**. "
+    "A kernel runs either way; what it makes users wait for is not on that gauge.",
+    icon=":material/lightbulb:",
+)
+
+# --- prefix caching ------------------------------------------------------------------------------
+st.subheader("Prefix caching")
+st.markdown(
+    "Many requests start with the same tokens: a system prompt, a document, earlier turns. With "
+    "**prefix caching** (vLLM's automatic prefix caching, SGLang's RadixAttention) their KV stays in "
+    "the cache after the request ends; a request that finds its prefix there prefills only the rest."
+)
+prow = st.container(horizontal=True, wrap=True, gap="small", key="load_prefix_settings")
+caching = prow.toggle("Prefix caching", value=True, key="load_caching", bind="query-params", width=150)
+share = prow.select_slider(
+    "Requests with a shared prefix, %", SHARES, value=75, key="load_share", bind="query-params", width=220
+)
+prefix_tokens = prow.select_slider(
+    "Prefix length, tokens", PREFIX_TOKENS, value=2048, key="load_prefix", bind="query-params", width=200
+)
+n_prefixes = prow.select_slider(
+    "Distinct prefixes", N_PREFIXES, value=16, key="load_prefixes", bind="query-params", width=200
+)
+pk = _chunk(policy, chunk)
+prefix_args = (share, prefix_tokens, n_prefixes)
+p_on = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, True)
+p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, False)
+p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
+cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
+cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
+
+
+def _cap_text(cap: tuple[float, bool]) -> str:
+    """A capacity, '≥' where the load curve's top rate still met the targets."""
+    return ("≥ " if cap[1] else "") + fmt.rate(cap[0], "req/s") if cap[0] > 0 else "none"
+
+
+word = "without" if caching else "with"
+pm = metric_slots(4)
+pm[0].metric(
+    "Prefix hits",
+    fmt.percent(p_on.hit_rate) if caching and share else "off" if share else "n/a",
+    border=True,
+    help=define("Prefix hit rate"),
+    delta=f"never evicting: {fmt.percent(load.ideal_hit_rate(p_on.stream))}" if share else None,
+    delta_color="off",
+    delta_arrow="off",
+)
+pm[1].metric(
+    "p50 TTFT (prefix)",
+    fmt.seconds(p_run.ttft_pct(50)),
+    border=True,
+    delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
+    delta_color="off",
+    delta_arrow="off",
+)
+pm[2].metric(
+    "p99 TTFT (prefix)",
+    fmt.seconds(p_run.ttft_pct(99)),
+    border=True,
+    delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
+    delta_color="off",
+    delta_arrow="off",
+)
+pm[3].metric(
+    "Capacity (prefix)",
+    _cap_text(cap_on if caching else cap_off),
+    border=True,
+    delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
+    delta_color="off",
+    delta_arrow="off",
+    help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
+)
+hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
+room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
+if share:
+    chart(
+        _view(
+            "prefix",
+            (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
+            lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
+        ),
+        key="load_prefix_curve",
+        title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, chunked prefill)",
+        alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
+        f"tokens; the cache could hold about {room:,.0f} of them if nothing else ran.",
+    )
+    st.caption(
+        f"The KV cache holds at most **{room:,.0f}** prefixes of {prefix_tokens:,} tokens, fewer while "
+        "requests run. Past that, least-recently-used eviction throws each prefix out before it comes "
+        "back: the cache thrashes, and the hit rate falls below what a cache that never evicts would get "
+        "(whose misses are only each prefix's first use)."
+    )
+else:
+    st.caption("No request shares a prefix at 0 %: raise the share to see the cache at work.")
+
+# --- disaggregation ------------------------------------------------------------------------------
+st.subheader("Disaggregated prefill and decode")
+st.markdown(
+    "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
+    "each prompt's KV cache over the interconnect, and size each pool to its own target. Goodput "
+    "per GPU is what it buys (or not) against the same GPUs each doing both."
+)
+n_gpus = st.select_slider("GPUs", GPU_COUNTS, value=4, key="load_gpus", bind="query-params", width=240)
+colocated_policy = policy if policy != "decode-first" else "prefill-first"
+roles = _roles(setup, key, workload, ttft_s, tbt_s)
+d = load.disaggregation(
+    setup.gpu,
+    setup.model,
+    run.stream,
+    targets,
+    n_gpus=n_gpus,
+    colocated_per_gpu=caps[colocated_policy],
+    roles=roles,
+)
+p_best, d_best, v_best = d.best
+dm = metric_slots(4)
+dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
+dm[1].metric(
+    "Per GPU, split",
+    fmt.rate(v_best, "req/s"),
+    border=True,
+    help="Goodput per GPU of the best split: min(P × prefill rate, D × decode rate) / (P + D).",
+)
+dm[2].metric(
+    "Per GPU, colocated",
+    fmt.rate(d.colocated_per_gpu, "req/s"),
+    border=True,
+    help=f"One GPU doing both under {POLICY_LABEL[colocated_policy].lower()}, meeting both targets.",
+)
+dm[3].metric(
+    "KV transfer, mean",
+    fmt.seconds(d.transfer_s_mean),
+    border=True,
+    help=f"A prompt's KV cache over the peer link at {fmt.rate(d.link_bytes_per_s / 1e9, 'GB/s')}.",
+)
+chart(
+    _view(
+        "disagg",
+        (key, workload, targets, n_gpus, colocated_policy, caps[colocated_policy]),
+        lambda: disagg_figure(d),
+    ),
+    key="load_disagg",
+    title=f"Goodput per GPU: {n_gpus} GPUs split, against the same GPUs colocated",
+    alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
+    f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
+)
+st.caption(
+    f"A prefill-only GPU holds {fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a "
+    f"decode-only GPU {fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT target. A split serves what "
+    "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D GPUs."
+)
+
+example = _distserve_example()
+how_computed(
+    rf"""
+**Requests.** Poisson arrivals; lengths fixed or ShareGPT-like (lognormal, prompt median
+{load.SHAREGPT_PROMPT[0]:.0f} tokens, output median {load.SHAREGPT_OUTPUT[0]:.0f}, long-tailed and capped;
+shapes chosen to look like chat traffic, not fitted). One seed; a different rate re-times the same
+requests (gaps divided by the rate), so every point of a curve holds the same requests.
+
+**Steps.** An event loop over engine steps. *Prefill-first*: whenever a waiting prompt can be
+admitted, the next step prefills the admitted prompts (up to 8,192 new tokens) and nobody decodes in
+it. *Decode-first*: prompts are admitted only when the running batch has finished. *Chunked*: every
+step carries at most $C$ new tokens: one for each running decode, then prompt chunks, first come first
+served. Each step's sums, new tokens $T$, attention pairs $P=\sum q_i(c_i+\frac{{q_i+1}}{{2}})$, KV tokens
+$K$ and sampled positions $S$, are priced by the shared cost model of section 00; a run of decode-only
+steps between events is priced in closed form (at a fixed batch a decode step is linear in its KV
+tokens until an operator changes bound). The whole schedule is priced again in one vectorised call for
+the FLOPs, bytes and kernel time (the two agree to rounding; a test checks it).
+
+**Memory.** The KV cache holds {run.kv_budget_tokens:,} tokens here (card × 0.9 − weights − activations,
+section 02). A prompt is admitted only if its KV fits with one step of decode tokens to spare; when
+the decodes' next tokens do not fit, the most recently admitted request is preempted and later
+recomputed (prompt and tokens so far), as vLLM does.
+
+**Latency and goodput.** TTFT: arrival to the end of the step that computes the prompt's last token.
+TBT: each gap between a user's consecutive tokens (a step that gives $n$ users a token after the same
+wait is $n$ samples), p99 over all of them. Goodput: requests per second that meet TTFT ≤ target and
+mean time per output token ≤ the TBT target (section 04's definition, the same code). GPU utilization:
+time with a kernel running over wall time, idle gaps included (NVML's definition).
+
+**Capacity.** The highest arrival rate at which p99 TTFT and p99 TBT both meet their targets, found
+by geometric bisection with the same requests (re-timed) at every rate. For each policy the load
+curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
+would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the
+targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisection runs narrow it. The
+prefix-caching and disaggregation searches bracket between 1/16 and 4 × the saturation rate and take
+{load.CAPACITY_ITERATIONS} steps. Either way a looser target never gets a lower capacity (the rates tried
+do not depend on the targets until the first answer that differs; a test checks it).
+
+**Prefix caching.** A share of requests start with one of $N$ prefixes (uniformly chosen). The first
+request with a prefix computes it and leaves its KV in the cache; later ones with that prefix prefill
+only their own tokens, attending over the cached prefix. Unused cached prefixes are evicted least
+recently used when memory is needed.
+
+**Disaggregation.** Each role's capacity from its own runs: a prefill-only GPU against the TTFT target
+(each request leaves after its first token), a decode-only GPU against the TBT target (requests arrive
+with their KV; the first gap includes the transfer, prompt tokens × KV bytes a token / the peer link's
+achieved bandwidth, MEASURED.md §3.1). Per-GPU goodput of a split is $\min(P\,r_p, D\,r_d)/(P+D)$
+(DistServe; `sim.metrics.per_gpu_goodput`).
+
+**REFERENCE V20 through this model.** DistServe's example (a 13B model, OPT-13B, on an A100 80GB; 512
+prompt and 64 output tokens; P90 TTFT 0.4 s, P90 TPOT 40 ms) gives here: colocated
+**{example.colocated_per_gpu:.2f}** req/s (paper 1.6), prefill-only **{example.prefill_per_gpu:.2f}** (5.6),
+decode-only **{example.decode_per_gpu:.2f}** (10); 2 prefill + 1 decode
+**{example.per_gpu(2, 1):.2f}** req/s per GPU,
+**{example.per_gpu(2, 1) / example.colocated_per_gpu:.2f}×** colocated (paper 2.08×). The model does not
+reproduce the paper's gain: its colocated GPU does far better than the measured 1.6 req/s (the roofline
+knows no engine overheads between phases, and a mean TPOT dilutes prefill stalls), and its decode GPU
+holds a larger batch than DistServe's did.
+""",
+    assumptions=[
+        "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
+        "are per replica). No pipeline parallelism.",
+        "First come, first served; at most 256 running requests (vLLM's max_num_seqs), and no more than the "
+        "chunk budget under chunked prefill.",
+        "KV memory in tokens; the last page's slack (under 16 tokens a request) is ignored.",
+        "A request whose prompt plus output cannot fit the KV cache at all is rejected (vLLM refuses it).",
+        "Prefill-first batches whole prompts up to 8,192 tokens a step; a longer prompt runs alone.",
+        "Decode-first is request-level batching (FasterTransformer-style): the batch runs to completion.",
+        f"The curves and capacities use {SEARCH_REQUESTS} requests a run; the headline run uses the number "
+        "chosen above. Above saturation the queue grows with the run's length, so capacities are for runs "
+        "of that length.",
+        "Prefix caching: the first request with a prefix leaves it cached once its prefill is done; one "
+        "arriving before that computes it again (no waiting on an in-flight prefix).",
+        "Disaggregation: the prefill and decode pools are searched separately, as DistServe's placement "
+        "does; the transfer uses the peer link of the chosen GPU (PCIe for L40S, L4 and custom GPUs).",
+    ],
+    sources=[
+        f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
+        "Sarathi-Serve (Agrawal et al., OSDI '24): chunked prefill, token budgets of 512 / 2,048, "
+        "'up to 28.3×' TBT with naive hybrid batching, chunking overhead 'at most ~25%' (REFERENCE.md §3.4).",
+        "DistServe (Zhong et al., OSDI '24): per-GPU goodput, the 13B/A100 example (REFERENCE.md §3.5, V20).",
+        "vLLM: chunked prefill, automatic prefix caching, recompute preemption, max_num_seqs 256.",
+        "Interconnect: MEASURED.md §3.1 (NVLink per direction; nvbandwidth pair copy 396.4 of 450 GB/s).",
+        "utilization.gpu definition: NVML API reference (REFERENCE.md §4).",
+    ],
+)
+data_expander(
+    {
+        f"Requests ({policy})": _view(
+            "requests",
+            (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
+            lambda: requests_frame(run),
+        ),
+        "Load sweep": _view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
+        "Timeline tokens": _view(
+            "timeline_frame",
+            (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
+            lambda: timeline_frame(run, long_rid, users),
+        ),
+        "Prefix hit rate": prefix_frame(CURVE_PREFIXES, hit, ideal),
+        "Disaggregated splits": splits_frame(d),
+    },
+    key="load_data",
+)
+next_link(__file__)

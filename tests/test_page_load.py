@@ -1,0 +1,106 @@
+"""Page 05 through AppTest: the policy moves the p99 time between tokens and not the utilization,
+every widget reruns cleanly and moves what it should, and bad URL values fall back to the defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import metric, ms, number, open_app
+
+PAGE = "app_pages/load.py"
+TBT, TTFT, UTIL = "p99 TBT", "p99 TTFT", "GPU utilization"
+CAP, GOODPUT = "Capacity", "Goodput"
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_app(PAGE)
+
+
+def test_defaults_render_with_the_story(at):
+    assert not at.exception
+    assert at.radio(key="load_policy").value == "prefill-first"
+    assert ms(metric(at, TBT)) > 100  # over the relaxed target at 60 % load
+    assert 90 < number(metric(at, UTIL)) < 100
+    assert number(metric(at, CAP)) > 0
+    assert len(at.get("plotly_chart")) == 6  # timeline, two latency curves, dashboard, prefix, split
+    assert len(at.dataframe) == 5  # requests, load sweep, timeline tokens, prefix hit rate, splits
+
+
+def test_policy_moves_tbt_and_capacity_not_utilization(at):
+    tbt, util, cap = ms(metric(at, TBT)), number(metric(at, UTIL)), number(metric(at, CAP))
+    at.radio(key="load_policy").set_value("chunked").run()
+    assert not at.exception
+    assert ms(metric(at, TBT)) < tbt / 3
+    assert abs(number(metric(at, UTIL)) - util) < 3
+    assert number(metric(at, CAP)) > 1.5 * cap
+    at.radio(key="load_policy").set_value("decode-first").run()
+    assert not at.exception
+    assert ms(metric(at, TTFT)) > 1000  # new prompts wait for the whole batch
+    assert metric(at, CAP) == "none"
+    at.radio(key="load_policy").set_value("prefill-first").run()
+    assert ms(metric(at, TBT)) == pytest.approx(tbt)
+
+
+def test_every_widget_reruns_cleanly_and_moves_its_number(at):
+    def flip(kind, key, value):
+        getattr(at, kind)(key=key).set_value(value).run()
+        assert not at.exception, (key, value)
+
+    tbt = ms(metric(at, TBT))
+    flip("select_slider", "load_rate", 30)
+    assert ms(metric(at, TBT)) < tbt  # less load, fewer prompts in the way
+    flip("select_slider", "load_rate", 60)
+    flip("select_slider", "load_requests", 500)
+    flip("select_slider", "load_requests", 2000)
+    cap = number(metric(at, CAP))
+    flip("radio", "load_preset", "strict")
+    assert number(metric(at, CAP)) < cap  # stricter targets, less load within them
+    flip("radio", "load_preset", "custom")  # the sliders' defaults: the relaxed pair
+    assert number(metric(at, CAP)) == pytest.approx(cap)
+    at.select_slider(key="load_tbt").set_value(200)
+    flip("select_slider", "load_ttft", 10.0)  # both targets edited, one rerun
+    assert number(metric(at, CAP)) > cap
+    flip("radio", "load_preset", "relaxed")
+    assert number(metric(at, CAP)) == pytest.approx(cap)
+    flip("radio", "load_policy", "chunked")
+    tbt_c = ms(metric(at, TBT))
+    flip("select_slider", "load_chunk", 2048)
+    assert ms(metric(at, TBT)) > tbt_c  # a bigger budget: longer mixed steps
+    flip("select_slider", "load_chunk", 512)
+    hit = number(metric(at, "Prefix hits"))
+    at.select_slider(key="load_prefix").set_value(512)
+    flip("select_slider", "load_prefixes", 4096)  # both in one rerun: 4,096 x 512 tokens outgrow the cache
+    assert number(metric(at, "Prefix hits")) < hit / 2  # thrashing
+    at.select_slider(key="load_prefix").set_value(2048)
+    flip("select_slider", "load_prefixes", 16)
+    ttft_on = ms(metric(at, "p50 TTFT (prefix)"))
+    flip("toggle", "load_caching", False)
+    assert metric(at, "Prefix hits") == "off"
+    assert ms(metric(at, "p50 TTFT (prefix)")) > ttft_on
+    flip("toggle", "load_caching", True)
+    flip("select_slider", "load_share", 0)
+    assert metric(at, "Prefix hits") == "n/a"
+    at.select_slider(key="load_share").set_value(75)
+    flip("select_slider", "load_gpus", 8)
+    assert " : " in metric(at, "Best split (P : D)")
+    at.radio(key="load_policy").set_value("prefill-first")
+    flip("radio", "load_workload", "fixed")
+
+
+def test_bad_url_values_get_the_safe_defaults():
+    at = open_app(PAGE, {"load_policy": "fastest", "load_rate": "1e9", "load_chunk": "-3", "load_tbt": "x",
+                         "load_workload": "<script>", "load_gpus": "0"})
+    assert not at.exception
+    assert at.radio(key="load_policy").value == "prefill-first"
+    assert at.select_slider(key="load_rate").value == 60
+    assert at.select_slider(key="load_chunk").value == 512
+    assert at.select_slider(key="load_tbt").value == 100
+    assert at.radio(key="load_workload").value == "sharegpt"
+
+
+def test_url_sets_the_policy():
+    at = open_app(PAGE, {"load_policy": "Chunked prefill", "load_rate": "30"})
+    assert not at.exception
+    assert at.radio(key="load_policy").value == "chunked"
+    assert at.select_slider(key="load_rate").value == 30

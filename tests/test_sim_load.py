@@ -1,0 +1,354 @@
+"""sim.load: the scheduler's invariants, its latency story, capacity, prefix caching and disaggregation
+(REFERENCE.md §3.4 Sarathi-Serve figures, V20 DistServe)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import load
+from sim.cost import Assumptions, step_cost
+from sim.hardware import GPUS
+from sim.metrics import per_gpu_goodput, weighted_percentile
+from sim.models import MODELS
+
+H100, A100 = GPUS["H100 SXM"], GPUS["A100 80GB SXM"]
+LLAMA8 = MODELS["Llama-3.1-8B"]
+MISTRAL = MODELS["Mistral-7B"]
+
+policies = st.sampled_from(load.POLICIES)
+
+
+@st.composite
+def small_runs(draw):
+    """A short stream through a small KV cache: admission and preemption both get exercised."""
+    n = draw(st.integers(1, 40))
+    rate = draw(st.floats(0.5, 200.0))
+    fixed = draw(st.booleans())
+    stream = load.make_stream(
+        n, rate, lengths="fixed" if fixed else "sharegpt", prompt_tokens=draw(st.integers(1, 3000)),
+        output_tokens=draw(st.integers(1, 300)), seed=draw(st.integers(0, 2**32 - 1)),
+        prefix_share=draw(st.sampled_from([0.0, 0.5, 1.0])),
+        prefix_tokens=draw(st.sampled_from([0, 64, 1024])),
+        n_prefixes=draw(st.integers(1, 8)))
+    kv = draw(st.sampled_from([None, 4000, 12000, 40000]))
+    return stream, draw(policies), draw(st.sampled_from([16, 64, 512, 2048])), draw(st.booleans()), kv
+
+
+def _run(stream, policy, chunk, caching, kv):
+    return load.simulate(H100, LLAMA8, stream, policy, chunk_tokens=chunk, prefix_caching=caching,
+                         kv_tokens=kv)
+
+
+@settings(max_examples=80)
+@given(small_runs())
+def test_scheduler_invariants(case):
+    """Every token exactly once, in time order; the chunk budget and the KV cache never exceeded;
+    the clock agrees with the shared cost model's vectorised pricing of the same steps."""
+    stream, policy, chunk, caching, kv = case
+    run = _run(stream, policy, chunk, caching, kv)
+    ok = ~run.rejected
+    for rid in np.nonzero(ok)[0]:
+        times = run.token_times_s(int(rid))
+        assert times.size == stream.output_tokens[rid]
+        assert np.all(np.diff(times) > 0)
+        assert times[0] == pytest.approx(stream.arrival_s[rid] + run.ttft_s[rid])
+        assert times[-1] == pytest.approx(run.finish_s[rid])
+        assert run.ttft_s[rid] > 0
+    # decode tokens: every decode step gives each decoding sequence one token
+    assert int(run.step_decode.sum()) == int((run.spans[:, 2] - run.spans[:, 1]).sum())
+    # prefill: every prompt token computed at least once (more after a preemption)
+    assert np.all(run.prefill_tokens[ok] >= stream.prompt_tokens[ok]
+                  - np.where(run.cache_hit[ok], stream.prefix_tokens, 0))
+    assert np.all(run.step_kv_tokens <= run.kv_budget_tokens)
+    if policy == "chunked":
+        assert np.all(run.step_sums[0] <= chunk)
+    assert np.sum(run.cost.time_s) == pytest.approx(np.sum(run.step_time_s), rel=1e-9)
+    assert np.all(np.diff(run.step_end_s) > 0)
+    assert run.wall_s == pytest.approx(run.step_end_s[-1] if run.step_end_s.size else 0.0)
+    # gaps: one per token after each request's first
+    assert run.gap_weight.sum() == pytest.approx(float((stream.output_tokens[ok] - 1).sum()))
+    assert np.all(run.gap_s > 0)
+    for q in (50, 99):  # the run's own percentile is section 04's definition
+        ref = weighted_percentile(run.gap_s, run.gap_weight, q)
+        assert run.tbt_pct(q) == ref or (np.isnan(ref) and np.isnan(run.tbt_pct(q)))
+
+
+def test_preemption_by_recompute_is_counted_and_conserves_tokens():
+    stream = load.make_stream(60, 50.0, lengths="fixed", prompt_tokens=500, output_tokens=400, seed=3)
+    run = load.simulate(H100, LLAMA8, stream, "prefill-first", kv_tokens=6000)
+    assert run.preemptions > 0
+    assert np.all(run.step_kv_tokens <= 6000)
+    for rid in range(stream.n):
+        assert run.token_times_s(rid).size == 400
+    recomputed = run.prefill_tokens.sum() - stream.prompt_tokens.sum()
+    assert recomputed > 0  # the evicted requests' prompts and tokens computed again
+    assert run.metrics().preemptions == run.preemptions
+
+
+def test_a_request_that_can_never_fit_is_rejected_not_stalled():
+    stream = load.make_stream(3, 1.0, lengths="fixed", prompt_tokens=900, output_tokens=200)
+    run = load.simulate(H100, LLAMA8, stream, "chunked", kv_tokens=1000)
+    assert run.rejected.all() and not run.meets(load.Targets())
+    # a rejected request arriving after the others are done adds no idle time (found by hypothesis)
+    late = load.Stream(np.array([1.056, 4.748]), np.array([1438, 3628]), np.array([301, 579]),
+                       np.array([-1, -1]))
+    run = load.simulate(H100, LLAMA8, late, "prefill-first", kv_tokens=4000)
+    assert run.rejected.tolist() == [False, True]
+    assert run.wall_s == pytest.approx(run.finish_s[0])
+
+
+@given(small_runs())
+@settings(max_examples=15)
+def test_deterministic_for_a_seed(case):
+    a, b = _run(*case), _run(*case)
+    for f in ("ttft_s", "finish_s", "step_time_s", "step_kv_tokens", "gap_s", "gap_weight"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+
+
+def test_streams_are_seeded_and_retimed_not_redrawn():
+    a = load.make_stream(500, 4.0, seed=7)
+    b = load.make_stream(500, 4.0, seed=7)
+    np.testing.assert_array_equal(a.arrival_s, b.arrival_s)
+    c = load.make_stream(500, 8.0, seed=7)
+    np.testing.assert_allclose(c.arrival_s * 2, a.arrival_s)
+    np.testing.assert_array_equal(c.prompt_tokens, a.prompt_tokens)
+    np.testing.assert_allclose(a.at_rate(8.0, 4.0).arrival_s, c.arrival_s)
+    assert 400 < np.median(a.prompt_tokens) < 800 and a.prompt_tokens.max() <= 16384
+
+
+@functools.lru_cache(maxsize=4)
+def _default_runs(rate: float):
+    stream = load.make_stream(2000, rate, seed=0)
+    return {p: load.simulate(H100, LLAMA8, stream, p) for p in load.POLICIES}
+
+
+def test_chunked_tbt_p99_below_prefill_first_and_utilization_reads_the_same():
+    """The page's thesis at its default load: prefill-first's p99 gap between tokens is several times
+    chunked prefill's, while nvidia-smi's utilization reads within a few points for both."""
+    runs = _default_runs(12.0)
+    pf, ch, df = runs["prefill-first"], runs["chunked"], runs["decode-first"]
+    assert pf.tbt_pct(99) > 3 * ch.tbt_pct(99)
+    assert abs(pf.utilization_gpu - ch.utilization_gpu) < 0.03
+    assert pf.utilization_gpu > 0.9 and ch.utilization_gpu > 0.9
+    assert df.tbt_pct(99) < pf.tbt_pct(99) / 3  # decode-first never interrupts a decode...
+    assert df.ttft_pct(99) > 10 * ch.ttft_pct(99)  # ...and new requests pay for it
+    m = ch.metrics(load.Targets())
+    assert m.utilization_gpu == pytest.approx(ch.utilization_gpu)
+    assert 0 < m.goodput_rps <= 12.5
+
+
+@given(st.integers(100, 600), st.sampled_from(load.POLICIES[::2]), st.integers(0, 3))
+@settings(max_examples=10)
+def test_chunked_beats_prefill_first_on_tbt_at_the_same_load(n, _policy, seed):
+    stream = load.make_stream(n, 14.0, seed=seed)
+    pf = load.simulate(H100, LLAMA8, stream, "prefill-first")
+    ch = load.simulate(H100, LLAMA8, stream, "chunked")
+    assert ch.tbt_pct(99) < pf.tbt_pct(99)
+
+
+# --- REFERENCE.md §3.4 (Sarathi-Serve): the stall, and what chunking costs the prompt ---------------
+
+
+def _long_prompt_among_decoders(policy: str, chunk: int = 512):
+    """32 users decoding (1,024-token prompts, 400-token outputs); 4 s in, a 4,096-token prompt arrives."""
+    n = 33
+    arrival = np.r_[np.linspace(0, 0.001, 32), 4.0]  # all 32 decoding by then
+    prompt = np.r_[np.full(32, 1024), 4096].astype(np.int64)
+    out = np.r_[np.full(32, 400), 8].astype(np.int64)
+    stream = load.Stream(arrival, prompt, out, np.full(n, -1, dtype=np.int64))
+    return load.simulate(A100, MISTRAL, stream, policy, chunk_tokens=chunk)
+
+
+def test_stall_ratio_and_chunking_overhead_sarathi():
+    """Mistral-7B on an A100: a 4k prompt arriving into a batch of 32 decodes. Prefill-first stalls
+    every decoder for the whole prefill, many times a decode step (Sarathi-Serve: naive hybrid batching
+    up to 28.3x the decode-only TBT); chunks of 512 keep the worst gap near one step, and cost the
+    long prompt at most ~25 % more prefill time (Sarathi-Serve: "at most ~25%" at chunk 512)."""
+    pf, ch = _long_prompt_among_decoders("prefill-first"), _long_prompt_among_decoders("chunked")
+
+    def around_the_long_prompt(run):
+        """User 0's gaps between tokens: the longest once the long prompt arrives, and the median."""
+        times = run.token_times_s(0)
+        gaps = np.diff(times)
+        return float(gaps[times[1:] > 4.0].max()), float(np.median(gaps))
+
+    worst, step = around_the_long_prompt(pf)
+    assert 20 < worst / step < 40, worst / step  # the model: ~30x (Sarathi-Serve: up to 28.3x)
+    worst_chunked, _ = around_the_long_prompt(ch)
+    assert worst_chunked / step < 5
+    # chunking overhead: the long prompt's time to first token, chunked over unchunked
+    overhead = ch.ttft_s[32] / pf.ttft_s[32] - 1
+    assert 0 < overhead < 0.25, overhead  # the model: ~11 %
+
+
+# --- capacity -------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=2)
+def _capacity_stream():
+    return load.make_stream(200, 1.0, seed=1)
+
+
+@given(st.sampled_from(["prefill-first", "chunked"]), st.floats(0.2, 5.0), st.floats(0.01, 0.3),
+       st.floats(1.0, 3.0), st.floats(1.0, 3.0))
+@settings(max_examples=8)
+def test_capacity_is_monotone_in_the_targets(policy, ttft, tbt, loosen_ttft, loosen_tbt):
+    stream = _capacity_stream()
+    tight = load.Targets(ttft, tbt)
+    loose = load.Targets(ttft * loosen_ttft, tbt * loosen_tbt)
+    kw = dict(iterations=4, saturation_per_s=20.0)
+    a = load.capacity(H100, LLAMA8, stream, policy, tight, **kw)
+    b = load.capacity(H100, LLAMA8, stream, policy, loose, **kw)
+    assert b.rate_per_s >= a.rate_per_s
+    assert a.runs <= 6 and b.runs <= 6
+
+
+def test_capacity_meets_its_targets_and_chunked_holds_more_load():
+    stream = load.make_stream(300, 1.0, seed=0)
+    strict = load.TARGET_PRESETS["strict"]
+    caps = {p: load.capacity(H100, LLAMA8, stream, p, strict, iterations=6)
+            for p in ("prefill-first", "chunked")}
+    assert caps["chunked"].rate_per_s > 1.5 * caps["prefill-first"].rate_per_s
+    for cap in caps.values():
+        met = [r for r, ok in cap.tested if ok]
+        assert cap.rate_per_s == max(met)
+        assert cap.runs <= 8
+
+
+def test_sweep_latency_rises_with_load_and_the_knee_is_inside():
+    stream = load.make_stream(300, 1.0, seed=0)
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    sw = load.sweep(H100, LLAMA8, stream, "chunked", sat * np.array([0.1, 0.4, 0.8, 1.2]))
+    assert sw.ttft_p99_s[-1] > sw.ttft_p99_s[0]
+    assert sw.rate_per_s[0] < sw.knee_per_s <= sw.rate_per_s[-1]
+    assert np.all(sw.utilization_gpu > 0) and np.all(sw.utilization_gpu <= 1)
+
+
+# --- prefix caching -------------------------------------------------------------------------------
+
+
+def test_prefix_cache_hits_skip_prefill_and_thrash_when_prefixes_outgrow_it():
+    few = load.make_stream(400, 10.0, seed=2, prefix_share=0.8, prefix_tokens=2048, n_prefixes=4)
+    on = load.simulate(H100, LLAMA8, few, "chunked", prefix_caching=True)
+    off = load.simulate(H100, LLAMA8, few, "chunked", prefix_caching=False)
+    assert on.hit_rate == pytest.approx(load.ideal_hit_rate(few), abs=0.02)
+    assert not off.cache_hit.any()
+    assert on.prefill_tokens.sum() < 0.6 * off.prefill_tokens.sum()
+    assert on.ttft_pct(50) < off.ttft_pct(50)
+    # many distinct prefixes in a small cache: LRU evicts each before it is used again
+    many = load.make_stream(400, 10.0, seed=2, prefix_share=1.0, prefix_tokens=2048, n_prefixes=40)
+    small = load.simulate(H100, LLAMA8, many, "chunked", kv_tokens=40_000)
+    big = load.simulate(H100, LLAMA8, many, "chunked")
+    assert load.ideal_hit_rate(many) > 0.85
+    assert big.hit_rate > 0.85
+    assert small.hit_rate < 0.5 * big.hit_rate
+    assert np.all(small.step_kv_tokens <= 40_000)
+
+
+# --- disaggregation (REFERENCE.md V20) ------------------------------------------------------------
+
+
+def test_v20_arithmetic_through_the_disaggregation_model():
+    """DistServe's published per-role rates put through the same composition the model uses."""
+    d = load.Disaggregation(1.6, 5.6, 10.0, 3, ((1, 2, per_gpu_goodput(1, 5.6, 2, 10.0)),
+                                                (2, 1, per_gpu_goodput(2, 5.6, 1, 10.0))), 0.0, 1.0)
+    assert d.best[:2] == (2, 1)
+    assert d.per_gpu(2, 1) == pytest.approx(10 / 3)
+    assert d.gain == pytest.approx(2.08, abs=0.005)
+
+
+@functools.lru_cache(maxsize=1)
+def _distserve():
+    stream = load.make_stream(600, 1.0, lengths="fixed", prompt_tokens=load.DISTSERVE_PROMPT,
+                              output_tokens=load.DISTSERVE_OUTPUT, seed=0)
+    return load.disaggregation(A100, load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS, n_gpus=3,
+                               iterations=8)
+
+
+def test_v20_from_the_models_own_runs():
+    """DistServe's example inputs (13B, A100, 512 in / 64 out, P90 TTFT 0.4 s, P90 TPOT 40 ms) through
+    the model's own runs. The model does NOT reproduce DistServe's 2.08x: it gets 1.33x, because
+    its colocated GPU holds far more than the measured 1.6 rps (the roofline has no engine overheads
+    between prefill and decode, and its per-request TPOT dilutes the stalls), while a prefill-only GPU
+    is close to DistServe's 5.6 rps. The band pins that number; README and the page say so."""
+    d = _distserve()
+    assert d.best[:2] == (2, 1)  # prefill is the scarce role, as in DistServe's example
+    assert 5.0 < d.prefill_per_gpu < 12.0  # DistServe: 5.6 rps
+    assert d.decode_per_gpu > 2 * d.prefill_per_gpu
+    assert 1.1 < d.gain < 1.6  # DistServe: 2.08x (2 prefill + 1 decode vs colocated)
+    assert d.transfer_s_mean < 0.01  # 512 tokens of KV over NVLink: milliseconds
+
+
+def test_kv_transfer_is_priced_by_the_link():
+    nv = load.kv_transfer_s(H100, LLAMA8, 4096)
+    pcie = load.kv_transfer_s(GPUS["L40S"], LLAMA8, 4096)
+    assert nv == pytest.approx(4096 * LLAMA8.kv_bytes_per_token / (450e9 * 396.4 / 450))
+    assert pcie > 10 * nv
+
+
+def test_overlapped_host_and_eager_paths_agree_with_the_cost_model():
+    """The array fallback (no closed form when the host overlaps the kernels) prices the same steps."""
+    a = Assumptions(overlap_host=True)
+    stream = load.make_stream(60, 20.0, seed=4)
+    run = load.simulate(H100, LLAMA8, stream, "prefill-first", assumptions=a)
+    T, P, K, S = run.step_sums
+    ref = step_cost(H100, LLAMA8, T, P, K, a, sampled_tokens=S)
+    np.testing.assert_allclose(run.step_time_s, ref.time_s, rtol=1e-9)
+    b = dataclasses.replace(a, overlap_host=False, cuda_graphs=False)
+    run = load.simulate(H100, LLAMA8, stream, "chunked", assumptions=b)
+    assert np.sum(run.cost.time_s) == pytest.approx(np.sum(run.step_time_s), rel=1e-9)
+
+
+@given(st.floats(0.2, 5.0), st.floats(0.01, 0.3), st.floats(1.0, 3.0), st.floats(1.0, 3.0))
+@settings(max_examples=8)
+def test_capacity_from_the_load_curve_is_monotone_and_agrees_with_the_full_search(ttft, tbt, lt, lb):
+    stream = _capacity_stream()
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    sw = _sweep_for_capacity()
+    tight, loose = load.Targets(ttft, tbt), load.Targets(ttft * lt, tbt * lb)
+    a = load.capacity_in_sweep(H100, LLAMA8, sw, tight)
+    b = load.capacity_in_sweep(H100, LLAMA8, sw, loose)
+    assert b.rate_per_s >= a.rate_per_s
+    assert a.runs <= sw.rate_per_s.size + load.SWEEP_CAPACITY_ITERATIONS + 1
+    assert a.rate_per_s <= 1.5 * sat
+
+
+@functools.lru_cache(maxsize=1)
+def _sweep_for_capacity():
+    stream = _capacity_stream()
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    loads = np.array([0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5])
+    return load.sweep(H100, LLAMA8, stream, "chunked", sat * loads)
+
+
+def test_capacity_from_the_load_curve_matches_the_bracketed_search():
+    stream = _capacity_stream()
+    strict = load.TARGET_PRESETS["strict"]
+    full = load.capacity(H100, LLAMA8, stream, "chunked", strict)
+    fast = load.capacity_in_sweep(H100, LLAMA8, _sweep_for_capacity(), strict)
+    assert fast.rate_per_s == pytest.approx(full.rate_per_s, rel=0.1)
+
+
+def test_capacity_on_600_requests_holds_for_a_2000_request_run():
+    """The page searches on 600 requests and shows a 2,000-request run: below the capacity the long
+    run meets the targets, well above it it does not (300 requests overstated it ~1.7x here)."""
+    strict = load.TARGET_PRESETS["strict"]
+    cap = load.capacity(H100, LLAMA8, load.make_stream(600, 1.0), "chunked", strict).rate_per_s
+    long = load.make_stream(2000, 1.0)
+    base = long.n / float(long.arrival_s[-1])
+    assert load.simulate(H100, LLAMA8, long.at_rate(0.85 * cap, base), "chunked").meets(strict)
+    assert not load.simulate(H100, LLAMA8, long.at_rate(1.3 * cap, base), "chunked").meets(strict)
+
+
+def test_a_growing_queue_is_not_steady():
+    stream = load.make_stream(400, 1.0)
+    sat = load.saturation_rate(H100, LLAMA8, stream)
+    base = stream.n / float(stream.arrival_s[-1])
+    assert load.simulate(H100, LLAMA8, stream.at_rate(0.5 * sat, base), "chunked").steady(0.1)
+    assert not load.simulate(H100, LLAMA8, stream.at_rate(1.5 * sat, base), "chunked").steady(0.1)
