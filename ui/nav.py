@@ -37,7 +37,7 @@ HOME = Section("", "Where the GPU lies", "app_pages/home.py", "home", ":material
 SECTIONS: tuple[Section, ...] = (
     Section("00", "Two phases", "app_pages/two_phases.py", "two-phases", ":material/speed:",
             "Prefill saturates the tensor cores; decode streams every weight for a single token.",
-            prefix="phases"),
+            short="Phases", prefix="phases"),
     Section("01", "Continuous batching", "app_pages/batching.py", "continuous-batching",
             ":material/view_timeline:",
             "Static batches wait for their slowest request: utilization reads the same, useful work does "
@@ -50,7 +50,7 @@ SECTIONS: tuple[Section, ...] = (
             short="Speculation", prefix="spec"),
     Section("04", "What to watch instead", "app_pages/watch.py", "what-to-watch", ":material/monitoring:",
             "Utilization reads the same in every scenario; goodput, tensor activity and latency do not.",
-            short="What to watch", prefix="watch"),
+            short="Watch", prefix="watch"),
     Section("05", "Under load", "app_pages/load.py", "under-load", ":material/stacked_line_chart:",
             "Prefill and decode share the GPU as requests arrive: chunking, prefix caching and "
             "disaggregation decide how much load it holds within the latency targets.", prefix="load"),

@@ -78,7 +78,7 @@ def test_back_and_forward_restore_each_pages_settings_and_reset_restores_default
     # forgotten, not just reset: a visit to another page and back keeps the defaults
     page.get_by_role("link", name="01 Batching", exact=True).first.click()
     wait_idle(page)
-    page.get_by_role("link", name="00 Two phases", exact=True).first.click()
+    page.get_by_role("link", name="00 Phases", exact=True).first.click()
     wait_idle(page)
     expect(_slider(page, "phases_batch")).to_have_attribute("aria-valuetext", "1", timeout=TIMEOUT_MS)
     expect_no_exception(page)

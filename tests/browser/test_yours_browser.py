@@ -35,14 +35,14 @@ def test_paste_apply_and_the_link_carries_the_calibration(page: Page, browser: B
     expect(page.get_by_text("Every page now uses these assumptions")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page).to_have_url(re.compile(r"(memory_eff|overhead_us|compute_eff)="), timeout=TIMEOUT_MS)
     # Page 00 and page 04 through the navigation: the sidebar's sliders went with the reader.
-    page.get_by_role("link", name="00 Two phases", exact=True).first.click()
+    page.get_by_role("link", name="00 Phases", exact=True).first.click()
     wait_idle(page)
     calibrated = metric_value(page, "Decode step")
     expect(calibrated).not_to_have_text(default_step, timeout=TIMEOUT_MS)
     step = calibrated.inner_text()
     link = page.url
     assert re.search(r"(memory_eff|overhead_us|compute_eff)=", link), link
-    page.get_by_role("link", name="04 What to watch", exact=True).first.click()
+    page.get_by_role("link", name="04 Watch", exact=True).first.click()
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"(memory_eff|overhead_us|compute_eff)="), timeout=TIMEOUT_MS)
     expect_no_exception(page)
