@@ -151,10 +151,11 @@ with left:
 measured = (spec.MEASURED_BATCH_GAIN
             if (setup.gpu.name, setup.model.name) == spec.MEASURED_SETUP
             and setup.model.weight_dtype == "bf16" else None)
+modelled = spec.modelled_batch_gain(setup.gpu, setup.model, setup.assumptions) if measured else None
 break_even = by_batch.break_even_batch
 with right:
     chart(
-        batch_figure(by_batch, r, measured), key="spec_batch_chart",
+        batch_figure(by_batch, r, measured, modelled), key="spec_batch_chart",
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
             f"{float(by_batch.speedup[by_batch.last_fitting]):.2f}× at batch "
             f"{int(by_batch.batches[by_batch.last_fitting])}, the largest that fits; "
@@ -169,7 +170,11 @@ if measured:
         f"gain goes from {e3[0]:.2f}× at batch {b_m[0]} to {e3[-1]:.2f}× at {b_m[-1]}, EAGLE's from "
         f"{e1[0]:.2f}× to {min(e1):.2f}×. The presets' α is fitted to these points; the model holds "
         "the gain flat while the verify pass costs what a decode step does, then drops faster than "
-        "the measurements, which fall steadily from batch 2.")
+        "the measurements, which fall steadily from batch 2. The model's signed error at each point, "
+        "in that setting: EAGLE-3 "
+        + ", ".join(f"{m / e - 1:+.0%}" for m, e in zip(modelled["EAGLE-3"], e3, strict=True))
+        + "; EAGLE " + ", ".join(f"{m / e - 1:+.0%}" for m, e in zip(modelled["EAGLE"], e1, strict=True))
+        + " (hover a point).")
 i_fit = by_batch.last_fitting
 last_batch, last_speedup = int(by_batch.batches[i_fit]), float(by_batch.speedup[i_fit])
 fade = (f"falls below 1× from batch **{break_even:.0f}**" if break_even <= last_batch

@@ -47,6 +47,7 @@ from ui.fig_watch import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.measured import predictions, summary
 from ui.price import cost_sentence
 from ui.setup import current_setup
 from ui.state import SETUP_KEYS
@@ -159,7 +160,8 @@ chart(views["bars"], key="watch_bars",
 st.caption(f"The rows differ in more than the technique: the lowest output, {out_lo:,.0f} tok/s, is "
            f"{lowest_out.name.lower()} ({lowest_out.what.lower()}); the highest, {out_hi:,.0f} tok/s, is "
            f"{highest_out.name.lower()} ({highest_out.what[0].lower() + highest_out.what[1:]}). "
-           "Like-for-like pairs are in the note at the end of the page.")
+           "Like-for-like pairs are in the note at the end of the page. "
+           + summary(predictions(setup, ("offline_tok_s", "tpot_ms", "static_batch_tok_s"))))
 setup_params = {k: st.query_params[k] for k in SETUP_KEYS if k in st.query_params}
 st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_index=True, width="stretch",
              key="watch_table",

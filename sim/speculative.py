@@ -618,6 +618,21 @@ MEASURED_CONTEXT_TOKENS = 512
 MEASURED_CHAIN = 3
 
 
+def modelled_batch_gain(gpu: GPU, target: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+                        ) -> dict[str, np.ndarray]:
+    """The model's speedup at each of MEASURED_BATCH_GAIN's points, for each measured method at its
+    preset alpha and in the measured setting (a chain of MEASURED_CHAIN drafts at
+    MEASURED_CONTEXT_TOKENS): what the page sets beside each measured point, with the error."""
+    b = np.asarray(MEASURED_BATCH_GAIN["batches"], dtype=float)
+    out = {}
+    for name in ("EAGLE", "EAGLE-3"):
+        method = METHODS[name]
+        chain = dataclasses.replace(method, k=MEASURED_CHAIN, tree_width=1, verify_tokens=None)
+        cost = round_cost(gpu, target, chain, b, chain.k, MEASURED_CONTEXT_TOKENS, assumptions)
+        out[name] = np.asarray(_speedup(chain, method.alpha, cost), dtype=float)
+    return out
+
+
 def fit_alpha(gpu: GPU, target: Model, method: Method, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
               ) -> float:
     """The acceptance rate that best reproduces ``method``'s measured gains (least squares on log

@@ -202,8 +202,9 @@ def resident_figure(comparison: Comparison, step: int) -> go.Figure:
                    bottom_px=80)
 
 
-def card_figure(fit: CardFit) -> go.Figure:
-    """Decode throughput against batch size on the chosen card, with both policies' batch marked."""
+def card_figure(fit: CardFit, measured: dict | None = None) -> go.Figure:
+    """Decode throughput against batch size on the chosen card, with both policies' batch marked;
+    ``measured`` is a trace of engines' measured static batches (``ui.measured.batch_trace``)."""
     data = [dict(
         type="scatter", x=fit.curve_batch, y=fit.curve_tokens_per_s, mode="lines", name="Decode throughput",
         line=dict(color=COLORS["muted"], width=2),
@@ -222,6 +223,8 @@ def card_figure(fit: CardFit) -> go.Figure:
             hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
                            f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
         ))
+    if measured:
+        data.append(measured)
     shapes, notes = [], []
     top = int(fit.batch["paged"])  # the KV budget holds no more requests than the paged policy fits
     if top < fit.curve_batch[-1]:

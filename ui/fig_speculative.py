@@ -132,7 +132,8 @@ def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
     return _figure(480, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
 
 
-def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = None) -> go.Figure:
+def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = None,
+                 modelled: dict | None = None) -> go.Figure:
     """Speedup against batch size at the reader's alpha and k, with where the verify pass turns
     compute-bound, the break-even line, and (on the matching setup) the measured EAGLE gains."""
     lo, hi = float(sweep.batches[0]), float(sweep.batches[-1])
@@ -174,8 +175,12 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
                 type="scatter", x=measured["batches"], y=measured[name], mode="markers",
                 name=f"measured {name}",
                 marker=dict(color=color, size=9, symbol=symbol, line=dict(color="white", width=1)),
-                hovertemplate=(f"<b>measured {name}</b> (EAGLE-3 Table 3: SGLang, H100, Llama-3.1-8B, "
-                               "chain of 3)<br>batch %{x}: %{y:.2f}× throughput<extra></extra>"),
+                hovertemplate=[
+                    f"<b>measured {name}</b> (EAGLE-3 Table 3: SGLang, H100, Llama-3.1-8B, chain of 3)"
+                    f"<br>batch %{{x}}: %{{y:.2f}}× throughput"
+                    + (f"<br>model, {name} preset in this setting: {modelled[name][i]:.2f}× "
+                       f"({modelled[name][i] / measured[name][i] - 1:+.0%})" if modelled else "")
+                    + "<extra></extra>" for i in range(len(measured["batches"]))],
             ))
     traces.append(_diamond(spec.batch, spec.speedup, "your batch",
                            f"<b>your batch</b> {spec.batch}: %{{y:.2f}}×<extra></extra>"))

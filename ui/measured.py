@@ -30,6 +30,8 @@ class MeasuredPoint:
     intensity: float  # FLOP / byte of the step
     measured_tflops: float  # the step's FLOP / measured seconds, TFLOP/s
     model_tflops: float  # the step's FLOP / the model's seconds at the row's conditions
+    gap: Gap | None = None  # the step from the roofline floor to the estimate (sim.gap)
+    measured_step_s: float = 0.0
 
     @property
     def row(self) -> Row:
@@ -88,13 +90,15 @@ def roofline_points(setup) -> list[MeasuredPoint]:
             continue
         phase = measured[0]
         if phase == "decode":
-            cost = decode_step_cost(setup.gpu, setup.model, _batch(r),
-                                    (r.prompt_tokens or 0) + (r.output_tokens or 0) / 2, setup.assumptions)
+            ctx = int((r.prompt_tokens or 0) + (r.output_tokens or 0) / 2)
+            cost = decode_step_cost(setup.gpu, setup.model, _batch(r), ctx, setup.assumptions)
+            g = explain_decode(setup.gpu, setup.model, _batch(r), ctx, setup.assumptions)
         else:
             cost = prefill_cost(setup.gpu, setup.model, r.prompt_tokens or 1, 1, setup.assumptions)
+            g = explain_prefill(setup.gpu, setup.model, r.prompt_tokens or 1, setup.assumptions)
         flops = float(np.ravel(cost.flops)[0])
         out.append(MeasuredPoint(p, phase, float(np.ravel(cost.intensity)[0]), flops / measured[1] / 1e12,
-                                 flops / modelled[1] / 1e12))
+                                 flops / modelled[1] / 1e12, g, measured[1]))
     return out
 
 
@@ -107,9 +111,20 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
         hovertemplate=[
             f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:.3g}} TFLOP/s<br>"
             f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
-            f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<extra></extra>"
-            for pt in points],
+            f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<br>{_compact_gap(pt)}"
+            "<extra></extra>" for pt in points],
     )
+
+
+def _compact_gap(pt: MeasuredPoint) -> str:
+    """The gap in one line: the step's roofline floor, the model's estimate (its largest named
+    assumption) and the measured step, in ms."""
+    if pt.gap is None:
+        return ""
+    g = pt.gap
+    top = max(g.steps_s, key=g.steps_s.get)
+    return (f"one step: roofline floor {g.floor_s * 1e3:.3g} ms → model {g.estimate_s * 1e3:.3g} ms "
+            f"(most of it: {top}, {g.shares()[top]:.0%}) → measured {pt.measured_step_s * 1e3:.3g} ms")
 
 
 def summary(preds: list[Prediction]) -> str:
@@ -161,3 +176,19 @@ def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
     else:
         note = "No measured run on this setup."
     return GapView(g, where, measured_s, row, note)
+
+
+def batch_trace(preds: list[Prediction]) -> dict | None:
+    """Static-batch runs as points at (batch, measured tok/s) for a throughput-vs-batch chart, with
+    the model's value at each run's conditions and the error on hover; None when there are none."""
+    pts = [p for p in preds if p.row.kind == "static_batch_tok_s"]
+    if not pts:
+        return None
+    return dict(
+        type="scatter", mode="markers", name="Measured (engines' static batches)",
+        x=[_batch(p.row) for p in pts], y=[p.row.value for p in pts],
+        marker=dict(symbol="x", size=11, color=COLORS["text"]),
+        hovertemplate=[f"<b>{html.escape(p.row.id)}</b>: {p.row.value:,.4g} tok/s measured<br>"
+                       f"{conditions(p.row)}<br>model at these conditions {p.model_value:,.4g} "
+                       f"({p.error:+.0%})<extra></extra>" for p in pts],
+    )
