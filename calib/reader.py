@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from calib.parsers import rows_to_csv
 from sim.hardware import GPU, GPUS
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
 from sim.truth import COLUMNS, Row, RowError, parse_rows
@@ -21,18 +22,6 @@ class ReaderRows:
     rows: tuple[Row, ...]
     setups: dict[str, tuple[GPU, Model]]  # row id -> (gpu, model) for rows on the reader's setup
     notes: tuple[str, ...]
-
-
-def _csv(rows: Sequence[dict[str, str]]) -> str:
-    import csv
-    import io
-
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: str(row.get(k, "") or "") for k in COLUMNS})
-    return out.getvalue()
 
 
 def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> ReaderRows:
@@ -60,7 +49,7 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
         filled.append(row)
         if on_ours:
             setups[rid] = row
-    rows = tuple(parse_rows(_csv(filled)))
+    rows = tuple(parse_rows(rows_to_csv(filled)))
     out_setups = {}
     for r in rows:
         if r.id not in setups:
