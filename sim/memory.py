@@ -166,6 +166,23 @@ def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZA
     return plan.kv_budget_bytes
 
 
+def smallest_gpu_count(gpu: GPU, model: Model, batch: int, context_tokens: int,
+                       counts: tuple[int, ...] = (1, 2, 4, 8)) -> int | None:
+    """The fewest GPUs per replica (tensor parallelism, of ``counts``) on which ``batch`` sequences of
+    ``context_tokens`` fit, or None: not on any of them, or the model's shapes or the GPU's links do
+    not allow that split."""
+    for n in counts:
+        try:
+            split = model.with_tp(n)
+            if n > 1:
+                gpu.allreduce_bandwidth(n)
+        except ValueError:
+            continue
+        if memory_plan(gpu, split, batch, context_tokens).fits:
+            return n
+    return None
+
+
 def gib(n_bytes: float) -> float:
     """Bytes in GiB (what ``nvidia-smi`` and the engines' logs print)."""
     return n_bytes / GiB

@@ -71,6 +71,8 @@ def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
     assert "does not fit on this card at all" in at.error[0].value
     assert not at.metric
+    at = open_app(PAGE, {"model": "Llama-3.1-70B"})  # 131 GiB of BF16 weights on one H100
+    assert "It fits on **2 x H100 SXM**" in " ".join(c.value for c in at.caption)
 
 
 def test_global_setup_changes_page_numbers():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.memory import describe, memory_plan
+from sim.memory import describe, memory_plan, smallest_gpu_count
 from ui.layout import stop_page
 
 
@@ -17,6 +17,9 @@ def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
         return
     st.error(f"**This setup does not fit in memory, so no numbers are shown for it.** {what}: "
              + describe(plan), icon=":material/memory_alt:")
-    st.caption("Lower the batch or the context on this page, or pick a larger GPU, smaller weights "
-               "or a smaller model in the sidebar.")
+    n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens))
+    split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
+             if n and n > setup.model.tp else "")
+    st.caption(split + "Lower the batch or the context on this page, or pick a larger GPU, smaller "
+               "weights or a smaller model in the sidebar.")
     stop_page()
