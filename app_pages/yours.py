@@ -49,6 +49,12 @@ if "yours_text" not in st.session_state and st.session_state.get(_SAVED):
     st.session_state["yours_text"] = st.session_state[_SAVED]
 
 
+def plain(text: str) -> None:
+    """Text that quotes the reader's input (ids, names, the file's name): a code block, so nothing in
+    it is read as markdown or HTML."""
+    st.code(text, language=None, wrap_lines=True)
+
+
 def _example() -> None:
     st.session_state["yours_text"] = EXAMPLE
 
@@ -71,7 +77,7 @@ if upload is not None:
         st.error(f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read.",
                  icon=":material/block:")
         stop_page()
-    source, origin = upload.getvalue().decode("utf-8", errors="replace"), upload.name
+    source, origin = upload.getvalue().decode("utf-8", errors="replace"), "the uploaded file"
 
 if not source.strip():
     st.info("Nothing pasted yet: paste a benchmark's output above, or load the example.",
@@ -83,7 +89,8 @@ try:
     parsed = parse_benchmark(source)
     got = reader_rows(parsed.rows, setup.gpu, setup.model)
 except (BenchmarkParseError, RowError) as err:
-    st.error(f"Could not read {origin}: {err}", icon=":material/error:")
+    st.error(f"Could not read {origin}:", icon=":material/error:")
+    plain(str(err))  # the message quotes the input: plain text, never markdown
     next_link(__file__)
     stop_page()
 
@@ -131,7 +138,8 @@ with results:
                   f"{median_fit:.0%} after.")
 
 if isinstance(result, str):
-    st.warning(f"No fit: {result}", icon=":material/warning:")
+    st.warning("No fit:", icon=":material/warning:")
+    plain(result)
 elif result is not None:
     values = slider_values(result.assumptions)
     st.dataframe(assumptions_table(setup.assumptions, result), hide_index=True, width="stretch")
@@ -144,13 +152,14 @@ elif result is not None:
         st.success("Every page now uses these assumptions, and the link in the address bar carries them.",
                    icon=":material/link:")
 elif not priced:
-    st.warning("The model cannot price any of these runs: "
-               + "; ".join(sorted({p.reason for p in preds})), icon=":material/warning:")
+    st.warning("The model cannot price any of these runs:", icon=":material/warning:")
+    plain("\n".join(sorted({p.reason for p in preds})))
 elif not names:
     st.info("Choose at least one assumption for the fit to move.", icon=":material/tune:")
 
-for note in (*parsed.notes, *got.notes):
-    st.caption(note)
+if parsed.notes or got.notes:
+    st.caption("What was read, and what was not used:")
+    plain("\n".join((*((f"file: {upload.name}",) if upload is not None else ()), *parsed.notes, *got.notes)))
 
 how_computed(
     r"""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,4 +83,21 @@ def test_runs_on_a_setup_the_model_cannot_price_say_why():
         "id,gpu,gpus,model,weights,kv,kind,value,prompt_tokens,output_tokens\n"
         "a,TPU v9,1,Llama-3.1-8B,bf16,bf16,ttft_ms,10,128,1\n").run()
     assert not at.exception
-    assert "cannot price any of these runs" in at.warning[0].value and "not a preset" in at.warning[0].value
+    assert "cannot price any of these runs" in at.warning[0].value
+    assert any("not a preset" in c.value for c in at.code)
+
+
+def test_pasted_markup_is_shown_as_plain_text_only():
+    """Ids, engine names and GPU names from a paste reach the page only in code blocks and escaped
+    hover text, never as markdown or HTML."""
+    evil = "<b>x</b>[click](https://evil.example):red[r]"
+    at = open_app(PAGE)
+    at.text_area(key="yours_text").set_value(
+        "id,gpu,gpus,model,weights,kv,engine,kind,value,prompt_tokens,output_tokens,batch\n"
+        f"\"{evil}\",,1,,bf16,bf16,\"{evil}\",static_batch_tok_s,150,128,256,1\n"
+        f"z,\"{evil}\",1,Llama-3.1-8B,bf16,bf16,e,ttft_ms,10,128,1,\n").run()
+    assert not at.exception
+    for element in (*at.markdown, *at.caption, *at.warning, *at.error, *at.info, *at.success):
+        assert "evil.example" not in element.value, element.value
+    spec = json.loads(next(c for c in at.get("plotly_chart") if "yours_errors" in c.proto.id).proto.spec)
+    assert all("<b>x</b>" not in y for t in spec["data"] for y in t["y"])

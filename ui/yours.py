@@ -71,7 +71,7 @@ def apply_to_sidebar(values: dict[str, float]) -> None:
 
 def errors_figure(result: FitResult) -> go.Figure:
     """Each row's signed error at the sidebar's assumptions and after the fit."""
-    ids = [p.row.id for p in result.before]
+    ids = [html.escape(p.row.id) for p in result.before]  # axis labels render Plotly's HTML subset
     traces = []
     for name, preds, color in (("Before the fit", result.before, COLORS["muted"]),
                                ("After the fit", result.after, COLORS["decode"])):
