@@ -157,7 +157,7 @@ elif not priced:
 elif not names:
     st.info("Choose at least one assumption for the fit to move.", icon=":material/tune:")
 
-if parsed.notes or got.notes:
+if parsed.notes or got.notes or upload is not None:
     st.caption("What was read, and what was not used:")
     plain("\n".join((*((f"file: {upload.name}",) if upload is not None else ()), *parsed.notes, *got.notes)))
 
