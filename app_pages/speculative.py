@@ -147,10 +147,11 @@ with left:
         alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
             f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
     )
-# The measurements are BF16 Llama-3.1-8B on an H100 (EAGLE-3 Table 3): shown only for that setup.
+# The measurements are BF16 Llama-3.1-8B on one H100 (EAGLE-3 Table 3): shown only for that setup.
 measured = (spec.MEASURED_BATCH_GAIN
             if (setup.gpu.name, setup.model.name) == spec.MEASURED_SETUP
-            and setup.model.weight_dtype == "bf16" else None)
+            and (setup.model.weight_dtype, setup.model.kv_dtype, setup.model.tp) == ("bf16", "bf16", 1)
+            else None)
 modelled = spec.modelled_batch_gain(setup.gpu, setup.model, setup.assumptions) if measured else None
 break_even = by_batch.break_even_batch
 with right:

@@ -8,9 +8,9 @@ import streamlit as st
 
 from calib.fit import fit
 from calib.parsers import FORMATS, MAX_BYTES, BenchmarkParseError, parse_benchmark
-from calib.reader import reader_rows
+from calib.reader import price, reader_rows
 from sim.measured import shipped_csv
-from sim.truth import RowError, predict
+from sim.truth import RowError
 from ui import format as fmt
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link, stop_page
 from ui.setup import current_setup
@@ -94,7 +94,7 @@ except (BenchmarkParseError, RowError) as err:
     next_link(__file__)
     stop_page()
 
-preds = [predict(r, setup.assumptions, setup=got.setups.get(r.id)) for r in got.rows]
+preds = price(got, setup.assumptions)
 priced = [p for p in preds if p.model_value is not None]
 results = st.container()  # filled below, once the fit has run: the numbers first, the fit's controls after
 names = st.multiselect("Assumptions the fit may move", FIT_NAMES, default=default_fit_names(got.rows),
@@ -105,15 +105,24 @@ result = None
 if priced and names:
     digest = hashlib.sha256(source.encode()).hexdigest()
     memo = st.session_state.setdefault("_yours_fits", {})
-    memo_key = (digest, setup.label, setup.assumptions, tuple(names))
-    if memo_key not in memo:
+    # One fit kept, for these runs on this exact GPU and model (a Custom GPU or a pasted config keeps
+    # its label when its numbers change). It is reused while the sidebar holds its starting values
+    # or the values its Apply set: refitting from applied values would drift a little each time.
+    memo_key = (digest, repr(setup.gpu), repr(setup.model), tuple(names))
+    start, kept = memo.get(memo_key, (None, None))
+    applied = st.session_state.get(APPLIED_KEY)
+    reuse = kept is not None and (start == setup.assumptions or (
+        not isinstance(kept, str) and applied == slider_values(kept.assumptions)
+        and all(abs(st.session_state.get(k, v) - v) < 1e-9 for k, v in applied.items())))
+    if not reuse:
         try:
-            memo.clear()  # one fit kept: the latest
-            memo[memo_key] = fit(got.rows, setup.assumptions, names=names, prior_weight=PRIOR_WEIGHT,
-                                 setups=got.setups, bounds=slider_bounds())
-        except ValueError as err:
-            memo[memo_key] = str(err)
-    result = memo[memo_key]
+            kept = fit([p.row for p in priced], setup.assumptions, names=names, prior_weight=PRIOR_WEIGHT,
+                       setups=got.setups, bounds=slider_bounds())
+        except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError) as err:
+            kept = str(err)
+        memo.clear()
+        memo[memo_key] = (setup.assumptions, kept)
+    result = kept
 
 
 def _median(values: list[float]) -> float | None:
@@ -153,7 +162,7 @@ elif result is not None:
                    icon=":material/link:")
 elif not priced:
     st.warning("The model cannot price any of these runs:", icon=":material/warning:")
-    plain("\n".join(sorted({p.reason for p in preds})))
+    plain("\n".join(f"{p.row.id}: {p.reason}" for p in preds))
 elif not names:
     st.info("Choose at least one assumption for the fit to move.", icon=":material/tune:")
 

@@ -142,6 +142,11 @@ def fit(rows: Sequence[Row], start: Assumptions = DEFAULT_ASSUMPTIONS, *,
     res = least_squares(residuals, x0, bounds=(lo, hi), method="trf", loss="soft_l1",
                         f_scale=SOFT_L1_SCALE)
     fitted = assumptions_from(res.x, start, names)
+    if below_ceilings:  # an efficiency above every row's GPU ceiling changes nothing: report the ceiling
+        for name in ("compute_eff", "memory_eff"):
+            if name in names:
+                cap = _below_ceilings(name, 1.0, rows, setups, start) + 0.005
+                fitted = dataclasses.replace(fitted, **{name: min(getattr(fitted, name), cap)})
     before = tuple(_predict(r, start, setups) for r in rows)  # the reader's start, not the inset
     after = tuple(_predict(r, fitted, setups) for r in rows)
     rms = float(np.sqrt(np.mean(log_time_errors(after) ** 2)))

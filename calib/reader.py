@@ -6,15 +6,20 @@ Pure: no I/O, nothing evaluated.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from calib.parsers import rows_to_csv
+from sim.cost import Assumptions
 from sim.hardware import GPU, GPUS
+from sim.memory import describe, memory_plan
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
-from sim.truth import COLUMNS, Row, RowError, parse_rows
+from sim.truth import COLUMNS, Prediction, Row, RowError, parse_rows, predict, row_setup
 
 MAX_READER_ROWS = 200
+MAX_QPS = 1e6  # requests a second: far beyond any one replica
+MIN_VALUE = 1e-6  # a measured value below this (ms, tok/s) is not a measurement
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,7 @@ class ReaderRows:
     rows: tuple[Row, ...]
     setups: dict[str, tuple[GPU, Model]]  # row id -> (gpu, model) for rows on the reader's setup
     notes: tuple[str, ...]
+    reasons: dict[str, str]  # row id -> why it is shown but not priced
 
 
 def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> ReaderRows:
@@ -50,24 +56,66 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
         if on_ours:
             setups[rid] = row
     rows = tuple(parse_rows(rows_to_csv(filled)))
-    out_setups = {}
+    out_setups, reasons = {}, {}
     for r in rows:
-        if r.id not in setups:
-            continue
-        g = gpu if not setups[r.id]["gpu"] else GPUS.get(r.gpu)
-        base = model if not setups[r.id]["model"] else ALL_MODELS.get(r.model)
-        if g is None or base is None:
-            notes.append(f"{r.id}: {'GPU ' + repr(r.gpu) if g is None else 'model ' + repr(r.model)} "
-                         "is not a preset; the row is shown, not priced")
-            continue
-        if r.weights not in WEIGHT_DTYPES or r.kv not in KV_DTYPES:
-            notes.append(f"{r.id}: precision {r.weights}/{r.kv} is not one the model prices; not priced")
+        if r.id in setups:
+            g = gpu if not setups[r.id]["gpu"] else GPUS.get(r.gpu)
+            base = model if not setups[r.id]["model"] else ALL_MODELS.get(r.model)
+            if g is None or base is None:
+                what = f"GPU {r.gpu!r}" if g is None else f"model {r.model!r}"
+                reasons[r.id] = f"{what} is not a preset"
+                continue
+            if r.weights not in WEIGHT_DTYPES or r.kv not in KV_DTYPES:
+                reasons[r.id] = f"precision {r.weights}/{r.kv} is not one the model prices"
+                continue
+            try:
+                if r.gpus > 1:
+                    g.allreduce_bandwidth(r.gpus)
+                out_setups[r.id] = (g, base.with_precision(r.weights, r.kv).with_tp(r.gpus))
+            except ValueError as exc:
+                reasons[r.id] = str(exc)
+                continue
+        why = _implausible(r, out_setups.get(r.id) or row_setup(r))
+        if why:
+            reasons[r.id] = why
+            out_setups.pop(r.id, None)
+    notes.extend(f"{rid}: {why}; shown, not priced" for rid, why in reasons.items())
+    return ReaderRows(rows, out_setups, tuple(notes), reasons)
+
+
+def _implausible(r: Row, setup) -> str:
+    """Why a row cannot be priced as it stands (lengths, load, a setup that cannot exist), or ""."""
+    if r.kind in ("gemm_tflops", "hbm_tbps"):
+        return ""
+    if r.value < MIN_VALUE:
+        return f"value {r.value:g} is below {MIN_VALUE:g}"
+    if r.prompt_tokens is not None and r.prompt_tokens < 1:
+        return "prompt_tokens must be at least 1"
+    if r.output_tokens is not None and r.output_tokens < 1 and r.kind != "ttft_ms":
+        return "output_tokens must be at least 1"
+    if r.qps is not None and math.isfinite(r.qps) and r.qps > MAX_QPS:
+        return f"qps above {MAX_QPS:g} requests a second"
+    if isinstance(setup, str) or setup is None or r.kind == "offline_tok_s":
+        return ""  # truth names what it cannot express; an offline run sizes its own batch
+    g, m = setup
+    plan = memory_plan(g, m, int(r.batch or r.concurrency or 1),
+                       int((r.prompt_tokens or 1) + (r.output_tokens or 0)))
+    return "" if plan.fits else "does not fit in memory: " + describe(plan)
+
+
+def price(got: ReaderRows, assumptions: Assumptions) -> list[Prediction]:
+    """Each row's prediction: unpriced rows carry the reader's reason, and a row the model still
+    cannot price (an exception, a value that is not finite) carries that, never a traceback."""
+    out = []
+    for r in got.rows:
+        if r.id in got.reasons:
+            out.append(Prediction(r, None, got.reasons[r.id]))
             continue
         try:
-            out_setups[r.id] = (g, base.with_precision(r.weights, r.kv).with_tp(r.gpus))
-            if r.gpus > 1:
-                g.allreduce_bandwidth(r.gpus)
-        except ValueError as exc:
-            out_setups.pop(r.id, None)
-            notes.append(f"{r.id}: {exc}; not priced")
-    return ReaderRows(rows, out_setups, tuple(notes))
+            p = predict(r, assumptions, setup=got.setups.get(r.id))
+        except (ValueError, ZeroDivisionError, IndexError, OverflowError, FloatingPointError) as exc:
+            p = Prediction(r, None, f"the model cannot price it ({exc})")
+        if p.model_value is not None and not (math.isfinite(p.model_value) and p.model_value > 0):
+            p = Prediction(r, None, "the model's value is not a finite positive number")
+        out.append(p)
+    return out

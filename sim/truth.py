@@ -187,6 +187,11 @@ def _setup(row: Row) -> tuple[object, Model] | str:
     return GPUS[row.gpu], model
 
 
+def row_setup(row: Row) -> tuple[object, Model] | str:
+    """(gpu, model) the row's own columns name, at its precisions and GPU count, or why not."""
+    return _setup(row)
+
+
 def _lengths(row: Row) -> tuple[int, int]:
     p, o = row.prompt_tokens, row.output_tokens
     if p is None or o is None:

@@ -41,3 +41,11 @@ def test_page03_measured_gains_carry_the_models_value_and_error():
     assert len(traces) == 2
     assert all("model, EAGLE" in h and "%)" in h for t in traces for h in t["hovertemplate"])
     assert "The model's signed error at each point" in _captions(at)
+
+
+def test_page03_shows_the_measured_gains_only_on_the_measured_setup():
+    for params in ({"kv": "fp8"}, {"gpus": "2"}, {"weights": "fp8"}):
+        at = open_app("app_pages/speculative.py", params)
+        assert not at.exception
+        traces = _spec(at, "spec_batch_chart")["data"]
+        assert not [t for t in traces if t.get("name", "").startswith("measured")]

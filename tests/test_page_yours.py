@@ -101,3 +101,32 @@ def test_pasted_markup_is_shown_as_plain_text_only():
         assert "evil.example" not in element.value, element.value
     spec = json.loads(next(c for c in at.get("plotly_chart") if "yours_errors" in c.proto.id).proto.spec)
     assert all("<b>x</b>" not in y for t in spec["data"] for y in t["y"])
+
+
+@pytest.mark.parametrize("row", [
+    "a,,1,,bf16,bf16,e,static_batch_tok_s,100,0,0,1,,",
+    "a,,1,,bf16,bf16,e,ttft_ms,10,0,1,,,",
+    "a,,1,,bf16,bf16,e,offline_tok_s,100,0,0,,,1000",
+    "a,,1,,bf16,bf16,e,tpot_ms,10,512,128,,1000000000000,",
+    "a,,1,,bf16,bf16,e,tpot_ms,1e-320,512,128,4,,",
+    "a,H100 SXM,1,Llama-3.1-405B,bf16,bf16,e,tpot_ms,50,512,128,4,,",
+])
+def test_runs_that_cannot_be_priced_say_why_never_a_traceback(row):
+    """Zero lengths, absurd loads, values that are not measurements, a model bigger than the card."""
+    at = open_app(PAGE)
+    at.text_area(key="yours_text").set_value(
+        "id,gpu,gpus,model,weights,kv,engine,kind,value,prompt_tokens,output_tokens,concurrency,qps,"
+        "requests\n" + row + "\n").run()
+    assert not at.exception
+    assert "cannot price any of these runs" in at.warning[0].value
+    assert any("a:" in c.value for c in at.code)
+
+
+def test_apply_twice_does_not_drift():
+    at = open_app(PAGE)
+    at.button(key="yours_example").click().run()
+    at.button(key="yours_apply").click().run()
+    first = {k: at.session_state[k] for k in SLIDERS}
+    at.button(key="yours_apply").click().run()
+    assert {k: at.session_state[k] for k in SLIDERS} == first
+    assert "Every page now uses these assumptions" in at.success[0].value

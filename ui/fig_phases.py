@@ -201,7 +201,7 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
         err = g.estimate_s / measured_s - 1
         traces.append(dict(
             type="bar", orientation="h",
-            y=[f"{measured_label}<br>{measured_s * 1e3:.3g} ms, model {err:+.0%}"],
+            y=[f"{measured_label}<br>{measured_s * 1e3:.3g} ms; the model's time {err:+.0%}"],
             x=[measured_s * 1e3], name="Measured", marker=dict(color=COLORS["text"]),
             hovertemplate="<b>%{y}</b><extra></extra>"))
     top = max(values[-1], measured_s * 1e3 if measured_s else 0.0)

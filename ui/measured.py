@@ -111,7 +111,8 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
         hovertemplate=[
             f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:.3g}} TFLOP/s<br>"
             f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
-            f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<br>{_compact_gap(pt)}"
+            f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%} in {html.escape(pt.row.unit)})"
+            f"<br>{_compact_gap(pt)}"
             "<extra></extra>" for pt in points],
     )
 
