@@ -169,7 +169,9 @@ def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
         where, measured_s = f"one {prompt:,}-token prompt", (row.value / 1e3 if row else None)
     if row:
         note = (f"The last bar is {html.escape(row.id)} ({html.escape(row.engine)}), measured at these "
-                "settings.")
+                "settings" + (": its time per output token, batch / tok/s, so its prefill is spread over "
+                              "it (slightly above a pure decode step)." if row.kind == "static_batch_tok_s"
+                              else "."))
     elif points:
         at = ", ".join(f"{pt.phase} at batch {_batch(pt.row)}" if pt.phase == "decode"
                        else f"prefill of a {pt.row.prompt_tokens:,}-token prompt" for pt in points)
