@@ -22,6 +22,7 @@ from ui.fig_load import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.measured import predictions, summary
 from ui.setup import current_setup
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
@@ -398,6 +399,17 @@ st.caption(
     "waits, and the new prompt waits for the whole batch instead."
 )
 
+def _measured_note(setup) -> str:
+    """The online runs measured on this setup, named with the model's error: they report a mean
+    time per output token at their own rate and lengths, not a p99 of this page's stream, so they
+    are named here rather than drawn on these curves."""
+    runs = predictions(setup, ("tpot_ms",))
+    if not runs:
+        return summary(runs)
+    return (summary(runs) + " These online runs report a mean time per output token at their own rate "
+            "and lengths, not a p99 of this page's stream, so they are named here, not drawn.")
+
+
 st.subheader("As the load rises")
 sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
 chart(
@@ -430,6 +442,8 @@ st.caption(
         if knee == knee
         else ""
     )
+    + " "
+    + _measured_note(setup)
 )
 chart(
     _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),

@@ -31,7 +31,7 @@ from ui.fig_paging import (
     steps_table,
 )
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
-from ui.measured import batch_trace, predictions, summary
+from ui.measured import batch_trace, offline_points, offline_traces, predictions, summary
 from ui.setup import current_setup
 
 PAGE_SIZES = [8, 16, 32, 64]
@@ -181,14 +181,19 @@ else:
                 help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
                      "little throughput.")
     runs = predictions(setup, ("static_batch_tok_s", "offline_tok_s", "tpot_ms"))
+    offline = offline_points(setup, runs)
     chart(
-        card_figure(fit, batch_trace(runs)), key="paging_card",
+        card_figure(fit, batch_trace(runs), offline_traces(offline)), key="paging_card",
         alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
             f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
     )
     st.caption(summary(runs) + (" ✕ = a static batch (prefill included, so below the decode-only "
-                                "curve at short outputs)." if batch_trace(runs) else ""))
+                                "curve at short outputs)." if batch_trace(runs) else "")
+               + (" An offline run (every request queued at once, prompts prefilled between decode "
+                  "steps) is drawn at the batch the model's KV cache holds for it, where the model runs "
+                  "it: ✕ measured, ○ the model's value for the same run (both include the prompts' "
+                  "prefill, which the decode-only curve leaves out)." if offline else ""))
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     if fit.batch["reserved"] and fit.batch["reserved"] > ridge and fit.throughput_gain < 1.5:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "

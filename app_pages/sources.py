@@ -3,7 +3,7 @@
 import streamlit as st
 
 from sim.hardware import GPUS
-from sim.models import MODELS
+from sim.models import ALL_MODELS
 from ui.glossary import GLOSSARY
 from ui.sources import GPU_PRICES, PAPERS
 
@@ -37,7 +37,7 @@ st.subheader("Models")
 st.dataframe(
     [{"Model": m.name, "Layers": m.n_layers, "Hidden": m.hidden, "Heads": m.n_heads,
       "KV heads": m.n_kv_heads, "Head dim": m.head_dim, "Params (B)": round(m.n_params / 1e9, 3),
-      "KV KiB/token (bf16)": m.kv_bytes_per_token / 1024, "Source": m.source} for m in MODELS.values()],
+      "KV KiB/token (bf16)": m.kv_bytes_per_token / 1024, "Source": m.source} for m in ALL_MODELS.values()],
     hide_index=True, width="stretch",
 )
 st.caption("Parameter counts are computed from each config and match the official totals.")

@@ -1,19 +1,21 @@
 """00 · Two phases: prefill is compute-bound, decode is memory-bound."""
 
+import numpy as np
 import streamlit as st
 
 from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
-from sim.phases import two_phases
+from sim.phases import ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
 from ui.feasibility import fits_or_stop
-from ui.fig_phases import busy_figure, gap_figure, operator_figure, phases_table, roofline_figure
+from ui.fig_phases import busy_figure, gap_figure, operator_figure, phases_table, roofline_figure, ttft_figure
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
-from ui.measured import explain_gap, roofline_points, roofline_trace
+from ui.measured import explain_gap, predictions, roofline_points, roofline_trace, summary, ttft_trace
 from ui.setup import current_setup
 
 POW2 = [2**i for i in range(0, 16)]
+TTFT_PROMPTS = np.round(2 ** np.arange(5, 15.01, 0.5)).astype(int).tolist()  # 32 .. 32,768 tokens
 
 header("00", "Two phases, two very different machines", """
 **Prefill** keeps the tensor cores busy; **decode** reads every weight to make one token a step, and
@@ -109,6 +111,24 @@ chart(
         f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
+curve = ttft_curve(setup.gpu, setup.model, sorted({*TTFT_PROMPTS, prompt}), setup.assumptions)
+ttft_here = float(curve.ttft_s[list(curve.prompt_tokens).index(prompt)])
+ttft_runs = predictions(setup, ("ttft_ms",))
+chart(
+    ttft_figure(curve, prompt, ttft_here, ttft_trace(ttft_runs)), key="phases_ttft",
+    title="Time to first token as the prompt grows",
+    alt=f"Time to first token of one prompt on an idle {setup.gpu.name}: {fmt.seconds(ttft_here)} at "
+        f"{prompt:,} tokens, from {fmt.seconds(float(curve.ttft_s[0]))} at {int(curve.prompt_tokens[0]):,} "
+        f"to {fmt.seconds(float(curve.ttft_s[-1]))} at {int(curve.prompt_tokens[-1]):,}"
+        + (f"; {len(ttft_runs)} measured run(s) drawn as crosses." if ttft_runs else "."),
+)
+st.caption(
+    f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "
+    "(vLLM's default max_num_batched_tokens), each paying its host time. Short prompts cost about the "
+    "weights' read, a decode step's worth; past the ridge TTFT grows with the prompt, and its attention "
+    "with the prompt squared. Under load a request also waits in the queue: that is section 05. "
+    + summary(ttft_runs))
+
 st.markdown("#### The gap, explained")
 gap_phase = st.segmented_control("Step", ["Decode", "Prefill"], default="Decode", key="phases_gap",
                                  bind="query-params", help="Which step the waterfall explains.") or "Decode"
@@ -152,7 +172,10 @@ sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at 
         "all-reduces a layer; memory, MFU, MBU and utilization are per GPU. A setup that does not fit "
         "is refused with the numbers of what is missing.",
         "Measured points: the rows of measured.csv run on exactly this setup, placed as the step the "
-        "model counts (a static batch at its mean context), at the FLOP/s the engine's time gives.",
+        "model counts (a static batch at its mean context), at the FLOP/s the engine's time gives; on "
+        "the TTFT chart, measured TTFTs at their prompt length.",
+        "TTFT: one request on an idle server, its prefill in steps of at most 8,192 tokens, each step "
+        "with its kernel and host costs (no queueing: under load that is section 05).",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}.",

@@ -47,7 +47,7 @@ from ui.fig_watch import (
 )
 from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
-from ui.measured import predictions, summary
+from ui.measured import offline_points, predictions, summary
 from ui.price import cost_sentence
 from ui.setup import current_setup
 from ui.state import SETUP_KEYS
@@ -69,15 +69,17 @@ def _pool():
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _views(_runs, _day, key: tuple, ttft_s: float, tpot_s: float) -> dict:
-    """Rows, tables and figures for one setup (``key``) and SLO."""
+def _views(_runs, _day, _offline, key: tuple, ttft_s: float, tpot_s: float) -> dict:
+    """Rows, tables and figures for one setup (``key``, which ``_offline``, the measured offline
+    runs on it, follows) and SLO."""
     slo = SLO(ttft_s, tpot_s)
     rows = measure(_runs, slo)
     pool = _pool()
     failures = failures_frame(rows, slo, pool.total_preemptions, pool.n_steps, _runs.replicas)
     return {
         "rows": rows, "frame": scenario_frame(rows),
-        "bars": scenario_figure(rows), "day": day_figure(_day, slo), "day_frame": day_frame(_day, slo),
+        "bars": scenario_figure(rows, _offline), "day": day_figure(_day, slo),
+        "day_frame": day_frame(_day, slo),
         "failures": failures, "failures_display": failures_display(failures),
     }
 
@@ -101,7 +103,8 @@ tpot_ms = c2.slider("Time per output token (TPOT) target, ms", SLO_TPOT_RANGE_S[
                     key="watch_tpot", bind="query-params",
                     help=define("TPOT") + " 50 ms a token is 20 tokens a second, faster than people read.")
 slo = SLO(ttft_s, tpot_ms / 1e3)
-views = _views(runs, day, setup_key, slo.ttft_s, slo.tpot_s)
+measured_runs = predictions(setup, ("offline_tok_s", "tpot_ms", "static_batch_tok_s"))
+views = _views(runs, day, offline_points(setup, measured_runs), setup_key, slo.ttft_s, slo.tpot_s)
 rows = views["rows"]
 by_key = {r.key: r.metrics for r in rows}
 names = {r.key: r.name for r in rows}
@@ -161,7 +164,10 @@ st.caption(f"The rows differ in more than the technique: the lowest output, {out
            f"{lowest_out.name.lower()} ({lowest_out.what.lower()}); the highest, {out_hi:,.0f} tok/s, is "
            f"{highest_out.name.lower()} ({highest_out.what[0].lower() + highest_out.what[1:]}). "
            "Like-for-like pairs are in the note at the end of the page. "
-           + summary(predictions(setup, ("offline_tok_s", "tpot_ms", "static_batch_tok_s"))))
+           + summary(measured_runs)
+           + (" Measured offline runs are the last rows: each ✕ is the measured rate, the hatched bar "
+              "the model's for the same run." if any(p.row.kind == "offline_tok_s" for p in measured_runs)
+              else ""))
 setup_params = {k: st.query_params[k] for k in SETUP_KEYS if k in st.query_params}
 st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_index=True, width="stretch",
              key="watch_table",

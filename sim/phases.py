@@ -14,6 +14,7 @@ from sim.cost import (
     decode_step_cost,
     kernel_busy_fraction,
     prefill_cost,
+    step_cost,
 )
 from sim.hardware import GPU
 from sim.models import Model
@@ -99,3 +100,37 @@ def roofline(gpu: GPU, model: Model, intensity, assumptions: Assumptions = DEFAU
     spec = np.minimum(peak, i * gpu.hbm_bandwidth)
     effective = np.minimum(peak * assumptions.compute_eff, i * gpu.hbm_bandwidth * assumptions.memory_eff)
     return spec, effective
+
+
+@dataclass(frozen=True)
+class TTFTCurve:
+    """Time to first token against prompt length for one request on an idle server."""
+
+    prompt_tokens: np.ndarray  # prompt lengths, tokens
+    ttft_s: np.ndarray  # seconds: the prompt's prefill, in chunks of at most ``chunk_tokens``
+    chunk_tokens: int  # the engine's largest step (vLLM's max_num_batched_tokens)
+    max_prompt_tokens: int  # the longest prompt whose KV fits beside the weights (0: the weights do not)
+
+
+def ttft_curve(gpu: GPU, model: Model, prompt_tokens, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+               ) -> TTFTCurve:
+    """TTFT of one prompt of each length in ``prompt_tokens`` on an idle server: its prefill, cut into
+    chunks of at most MAX_BATCHED_TOKENS tokens (each chunk attends to the chunks before it; the
+    last samples the first token). The same arithmetic as ``sim.truth.prefill_time_s``, which prices
+    the measured TTFT rows; all prompts' chunks are priced in one vectorised call."""
+    from sim.memory import MAX_BATCHED_TOKENS, memory_plan
+
+    prompts = np.asarray(prompt_tokens, dtype=np.int64).ravel()
+    if prompts.size == 0 or np.any(prompts < 1):
+        raise ValueError("prompt_tokens must be positive token counts")
+    n_chunks = -(-prompts // MAX_BATCHED_TOKENS)
+    owner = np.repeat(np.arange(prompts.size), n_chunks)
+    first = np.cumsum(n_chunks) - n_chunks
+    index = np.arange(owner.size) - first[owner]
+    starts = (index * MAX_BATCHED_TOKENS).astype(float)
+    q = np.minimum(MAX_BATCHED_TOKENS, prompts[owner] - starts)
+    last = (index == n_chunks[owner] - 1).astype(float)
+    cost = step_cost(gpu, model, q, q * (starts + (q + 1) / 2), starts + q, assumptions, sampled_tokens=last)
+    ttft = np.bincount(owner, weights=cost.time_s, minlength=prompts.size)
+    plan = memory_plan(gpu, model, 1, 1)
+    return TTFTCurve(prompts, ttft, MAX_BATCHED_TOKENS, plan.max_context_tokens if plan.weights_fit else 0)

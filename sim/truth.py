@@ -192,7 +192,8 @@ def row_setup(row: Row) -> tuple[object, Model] | str:
     return _setup(row)
 
 
-def _lengths(row: Row) -> tuple[int, int]:
+def row_lengths(row: Row) -> tuple[int, int]:
+    """The row's prompt and output tokens (ShareGPT rows without them: the dataset's means)."""
     p, o = row.prompt_tokens, row.output_tokens
     if p is None or o is None:
         if row.workload == "sharegpt":
@@ -251,16 +252,25 @@ def kv_policy_for(engine: str) -> str:
     return "free" if "tensorrt" in engine.lower() else "total"
 
 
-def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
-                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total"
-                         ) -> float | str:
-    """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
+def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total") -> int | str:
+    """The batch an offline run decodes at: as many requests at full length as the KV cache holds
+    (at most ``requests`` and the engine's MAX_NUM_SEQS), or why none fits."""
     budget = kv_budget_bytes(gpu, model, policy=kv_policy)
     # Sliding-window / chunked layers hold at most their window (vLLM's hybrid KV-cache manager).
     per_request = float(model.kv_bytes_per_sequence(prompt + output))
     batch = min(MAX_NUM_SEQS, requests, int(budget // per_request))
     if batch < 1:
         return "the KV cache cannot hold one request at full length"
+    return batch
+
+
+def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
+                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total"
+                         ) -> float | str:
+    """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
+    batch = offline_batch(gpu, model, prompt, output, requests, kv_policy)
+    if isinstance(batch, str):
+        return batch
     decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)
     # Prefill of the batch's prompts in full chunks, each chunk attending over half its prompt.
     chunk = float(MAX_BATCHED_TOKENS)
@@ -289,7 +299,7 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
     if row.kind == "hbm_tbps":
         return Prediction(row, gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling()) / 1e12)
     try:
-        p, o = _lengths(row)
+        p, o = row_lengths(row)
     except RowError as exc:
         return Prediction(row, None, str(exc))
     if row.kind == "static_batch_tok_s":

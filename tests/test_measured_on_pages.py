@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from tests.conftest import open_app
@@ -49,3 +50,92 @@ def test_page03_shows_the_measured_gains_only_on_the_measured_setup():
         assert not at.exception
         traces = _spec(at, "spec_batch_chart")["data"]
         assert not [t for t in traces if t.get("name", "").startswith("measured")]
+
+
+def _values(v) -> list[float]:
+    """A trace's values: a list, or plotly's typed array ({"dtype", "bdata": base64})."""
+    if isinstance(v, dict):
+        import base64
+
+        import numpy as np
+
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
+    return list(v)
+
+
+def _named(at, key: str, prefix: str) -> list[dict]:
+    return [t for t in _spec(at, key)["data"] if (t.get("name") or "").startswith(prefix)]
+
+
+def test_page00_ttft_chart_draws_the_measured_ttft_with_the_models_error():
+    from sim.measured import shipped_rows
+    from sim.truth import predict
+
+    at = open_app("app_pages/two_phases.py", {"gpu": "A100 80GB SXM", "model": "Llama-2-7B"})
+    assert not at.exception
+    (trace,) = _named(at, "phases_ttft", "Measured TTFT")
+    row = next(r for r in shipped_rows() if r.id == "lmd-06")
+    assert trace["x"] == [row.prompt_tokens] and trace["y"] == [row.value]  # 2,048 tokens, 139 ms
+    err = predict(row).error
+    assert "lmd-06" in trace["hovertemplate"][0] and f"{err:+.0%}" in trace["hovertemplate"][0]
+    assert f"lmd-06 {err:+.0%}" in _captions(at)
+    # Two TensorRT-LLM runs on H100 with FP8 weights and KV; none on the default setup.
+    at = open_app("app_pages/two_phases.py", {"model": "Llama-2-7B", "weights": "fp8", "kv": "fp8"})
+    (trace,) = _named(at, "phases_ttft", "Measured TTFT")
+    assert sorted(trace["x"]) == [128, 2048]
+    at = open_app("app_pages/two_phases.py")
+    assert not _named(at, "phases_ttft", "Measured TTFT")
+    assert "No measurement for this setup" in _captions(at)
+
+
+def test_page00_ttft_chart_follows_the_prompt_slider():
+    at = open_app("app_pages/two_phases.py")
+    (here,) = _named(at, "phases_ttft", "This prompt")
+    (curve,) = _named(at, "phases_ttft", "Model")
+    assert here["x"] == [2048]
+    at.select_slider(key="phases_prompt").set_value(16384).run()
+    (longer,) = _named(at, "phases_ttft", "This prompt")
+    assert longer["x"] == [16384] and longer["y"][0] > 4 * here["y"][0]
+    ys = _values(curve["y"])
+    assert len(ys) > 10 and all(b >= a for a, b in itertools.pairwise(ys))  # never falls with the prompt
+
+
+def test_page02_draws_offline_runs_at_the_batch_the_model_runs_them():
+    from sim.hardware import GPUS
+    from sim.measured import shipped_rows
+    from sim.models import MODELS
+    from sim.truth import offline_batch, predict
+
+    at = open_app("app_pages/paging.py", {"weights": "fp8", "kv": "fp8"})
+    assert not at.exception
+    (measured,) = _named(at, "paging_card", "Measured offline")
+    (model,) = _named(at, "paging_card", "Model, the same offline")
+    row = next(r for r in shipped_rows() if r.id == "tpo-01")
+    b = offline_batch(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"].with_precision("fp8", "fp8"),
+                      row.prompt_tokens, row.output_tokens, row.requests, "free")
+    assert measured["x"] == [b] == model["x"] and measured["y"] == [row.value]
+    assert model["y"][0] == predict(row).model_value
+    assert "tpo-01" in measured["hovertemplate"][0] and "An offline run" in _captions(at)
+    at = open_app("app_pages/paging.py")
+    assert not _named(at, "paging_card", "Measured offline")
+
+
+def test_page04_adds_a_row_per_measured_offline_run():
+    at = open_app("app_pages/watch.py",
+                  {"model": "Llama-3.1-70B", "weights": "fp8", "kv": "fp8", "gpus": "2"})
+    assert not at.exception
+    bars = _spec(at, "watch_bars")
+    (cross,) = [t for t in bars["data"] if t.get("name") == "measured"]
+    assert cross["y"] == ["Measured t017-02 offline (model -4%)"] and cross["x"] == [4390.53]
+    assert cross["y"][0] in bars["layout"]["yaxis"]["categoryarray"]
+    assert "last rows" in _captions(at)
+    at = open_app("app_pages/watch.py")
+    assert not [t for t in _spec(at, "watch_bars")["data"] if t.get("name") == "measured"]
+
+
+def test_page05_names_the_online_runs_of_this_setup_and_why_they_are_not_drawn():
+    at = open_app("app_pages/load.py")
+    assert not at.exception
+    assert "t014-01" in _captions(at) and "not a p99 of this page's stream" in _captions(at)
+    at = open_app("app_pages/load.py", {"gpu": "L40S"})
+    assert "No measurement for this setup" in _captions(at)

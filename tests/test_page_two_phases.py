@@ -30,7 +30,7 @@ def test_page00_defaults_tell_the_thesis():
     assert number(metric(at, "MFU, decode")) < 1
     assert number(metric(at, "MFU, prefill")) > 40
     charts = at.get("plotly_chart")
-    assert len(charts) == 4  # roofline, busy units, operators, the gap
+    assert len(charts) == 5  # roofline, busy units, operators, TTFT vs prompt, the gap
     roofline = json.loads(charts[0].proto.spec)
     names = [trace.get("name", "") for trace in roofline["data"]]
     assert any(n.startswith("prefill") for n in names) and any(n.startswith("decode") for n in names)

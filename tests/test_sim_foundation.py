@@ -331,3 +331,36 @@ def test_smallest_gpu_count_that_fits():
     assert memory_plan(h100, big.with_tp(n), 8, 2048).fits and not memory_plan(h100, big, 8, 2048).fits
     assert smallest_gpu_count(h100, _MODELS["Llama-3.1-8B"], 1, 512) == 1
     assert smallest_gpu_count(_GPUS["L4"], big, 64, 32768) is None
+
+
+@given(st.lists(st.integers(1, 40_000), min_size=1, max_size=6), st.sampled_from(sorted(GPUS)),
+       st.sampled_from(["Llama-3.1-8B", "Llama-2-7B", "Mixtral-8x7B", "DeepSeek-V3"]))
+def test_ttft_curve_is_the_truth_predictors_prefill_and_grows_with_the_prompt(prompts, gpu, name):
+    """The TTFT chart and the TTFT rows' predictor are one computation (chunked at 8,192 tokens)."""
+    from sim.models import ALL_MODELS
+    from sim.phases import ttft_curve
+    from sim.truth import prefill_time_s
+
+    g, m = GPUS[gpu], ALL_MODELS[name]
+    prompts = sorted(set(prompts))
+    curve = ttft_curve(g, m, prompts)
+    expected = [prefill_time_s(g, m, p) for p in prompts]
+    assert curve.ttft_s == pytest.approx(expected, rel=1e-9)
+    assert np.all(np.diff(curve.ttft_s) >= 0)
+    # Never below the one-pass roofline floor of the same prompt's math.
+    floor = [float(np.ravel(prefill_cost(g, m, p, 1, cost.ROOFLINE_FLOOR).compute_time_s)[0])
+             for p in prompts]
+    assert np.all(curve.ttft_s >= np.array(floor) * (1 - 1e-9))
+
+
+def test_ttft_curve_names_the_longest_prompt_that_fits():
+    from sim.memory import memory_plan
+    from sim.models import ALL_MODELS
+    from sim.phases import ttft_curve
+
+    curve = ttft_curve(H100, LLAMA8, [64, 1024])
+    assert memory_plan(H100, LLAMA8, 1, curve.max_prompt_tokens).fits
+    assert not memory_plan(H100, LLAMA8, 1, curve.max_prompt_tokens + 64).fits
+    assert ttft_curve(GPUS["L4"], ALL_MODELS["Llama-3.1-405B"], [64]).max_prompt_tokens == 0
+    with pytest.raises(ValueError):
+        ttft_curve(H100, LLAMA8, [0, 64])

@@ -202,9 +202,11 @@ def resident_figure(comparison: Comparison, step: int) -> go.Figure:
                    bottom_px=80)
 
 
-def card_figure(fit: CardFit, measured: dict | None = None) -> go.Figure:
+def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] | None = None) -> go.Figure:
     """Decode throughput against batch size on the chosen card, with both policies' batch marked;
-    ``measured`` is a trace of engines' measured static batches (``ui.measured.batch_trace``)."""
+    ``measured`` is a trace of engines' measured static batches (``ui.measured.batch_trace``),
+    ``offline`` the traces of measured offline runs and the model's values for them
+    (``ui.measured.offline_traces``)."""
     data = [dict(
         type="scatter", x=fit.curve_batch, y=fit.curve_tokens_per_s, mode="lines", name="Decode throughput",
         line=dict(color=COLORS["muted"], width=2),
@@ -225,6 +227,7 @@ def card_figure(fit: CardFit, measured: dict | None = None) -> go.Figure:
         ))
     if measured:
         data.append(measured)
+    data.extend(offline or ())
     shapes, notes = [], []
     top = int(fit.batch["paged"])  # the KV budget holds no more requests than the paged policy fits
     if top < fit.curve_batch[-1]:

@@ -10,7 +10,7 @@ from sim.cost import Assumptions
 from sim.gap import STAGES, Gap
 from sim.hardware import GPU
 from sim.models import Model
-from sim.phases import TwoPhases, roofline
+from sim.phases import TTFTCurve, TwoPhases, roofline
 from ui.theme import COLORS, OKABE_ITO, figure
 
 # The axes hold still while sliders move (FLOP/byte, log10) unless a point would fall off them: then
@@ -211,6 +211,39 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
         yaxis=dict(autorange="reversed", automargin=True),
     )
     return figure(traces, layout, height=80 + 40 * (len(labels) + (measured_s is not None)))
+
+
+def ttft_figure(curve: TTFTCurve, prompt_tokens: int, ttft_s: float,
+                measured: dict | None = None) -> go.Figure:
+    """Time to first token against prompt length (log-log): the model's curve, the page's prompt,
+    engines' measured TTFTs (``ui.measured.ttft_trace``), and the prompts whose KV does not fit
+    shaded."""
+    x, y = curve.prompt_tokens, curve.ttft_s * 1e3
+    traces = [
+        dict(type="scatter", x=x, y=y, mode="lines", name="Model: one prompt, idle server",
+             line=dict(color=COLORS["prefill"], width=2.5),
+             hovertemplate="%{x:,}-token prompt: TTFT %{y:.3g} ms<extra>model</extra>"),
+        dict(type="scatter", x=[prompt_tokens], y=[ttft_s * 1e3], mode="markers", name="This prompt",
+             marker=dict(symbol="diamond", size=13, color=COLORS["prefill"],
+                         line=dict(color="white", width=1.5)),
+             hovertemplate="%{x:,}-token prompt: TTFT %{y:.3g} ms<extra>the slider's prompt</extra>"),
+    ]
+    if measured:
+        traces.append(measured)
+    shapes, notes = [], []
+    top = curve.max_prompt_tokens
+    if top < x[-1]:
+        shapes.append(dict(type="rect", xref="x", yref="paper", x0=max(top, x[0]), x1=x[-1], y0=0, y1=1,
+                           fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0), layer="below"))
+        notes.append(dict(x=float(np.log10(max(top, x[0]))), y=0.95, yref="paper", showarrow=False,
+                          text="KV does not fit", xanchor="left", xshift=4,
+                          font=dict(color=COLORS["muted"], size=12)))
+    layout = dict(
+        shapes=shapes, annotations=notes,
+        xaxis=dict(type="log", dtick=1, title=dict(text="Prompt, tokens")),
+        yaxis=dict(type="log", dtick=1, title=dict(text="Time to first token, ms")),
+    )
+    return figure(traces, layout, height=380)
 
 
 def phases_table(result: TwoPhases) -> pd.DataFrame:

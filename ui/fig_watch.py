@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from urllib.parse import urlencode
 
@@ -12,6 +13,7 @@ import plotly.graph_objects as go
 
 from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
 from ui.format import percent, rate, seconds
+from ui.measured import conditions
 from ui.nav import SECTIONS
 from ui.theme import COLORS, figure
 
@@ -121,9 +123,11 @@ def count_range(lo: float, hi: float) -> str:
     return f"{lo:,.0f}–{hi:,.0f}"
 
 
-def scenario_figure(rows: list[Scenario]) -> go.Figure:
+def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Figure:
     """Two panels, one bar per scenario: what nvidia-smi reads (left, linear) and the output tokens
-    per second actually delivered (right, log scale)."""
+    per second actually delivered (right, log scale). ``offline``: measured offline runs on this setup
+    (``ui.measured.OfflinePoint``), one more row each: the model's value for the run as a hatched bar,
+    the measured value as a cross (no utilization was measured)."""
     labels = [_label(r) for r in rows]
     m = [r.metrics for r in rows]
     util = np.array([x.utilization_gpu for x in m]) * 100
@@ -133,7 +137,11 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
     custom = np.stack([mfu, good, util], axis=-1)
     hover = ("<b>%{y}</b><br>nvidia-smi utilization %{customdata[2]:.1f}%<br>MFU %{customdata[0]:.2f}%"
              "<br>%{customdata[1]:,.0f} output tok/s delivered<extra></extra>")
-    finite = good[np.isfinite(good) & (good > 0)]
+    offline = offline or []
+    run_labels = [f"Measured {pt.prediction.row.id} offline (model {pt.prediction.error:+.0%})"
+                  for pt in offline]
+    run_values = [v for pt in offline for v in (pt.prediction.row.value, pt.prediction.model_value)]
+    finite = np.concatenate([good[np.isfinite(good) & (good > 0)], np.array(run_values, dtype=float)])
     # Room right of the longest bar for its label ("31,470"), even on a phone.
     lo, hi = (math.log10(finite.min()) - 0.3, math.log10(finite.max()) + 0.7) if finite.size else (0, 5)
     traces = [
@@ -147,6 +155,22 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
              text=["does not fit" if mi else f"{g:,.0f}" for g, mi in zip(good, missing, strict=True)],
              textposition="outside", cliponaxis=False, customdata=custom, hovertemplate=hover),
     ]
+    if offline:
+        hover = [f"<b>{html.escape(pt.prediction.row.id)}</b>: measured {pt.prediction.row.value:,.4g} tok/s "
+                 f"offline, the model {pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<br>"
+                 f"{conditions(pt.prediction.row)}<extra></extra>" for pt in offline]
+        traces += [
+            dict(type="bar", orientation="h", y=run_labels, x=[pt.prediction.model_value for pt in offline],
+                 xaxis="x2", yaxis="y", name="model, the same run",
+                 marker=dict(color=COLORS["useful"], opacity=0.45, pattern=dict(shape="/")),
+                 hovertemplate=hover),
+            dict(type="scatter", mode="markers+text", y=run_labels,
+                 x=[pt.prediction.row.value for pt in offline], xaxis="x2", yaxis="y", name="measured",
+                 text=[f"{pt.prediction.row.value:,.0f}" for pt in offline],
+                 textposition="middle right", cliponaxis=False,
+                 marker=dict(symbol="x", size=12, color=COLORS["text"]), hovertemplate=hover),
+        ]
+        labels = labels + run_labels
     layout = dict(
         showlegend=False, bargap=0.3, margin=dict(t=30, b=10, l=10, r=30),
         xaxis=dict(domain=[0, 0.3], range=[0, 100], ticksuffix="%", tickvals=[0, 100],
@@ -155,7 +179,7 @@ def scenario_figure(rows: list[Scenario]) -> go.Figure:
                     title=dict(text="output tok/s (log)")),
         yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
     )
-    return figure(traces, layout, height=110 + 34 * len(rows))
+    return figure(traces, layout, height=110 + 34 * len(labels))
 
 
 _TTFT_TICKS = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]

@@ -16,7 +16,7 @@ import numpy as np
 from sim.cost import decode_step_cost, prefill_cost
 from sim.gap import Gap, explain_decode, explain_prefill
 from sim.measured import rows_for
-from sim.truth import Prediction, Row, predict
+from sim.truth import Prediction, Row, kv_policy_for, offline_batch, predict, row_lengths
 from ui.theme import COLORS
 
 
@@ -195,3 +195,68 @@ def batch_trace(preds: list[Prediction]) -> dict | None:
                        f"{conditions(p.row)}<br>model at these conditions {p.model_value:,.4g} "
                        f"({p.error:+.0%})<extra></extra>" for p in pts],
     )
+
+
+def _hover(p: Prediction, what: str) -> str:
+    return (f"<b>{html.escape(p.row.id)}</b>: {what}<br>{conditions(p.row)}<br>model at these conditions "
+            f"{p.model_value:,.4g} {html.escape(p.row.unit)} ({p.error:+.0%})<extra></extra>")
+
+
+def ttft_trace(preds: list[Prediction]) -> dict | None:
+    """Measured time-to-first-token runs as points at (prompt tokens, measured ms) for a TTFT-vs-prompt
+    chart, the model's value at each run's own prompt and its error on hover; None when there are
+    none."""
+    pts = [p for p in preds if p.row.kind == "ttft_ms" and p.row.prompt_tokens]
+    if not pts:
+        return None
+    return dict(
+        type="scatter", mode="markers", name="Measured TTFT (engines)",
+        x=[p.row.prompt_tokens for p in pts], y=[p.row.value for p in pts],
+        marker=dict(symbol="x", size=11, color=COLORS["text"]),
+        hovertemplate=[_hover(p, f"TTFT {p.row.value:,.4g} ms measured") for p in pts],
+    )
+
+
+@dataclass(frozen=True)
+class OfflinePoint:
+    """A measured offline run (requests queued at once) and the batch the model runs it at."""
+
+    prediction: Prediction
+    batch: int  # requests the model's KV cache holds at once (sim.truth.offline_batch)
+
+
+def offline_points(setup, preds: list[Prediction]) -> list[OfflinePoint]:
+    """The offline runs among ``preds``, each with the batch the model decodes it at on ``setup``."""
+    out = []
+    for p in preds:
+        r = p.row
+        if r.kind != "offline_tok_s":
+            continue
+        prompt, output = row_lengths(r)
+        b = offline_batch(setup.gpu, setup.model, prompt, output, r.requests or 1000, kv_policy_for(r.engine))
+        if isinstance(b, int):
+            out.append(OfflinePoint(p, b))
+    return out
+
+
+def offline_traces(points: list[OfflinePoint]) -> list[dict]:
+    """Two traces for a throughput-vs-batch chart: each offline run's measured output tok/s (✕) and the
+    model's value for the same run (○), both at the batch the model's KV cache holds, which is where
+    the model runs it. Both include the prompts' prefill, so they sit below a decode-only curve."""
+    if not points:
+        return []
+    x = [pt.batch for pt in points]
+    return [
+        dict(type="scatter", mode="markers", name="Measured offline run (at the batch the model fits)",
+             x=x, y=[pt.prediction.row.value for pt in points],
+             marker=dict(symbol="x-thin", size=13, color=COLORS["text"], line=dict(width=2.5)),
+             hovertemplate=[_hover(pt.prediction, f"{pt.prediction.row.value:,.4g} tok/s measured offline"
+                                                  f"<br>the model runs it at batch {pt.batch:,}")
+                            for pt in points]),
+        dict(type="scatter", mode="markers", name="Model, the same offline run",
+             x=x, y=[pt.prediction.model_value for pt in points],
+             marker=dict(symbol="circle-open", size=12, color=COLORS["text"], line=dict(width=2)),
+             hovertemplate=[_hover(pt.prediction, f"the model's {pt.prediction.model_value:,.4g} tok/s "
+                                                  f"for this run, at batch {pt.batch:,}")
+                            for pt in points]),
+    ]

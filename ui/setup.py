@@ -20,7 +20,7 @@ from sim.cost import (
     calibration_step_s,
 )
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
-from sim.models import DEFAULT_MODEL, KV_DTYPES, MODELS, WEIGHT_DTYPES, Model
+from sim.models import ALL_MODELS, DEFAULT_MODEL, KV_DTYPES, MEASURED_MODELS, MODELS, WEIGHT_DTYPES, Model
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.price import render_price
 from ui.sources import gpu_price
@@ -79,13 +79,16 @@ def render_setup_controls() -> Setup:
     st.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
                f"{gpu.hbm_bytes / 2**30:.0f} GiB")
 
-    model_name = st.selectbox("Model", [*MODELS, CUSTOM_MODEL], index=list(MODELS).index(DEFAULT_MODEL),
-                              key="model", bind="query-params")
+    model_name = st.selectbox("Model", [*ALL_MODELS, CUSTOM_MODEL],
+                              index=list(ALL_MODELS).index(DEFAULT_MODEL), key="model", bind="query-params",
+                              help=f"The last {len(MEASURED_MODELS)} ({', '.join(MEASURED_MODELS)}) are "
+                                   "there because engines' measured runs used them: pick one with its "
+                                   "GPU and precision and the pages draw those runs.")
     if model_name == CUSTOM_MODEL:
         base = render_custom_model() or MODELS[DEFAULT_MODEL]
     else:
         forget()
-        base = MODELS[model_name]
+        base = ALL_MODELS[model_name]
     # Radios, not segmented controls: a bound segmented control reads an empty URL value ("?kv=")
     # as "nothing selected" even when a selection is required; a radio falls back to its default.
     weights = st.radio("Weights", WEIGHT_DTYPES, horizontal=True, key="weights", bind="query-params")

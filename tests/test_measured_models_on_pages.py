@@ -1,0 +1,39 @@
+"""The models the measured runs name are in the sidebar (so their runs can be drawn): every page
+takes each of them, on the GPU and precision of one of its runs, without an exception, and a model
+too big for the card says so instead of showing numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.models import MEASURED_MODELS
+from tests.conftest import open_app
+from ui.nav import ALL_PAGES
+
+#: One measured setup per model (measured.csv), so the pages draw its runs.
+SETUPS = {
+    "Llama-2-7B": {"gpu": "A100 80GB SXM"},
+    "Llama-2-70B": {"gpu": "H100 SXM", "weights": "fp8", "kv": "fp8", "gpus": "4"},
+    "GPT-J-6B": {"gpu": "H100 SXM", "weights": "fp8", "kv": "fp8"},
+    "Qwen3-8B": {"gpu": "H100 SXM"},
+    "Llama-3.1-405B": {"gpu": "MI300X", "weights": "fp8", "gpus": "8"},
+}
+
+
+def test_every_measured_model_has_a_setup_here():
+    assert set(SETUPS) == set(MEASURED_MODELS)
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED_MODELS))
+def test_every_page_takes_the_measured_models(name):
+    for page in ALL_PAGES:
+        at = open_app(page.path, {"model": name, **SETUPS[name]})
+        assert not at.exception, (name, page.path, [e.value for e in at.exception])
+        assert at.sidebar.selectbox(key="model").value == name, page.path
+
+
+def test_a_measured_model_too_big_for_the_card_is_refused_in_words():
+    at = open_app("app_pages/two_phases.py", {"model": "Llama-3.1-405B"})
+    assert not at.exception
+    text = " ".join(e.value for e in at.error)
+    assert "does not fit" in text and not at.metric
