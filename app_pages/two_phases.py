@@ -124,9 +124,10 @@ chart(
 )
 st.caption(
     f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "
-    "(vLLM's default max_num_batched_tokens), each paying its host time. Short prompts cost about the "
-    "weights' read, a decode step's worth; past the ridge TTFT grows with the prompt, and its attention "
-    "with the prompt squared. Under load a request also waits in the queue: that is section 05. "
+    "(vLLM's default max_num_batched_tokens), each paying its host time. A short prompt costs about one "
+    "read of the weights its tokens use (for a mixture of experts, every expert they touch, so several "
+    "decode steps' worth); past the ridge TTFT grows with the prompt, and its attention with the prompt "
+    "squared. Under load a request also waits in the queue: that is section 05. "
     + summary(ttft_runs))
 
 st.markdown("#### The gap, explained")

@@ -126,7 +126,11 @@ def test_page04_adds_a_row_per_measured_offline_run():
     assert not at.exception
     bars = _spec(at, "watch_bars")
     (cross,) = [t for t in bars["data"] if t.get("name") == "measured"]
-    assert cross["y"] == ["Measured t017-02 offline (model -4%)"] and cross["x"] == [4390.53]
+    from sim.measured import shipped_rows
+    from sim.truth import predict
+
+    err = predict(next(r for r in shipped_rows() if r.id == "t017-02")).error
+    assert cross["y"] == [f"Measured t017-02 offline (model {err:+.0%})"] and cross["x"] == [4390.53]
     assert cross["y"][0] in bars["layout"]["yaxis"]["categoryarray"]
     assert "last rows" in _captions(at)
     at = open_app("app_pages/watch.py")
@@ -139,3 +143,14 @@ def test_page05_names_the_online_runs_of_this_setup_and_why_they_are_not_drawn()
     assert "t014-01" in _captions(at) and "not a p99 of this page's stream" in _captions(at)
     at = open_app("app_pages/load.py", {"gpu": "L40S"})
     assert "No measurement for this setup" in _captions(at)
+
+
+def test_page02_says_why_a_tensorrt_offline_run_sits_past_the_memory_limit():
+    at = open_app("app_pages/paging.py", {"model": "Llama-3.1-70B", "weights": "fp8", "kv": "fp8"})
+    assert not at.exception
+    (measured,) = _named(at, "paging_card", "Measured offline")  # t017-01, TensorRT-LLM, one H100
+    paged = next(t for t in _spec(at, "paging_card")["data"] if (t.get("name") or "").startswith("Paged"))
+    assert measured["x"][0] > paged["x"][0]  # past the shaded limit
+    assert "kv_cache_free_gpu_mem_fraction" in _captions(at)
+    at = open_app("app_pages/paging.py", {"weights": "fp8", "kv": "fp8"})  # tpo-01 fits inside it
+    assert "kv_cache_free_gpu_mem_fraction" not in _captions(at)

@@ -138,7 +138,7 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
     hover = ("<b>%{y}</b><br>nvidia-smi utilization %{customdata[2]:.1f}%<br>MFU %{customdata[0]:.2f}%"
              "<br>%{customdata[1]:,.0f} output tok/s delivered<extra></extra>")
     offline = offline or []
-    run_labels = [f"Measured {pt.prediction.row.id} offline (model {pt.prediction.error:+.0%})"
+    run_labels = [f"Measured {html.escape(pt.prediction.row.id)} offline (model {pt.prediction.error:+.0%})"
                   for pt in offline]
     run_values = [v for pt in offline for v in (pt.prediction.row.value, pt.prediction.model_value)]
     finite = np.concatenate([good[np.isfinite(good) & (good > 0)], np.array(run_values, dtype=float)])

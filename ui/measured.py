@@ -242,7 +242,8 @@ def offline_points(setup, preds: list[Prediction]) -> list[OfflinePoint]:
 def offline_traces(points: list[OfflinePoint]) -> list[dict]:
     """Two traces for a throughput-vs-batch chart: each offline run's measured output tok/s (✕) and the
     model's value for the same run (○), both at the batch the model's KV cache holds, which is where
-    the model runs it. Both include the prompts' prefill, so they sit below a decode-only curve."""
+    the model runs it. Both include the prompts' prefill, which a decode-only curve leaves out (and
+    the curve is priced at its own page's lengths, not the run's)."""
     if not points:
         return []
     x = [pt.batch for pt in points]
