@@ -104,3 +104,14 @@ def test_url_sets_the_policy():
     assert not at.exception
     assert at.radio(key="load_policy").value == "chunked"
     assert at.select_slider(key="load_rate").value == 30
+
+
+def test_how_computed_gives_v20_from_the_models_runs(at):
+    """REFERENCE V20 on the page: the defaults' gain and the engine-matched prediction, as computed."""
+    from sim import load
+
+    text = " ".join(m.value for m in at.markdown if "REFERENCE V20" in m.value)
+    matched = load.distserve_example(load.DISTSERVE_ENGINE)
+    assert f"**{matched.colocated_per_gpu:.2f}** req/s (paper 1.6)" in text
+    assert f"**{matched.gain:.2f}×** (paper 2.08×)" in text
+    assert "pure C++ GPT implementation" in text

@@ -263,26 +263,48 @@ def test_v20_arithmetic_through_the_disaggregation_model():
     assert d.gain == pytest.approx(2.08, abs=0.005)
 
 
-@functools.lru_cache(maxsize=1)
-def _distserve():
-    stream = load.make_stream(600, 1.0, lengths="fixed", prompt_tokens=load.DISTSERVE_PROMPT,
-                              output_tokens=load.DISTSERVE_OUTPUT, seed=0)
-    return load.disaggregation(A100, load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS, n_gpus=3,
-                               iterations=8)
+@functools.lru_cache(maxsize=4)
+def _distserve(engine: str = "defaults"):
+    return load.distserve_example({"defaults": Assumptions(), "kernels": load.DISTSERVE_ENGINE,
+                                   "host": load.DISTSERVE_ENGINE_HOST}[engine])
 
 
-def test_v20_from_the_models_own_runs():
-    """DistServe's example inputs (13B, A100, 512 in / 64 out, P90 TTFT 0.4 s, P90 TPOT 40 ms) through
-    the model's own runs. The model does NOT reproduce DistServe's 2.08x: it gets 1.33x, because
-    its colocated GPU holds far more than the measured 1.6 rps (the roofline has no engine overheads
-    between prefill and decode, and its per-request TPOT dilutes the stalls), while a prefill-only GPU
-    is close to DistServe's 5.6 rps. The band pins that number; README and the page say so."""
+def test_v20_with_the_defaults_the_gpu_is_faster_than_distserves_in_every_role():
+    """DistServe's example inputs (13B, A100, 512 in / 64 out, P90 TTFT 0.4 s, P90 TPOT 40 ms) at the
+    app's default assumptions (fitted to 2024-26 engines): every role is faster than the paper's
+    engine, the colocated GPU most (4.1 against 1.6 req/s), so the gain is only ~1.3x."""
     d = _distserve()
     assert d.best[:2] == (2, 1)  # prefill is the scarce role, as in DistServe's example
     assert 5.0 < d.prefill_per_gpu < 12.0  # DistServe: 5.6 rps
     assert d.decode_per_gpu > 2 * d.prefill_per_gpu
     assert 1.1 < d.gain < 1.6  # DistServe: 2.08x (2 prefill + 1 decode vs colocated)
     assert d.transfer_s_mean < 0.01  # 512 tokens of KV over NVLink: milliseconds
+
+
+def test_v20_from_the_models_own_runs_at_distserves_engine_speed():
+    """REFERENCE V20. The engine is matched to the paper's two per-role rates (prefill-only 5.6,
+    decode-only 10 req/s: scripts/calibrate_distserve.py fits the kernels' efficiencies); the
+    colocated rate, where prefill and decode interfere, and the 2.08x are then the model's own
+    predictions: 1.50 req/s (paper 1.6) and 2.2x."""
+    d = _distserve("kernels")
+    assert d.prefill_per_gpu == pytest.approx(5.6, rel=0.03)  # the two inputs, as fitted
+    assert d.decode_per_gpu == pytest.approx(10.0, rel=0.03)
+    assert d.best[:2] == (2, 1)
+    assert d.colocated_per_gpu == pytest.approx(1.6, rel=0.15)  # predicted
+    assert d.gain == pytest.approx(2.08, rel=0.15)
+
+
+def test_v20_depends_on_where_the_engines_time_goes():
+    """The same two per-role rates matched with host time between steps instead of slow decode
+    kernels: a decode step at the colocated GPU's small batch then costs ~32 ms instead of ~27 (the
+    same at the decode GPU's batch), less of the 40 ms TPOT target is left for prefill stalls, and
+    the colocated GPU holds 0.87 req/s (gain 3.8x). The paper does not split its engine's time; its
+    engine is C++, which points at the kernels (README, page 05)."""
+    k, h = _distserve("kernels"), _distserve("host")
+    assert h.prefill_per_gpu == pytest.approx(5.6, rel=0.03)
+    assert h.decode_per_gpu == pytest.approx(10.0, rel=0.03)
+    assert h.colocated_per_gpu < 0.7 * k.colocated_per_gpu
+    assert h.gain > 1.5 * k.gain
 
 
 def test_kv_transfer_is_priced_by_the_link():
