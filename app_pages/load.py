@@ -670,8 +670,9 @@ prediction: **{matched.colocated_per_gpu:.2f}** req/s (paper 1.6), and the split
 with {load.DISTSERVE_ENGINE_HOST.host_overhead_s * 1e3:.0f} ms of host time a step instead of slow decode
 kernels give colocated {host_read.colocated_per_gpu:.2f} req/s and {host_read.gain:.1f}×: a decode step at
 the colocated GPU's small batch then costs about 32 ms instead of 27 (the same at the decode GPU's batch
-of ~24), leaving less of the 40 ms TPOT target for the prefills that stall it. The paper does not split its engine's time; its engine is C++
-(LLMServe/DistServe's README: "pure C++ GPT implementation"), which points at the kernels.
+of ~24), leaving less of the 40 ms TPOT target for the prefills that stall it. The paper does not split
+its engine's time; its engine is C++ (LLMServe/DistServe's README: "pure C++ GPT implementation"), which
+points at the kernels.
 """,
     assumptions=[
         "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
