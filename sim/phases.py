@@ -116,8 +116,8 @@ def ttft_curve(gpu: GPU, model: Model, prompt_tokens, assumptions: Assumptions =
                ) -> TTFTCurve:
     """TTFT of one prompt of each length in ``prompt_tokens`` on an idle server: its prefill, cut into
     chunks of at most MAX_BATCHED_TOKENS tokens (each chunk attends to the chunks before it; the
-    last samples the first token). The same arithmetic as ``sim.truth.prefill_time_s``, which prices
-    the measured TTFT rows; all prompts' chunks are priced in one vectorised call."""
+    last samples the first token). ``sim.truth.prefill_time_s``, which prices the measured TTFT rows,
+    is this for one prompt; all prompts' chunks are priced in one vectorised call."""
     from sim.memory import MAX_BATCHED_TOKENS, memory_plan
 
     prompts = np.asarray(prompt_tokens, dtype=np.int64).ravel()

@@ -45,6 +45,7 @@ from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, step_cost
 from sim.hardware import GPUS
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.models import ALL_MODELS, Model
+from sim.phases import ttft_curve
 
 COLUMNS = ("id", "gpu", "gpus", "model", "weights", "kv", "engine", "kind", "batch", "concurrency",
            "qps", "requests", "workload", "prompt_tokens", "output_tokens", "value", "unit", "source",
@@ -215,13 +216,9 @@ def static_batch_time_s(gpu, model, batch: int, prompt: int, output: int,
 
 
 def prefill_time_s(gpu, model, prompt: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
-    """One prompt's prefill on an idle server, in chunks of at most MAX_BATCHED_TOKENS tokens."""
-    starts = np.arange(0, prompt, MAX_BATCHED_TOKENS, dtype=float)
-    q = np.minimum(MAX_BATCHED_TOKENS, prompt - starts)
-    last = np.zeros(q.size)
-    last[-1] = 1
-    cost = step_cost(gpu, model, q, q * (starts + (q + 1) / 2), starts + q, assumptions, sampled_tokens=last)
-    return float(cost.time_s.sum())
+    """One prompt's prefill on an idle server, in chunks of at most MAX_BATCHED_TOKENS tokens (page
+    00's TTFT curve, ``sim.phases.ttft_curve``, is the same computation)."""
+    return float(ttft_curve(gpu, model, [prompt], assumptions).ttft_s[0])
 
 
 def _decode_step_s(gpu, model, n: float, context: float, assumptions: Assumptions) -> float:

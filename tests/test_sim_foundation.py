@@ -336,7 +336,10 @@ def test_smallest_gpu_count_that_fits():
 @given(st.lists(st.integers(1, 40_000), min_size=1, max_size=6), st.sampled_from(sorted(GPUS)),
        st.sampled_from(["Llama-3.1-8B", "Llama-2-7B", "Mixtral-8x7B", "DeepSeek-V3"]))
 def test_ttft_curve_is_the_truth_predictors_prefill_and_grows_with_the_prompt(prompts, gpu, name):
-    """The TTFT chart and the TTFT rows' predictor are one computation (chunked at 8,192 tokens)."""
+    """The TTFT chart (every prompt's chunks in one call) prices each prompt as its own chunked
+    prefill: chunks of 8,192 tokens, each attending to the ones before, the last sampling once. The
+    TTFT rows' predictor is the same function for one prompt."""
+    from sim.memory import MAX_BATCHED_TOKENS
     from sim.models import ALL_MODELS
     from sim.phases import ttft_curve
     from sim.truth import prefill_time_s
@@ -344,8 +347,17 @@ def test_ttft_curve_is_the_truth_predictors_prefill_and_grows_with_the_prompt(pr
     g, m = GPUS[gpu], ALL_MODELS[name]
     prompts = sorted(set(prompts))
     curve = ttft_curve(g, m, prompts)
-    expected = [prefill_time_s(g, m, p) for p in prompts]
+    expected = []
+    for p in prompts:
+        total, start = 0.0, 0
+        while start < p:
+            q = min(MAX_BATCHED_TOKENS, p - start)
+            last = 1 if start + q == p else 0
+            step = step_cost(g, m, q, q * (start + (q + 1) / 2), start + q, sampled_tokens=last)
+            total, start = total + float(step.time_s), start + q
+        expected.append(total)
     assert curve.ttft_s == pytest.approx(expected, rel=1e-9)
+    assert [prefill_time_s(g, m, p) for p in prompts] == pytest.approx(expected, rel=1e-9)
     assert np.all(np.diff(curve.ttft_s) >= 0)
     # Never below the one-pass roofline floor of the same prompt's math.
     floor = [float(np.ravel(prefill_cost(g, m, p, 1, cost.ROOFLINE_FLOOR).compute_time_s)[0])
