@@ -86,14 +86,14 @@ def _views(_runs, _day, _offline, key: tuple, ttft_s: float, tpot_s: float) -> d
 
 setup = current_setup()
 setup_key = repr(setup)
-fits_or_stop(setup, 1, 1, "The model's weights")
-runs, day = _runs(setup, setup_key)
-
 header("04", "What to watch instead", """
 `nvidia-smi` utilization counts the time *a* kernel runs, so a serving GPU reads near 100% in every
 scenario of this article. Set your latency targets: goodput, the output of the requests that meet
 them, is what moves.
 """, prefix="watch")
+# The title first: a setup that does not fit still says which page this is.
+fits_or_stop(setup, 1, 1, "The model's weights")
+runs, day = _runs(setup, setup_key)
 
 c1, c2 = st.columns(2)
 ttft_s = c1.slider("Time to first token (TTFT) target, s", *SLO_TTFT_RANGE_S, value=SLO().ttft_s,

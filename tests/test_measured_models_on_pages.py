@@ -37,3 +37,15 @@ def test_a_measured_model_too_big_for_the_card_is_refused_in_words():
     assert not at.exception
     text = " ".join(e.value for e in at.error)
     assert "does not fit" in text and not at.metric
+
+
+def test_every_section_keeps_its_title_when_the_setup_does_not_fit():
+    """Found by scripts/hostile_inputs.py: page 04 refused a setup before its title, so the page had
+    no heading at all."""
+    from ui.nav import SECTIONS
+
+    for section in SECTIONS:
+        at = open_app(section.path, {"model": "DeepSeek-V3"})  # 1.2 TiB of weights on one H100
+        assert not at.exception, section.path
+        assert any("does not fit" in e.value for e in at.error), section.path
+        assert at.title and at.title[0].value.startswith(f"{section.number} · "), section.path
