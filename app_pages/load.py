@@ -4,6 +4,8 @@ targets, prefix caching and disaggregated prefill/decode."""
 import streamlit as st
 
 from sim import load
+from sim.cost import decode_step_cost
+from sim.hardware import GPUS
 from ui import format as fmt
 from ui.feasibility import fits_or_stop
 from ui.fig_load import (
@@ -606,6 +608,13 @@ st.caption(
 )
 
 examples = _distserve_examples()
+# Decode steps of DistServe's model under both readings of its engine, at a colocated GPU's few
+# sequences and at a busy decode GPU's batch, each at its mean context (prompt + half the output).
+SMALL_BATCH, LARGE_BATCH = 2, 24
+step_ms = {name: [1e3 * float(decode_step_cost(GPUS[load.DISTSERVE_GPU], load.DISTSERVE_MODEL, b,
+                                               load.DISTSERVE_PROMPT + load.DISTSERVE_OUTPUT // 2, a).time_s)
+                  for b in (SMALL_BATCH, LARGE_BATCH)]
+           for name, a in (("kernels", load.DISTSERVE_ENGINE), ("host", load.DISTSERVE_ENGINE_HOST))}
 example, matched, host_read = examples["defaults"], examples["kernels"], examples["host"]
 how_computed(
     rf"""
@@ -669,10 +678,11 @@ prediction: **{matched.colocated_per_gpu:.2f}** req/s (paper 1.6), and the split
 **{matched.gain:.2f}×** (paper 2.08×). Where the engine's time goes matters: the same two rates matched
 with {load.DISTSERVE_ENGINE_HOST.host_overhead_s * 1e3:.0f} ms of host time a step instead of slow decode
 kernels give colocated {host_read.colocated_per_gpu:.2f} req/s and {host_read.gain:.1f}×: a decode step at
-the colocated GPU's small batch then costs about 32 ms instead of 27 (the same at the decode GPU's batch
-of ~24), leaving less of the 40 ms TPOT target for the prefills that stall it. The paper does not split
-its engine's time; its engine is C++ (LLMServe/DistServe's README: "pure C++ GPT implementation"), which
-points at the kernels.
+{SMALL_BATCH} sequences then costs {step_ms["host"][0]:.0f} ms instead of {step_ms["kernels"][0]:.0f} (at
+{LARGE_BATCH}, as on a busy decode GPU, {step_ms["host"][1]:.0f} against {step_ms["kernels"][1]:.0f}),
+leaving less of the {load.DISTSERVE_TARGETS.tbt_s * 1e3:.0f} ms TPOT target for the prefills that stall it.
+The paper does not split its engine's time; its engine is C++ (LLMServe/DistServe's README:
+"pure C++ GPT implementation"), which points at the kernels.
 """,
     assumptions=[
         "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "

@@ -195,8 +195,9 @@ else:
                   "it: ✕ measured, ○ the model's value for the same run (both include the prompts' "
                   "prefill, which the decode-only curve leaves out)." if offline else "")
                + (" TensorRT-LLM sizes its KV cache from the memory left after the weights "
-                  "(kv_cache_free_gpu_mem_fraction 0.9), not from 90 % of the card as this chart's "
-                  "budget does, so its runs can sit past the shaded limit."
+                  f"(kv_cache_free_gpu_mem_fraction {DEFAULT_MEMORY_UTILIZATION:g}), not from "
+                  f"{DEFAULT_MEMORY_UTILIZATION:.0%} of the card as this chart's budget does, so its "
+                  "runs can sit past the shaded limit."
                   if any(pt.batch > fit.batch["paged"] for pt in offline) else ""))
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     if fit.batch["reserved"] and fit.batch["reserved"] > ridge and fit.throughput_gain < 1.5:

@@ -1,10 +1,10 @@
 """00 · Two phases: prefill is compute-bound, decode is memory-bound."""
 
-import numpy as np
 import streamlit as st
 
 from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
-from sim.phases import ttft_curve, two_phases
+from sim.memory import MAX_BATCHED_TOKENS
+from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
 from ui.feasibility import fits_or_stop
@@ -15,7 +15,6 @@ from ui.measured import explain_gap, predictions, roofline_points, roofline_trac
 from ui.setup import current_setup
 
 POW2 = [2**i for i in range(0, 16)]
-TTFT_PROMPTS = np.round(2 ** np.arange(5, 15.01, 0.5)).astype(int).tolist()  # 32 .. 32,768 tokens
 
 header("00", "Two phases, two very different machines", """
 **Prefill** keeps the tensor cores busy; **decode** reads every weight to make one token a step, and
@@ -111,8 +110,8 @@ chart(
         f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
-curve = ttft_curve(setup.gpu, setup.model, sorted({*TTFT_PROMPTS, prompt}), setup.assumptions)
-ttft_here = float(curve.ttft_s[list(curve.prompt_tokens).index(prompt)])
+curve = ttft_curve(setup.gpu, setup.model, sorted({*TTFT_PROMPT_TOKENS, prompt}), setup.assumptions)
+ttft_here = curve.ttft_at(prompt)
 ttft_runs = predictions(setup, ("ttft_ms",))
 chart(
     ttft_figure(curve, prompt, ttft_here, ttft_trace(ttft_runs)), key="phases_ttft",
@@ -175,8 +174,8 @@ sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at 
         "Measured points: the rows of measured.csv run on exactly this setup, placed as the step the "
         "model counts (a static batch at its mean context), at the FLOP/s the engine's time gives; on "
         "the TTFT chart, measured TTFTs at their prompt length.",
-        "TTFT: one request on an idle server, its prefill in steps of at most 8,192 tokens, each step "
-        "with its kernel and host costs (no queueing: under load that is section 05).",
+        f"TTFT: one request on an idle server, its prefill in steps of at most {MAX_BATCHED_TOKENS:,} "
+        "tokens, each step with its kernel and host costs (no queueing: under load that is section 05).",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}.",

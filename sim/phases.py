@@ -21,6 +21,8 @@ from sim.models import Model
 from sim.validate import check_int
 
 PROMPT_TOKENS_RANGE = (1, 131072)
+#: The prompt lengths of page 00's TTFT curve: 32 to 32,768 tokens, two points an octave.
+TTFT_PROMPT_TOKENS = tuple(round(2 ** (e / 2)) for e in range(10, 31))
 BATCH_RANGE = (1, 4096)
 CONTEXT_TOKENS_RANGE = (0, 131072)
 
@@ -110,6 +112,13 @@ class TTFTCurve:
     ttft_s: np.ndarray  # seconds: the prompt's prefill, in chunks of at most ``chunk_tokens``
     chunk_tokens: int  # the engine's largest step (vLLM's max_num_batched_tokens)
     max_prompt_tokens: int  # the longest prompt whose KV fits beside the weights (0: the weights do not)
+
+    def ttft_at(self, prompt_tokens: int) -> float:
+        """TTFT of one of the curve's prompt lengths, seconds."""
+        i = np.flatnonzero(self.prompt_tokens == prompt_tokens)
+        if not i.size:
+            raise ValueError(f"{prompt_tokens} tokens is not a prompt length of this curve")
+        return float(self.ttft_s[i[0]])
 
 
 def ttft_curve(gpu: GPU, model: Model, prompt_tokens, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
