@@ -251,6 +251,6 @@ token) / $(L-1)$; p50 and p99 over requests.
         "utilization.gpu definition: NVML API reference, nvmlUtilization_t (REFERENCE.md §4).",
     ],
 )
-data_expander({"Both modes": views["summary"], f"Requests ({policy})": views["requests"]},
+data_expander(lambda: {"Both modes": views["summary"], f"Requests ({policy})": views["requests"]},
               key="batching_data")
 next_link(__file__)

@@ -712,7 +712,7 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
     ],
 )
 data_expander(
-    {
+    lambda: {
         f"Requests ({policy})": _view(
             "requests",
             (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),

@@ -318,7 +318,7 @@ every page (section 00).
         f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
     ],
 )
-data_expander({
+data_expander(lambda: {
     "Steps, both policies (ledger in token slots)": steps_table(cmp),
     f"Pages at step {step} ({policy})": pages_table(run, step),
     "Real card": card_table(fit),

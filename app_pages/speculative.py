@@ -280,7 +280,7 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
     ],
 )
-data_expander({
+data_expander(lambda: {
     "This round": summary_table(r),
     "Speedup by draft length": k_table(r),
     "Speedup against batch size": batch_table(by_batch),

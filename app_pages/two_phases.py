@@ -185,5 +185,5 @@ sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at 
         "utilization.gpu definition: NVML API reference, nvmlUtilization_t.",
     ],
 )
-data_expander({"Prefill vs decode step": phases_table(r)}, key="phases_data")
+data_expander(lambda: {"Prefill vs decode step": phases_table(r)}, key="phases_data")
 next_link(__file__)

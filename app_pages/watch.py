@@ -334,7 +334,7 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",
     ],
 )
-data_expander({
+data_expander(lambda: {
     "Scenarios (every metric; shares 0-1, seconds)": views["frame"],
     "The day, hour by hour": views["day_frame"],
     "Failures, metrics and alerts": views["failures"],

@@ -60,3 +60,12 @@ def ms(text: str) -> float:
     """A displayed duration ('948 µs', '6.32 ms', '1.2 s') in milliseconds."""
     value, unit = text.replace(",", "").split()[:2]
     return float(value) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+def open_data(at: AppTest, key: str) -> AppTest:
+    """Open a page's "Data" expander (``ui.layout.data_expander``; its tables are built only while
+    it is open, as a reader opening it reruns the page) and rerun."""
+    from ui.layout import data_key
+
+    at.session_state[data_key(key)] = True
+    return at.run()

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import metric, number, open_app
+from tests.conftest import metric, number, open_app, open_data
 
 PAGE = "app_pages/batching.py"
 
@@ -41,7 +41,11 @@ def test_defaults_render_static_with_both_gauges(at):
     assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
     assert number(metric(at, "Useful work")) == pytest.approx(good, abs=0.05)
     assert len(at.get("plotly_chart")) == 4  # two gauges, the timeline, the breakdown
-    assert at.dataframe[0].value["Mode"].tolist() == ["Static", "Continuous"]
+    before = len(at.dataframe)  # the data expander's tables are built only when it opens
+    open_data(at, "batching_data")
+    assert len(at.dataframe) == before + 2
+    modes = [d.value for d in at.dataframe if "Mode" in d.value.columns]
+    assert modes and modes[0]["Mode"].tolist() == ["Static", "Continuous"]
 
 
 def test_toggle_moves_useful_work_by_tens_of_points_and_utilization_by_a_few(at):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import metric, ms, number, open_app
+from tests.conftest import metric, ms, number, open_app, open_data
 
 PAGE = "app_pages/load.py"
 TBT, TTFT, UTIL = "p99 TBT", "p99 TTFT", "GPU utilization"
@@ -24,6 +24,9 @@ def test_defaults_render_with_the_story(at):
     assert 90 < number(metric(at, UTIL)) < 100
     assert number(metric(at, CAP)) > 0
     assert len(at.get("plotly_chart")) == 6  # timeline, two latency curves, dashboard, prefix, split
+    assert len(at.dataframe) == 0  # the data expander's tables are built only when it opens
+    open_data(at, "load_data")
+    assert not at.exception
     assert len(at.dataframe) == 5  # requests, load sweep, timeline tokens, prefix hit rate, splits
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
+from _plotly_utils.utils import convert_to_base64
+from plotly.basedatatypes import BaseFigure
 
 from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
@@ -110,7 +111,35 @@ def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     title = title or _take_title(fig)
     if title:
         st.markdown(f"**{title}**")
-    st.plotly_chart(fig, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
+    st.plotly_chart(_Sent.of(fig), key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
+
+
+class _Sent(BaseFigure):
+    """A built figure as ``st.plotly_chart`` sends it: the figure's dict, copied only as far as the
+    send changes it. Handed a figure, Streamlit calls ``to_dict()``, which deep-copies every array
+    and list of the figure (about a tenth of a page's rerun); the JSON it writes is the same."""
+
+    def __init__(self, spec: dict) -> None:  # no BaseFigure.__init__: nothing is validated again
+        object.__setattr__(self, "_spec", spec)
+
+    @classmethod
+    def of(cls, fig) -> _Sent:
+        spec = {"data": [_structure(t) for t in fig._data], "layout": _structure(fig._layout)}
+        convert_to_base64(spec)  # numpy arrays as base64, as plotly's own to_dict does
+        return cls(spec)
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+
+def _structure(value):
+    """A copy of the dicts (and lists holding dicts) in ``value``, sharing everything else: what
+    ``convert_to_base64`` rewrites in place, and no more."""
+    if isinstance(value, dict):
+        return {k: _structure(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in value):
+        return [_structure(v) for v in value]
+    return value
 
 
 def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> None:
@@ -124,10 +153,17 @@ def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> No
         st.page_link(SOURCES_PATH, label="All sources, in one place", icon=":material/menu_book:")
 
 
-def data_expander(frames: dict[str, pd.DataFrame], key: str) -> None:
-    """The "Data" expander: each table behind the charts, with a CSV download."""
-    with st.expander("Data", icon=":material/table:"):
-        for i, (name, frame) in enumerate(frames.items()):
+def data_expander(frames, key: str) -> None:
+    """The "Data" expander: each table behind the charts, with a CSV download.
+
+    ``frames`` is a dict of name -> DataFrame, or a function returning one. The tables are built and
+    sent only while the expander is open (Streamlit's lazy expander: opening it reruns the page),
+    not on every rerun of a page whose reader never looks at them."""
+    box = st.expander("Data", icon=":material/table:", key=data_key(key), on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        for i, (name, frame) in enumerate((frames() if callable(frames) else frames).items()):
             st.markdown(f"**{name}**")
             st.dataframe(frame, hide_index=True, width="stretch")
             st.download_button(  # the CSV is made when clicked, not on every rerun
@@ -135,6 +171,12 @@ def data_expander(frames: dict[str, pd.DataFrame], key: str) -> None:
                 file_name=f"{key}_{i}.csv", mime="text/csv", key=f"{key}_csv_{i}",
                 icon=":material/download:",
             )
+
+
+def data_key(key: str) -> str:
+    """The session-state key of a page's "Data" expander (True while open). It starts with an
+    underscore, so no page's settings (``<prefix>_...``) include it."""
+    return f"_data_open_{key}"
 
 
 def next_link(current_path: str) -> None:

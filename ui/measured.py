@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,9 +41,16 @@ class MeasuredPoint:
 
 def predictions(setup, kinds: tuple[str, ...]) -> list[Prediction]:
     """The rows of ``kinds`` measured on exactly this setup, each with the model's value."""
-    rows = rows_for(setup.gpu.name, setup.model, kinds)
-    return [p for p in (predict(r, setup.assumptions, setup=(setup.gpu, setup.model)) for r in rows)
-            if p.model_value is not None]
+    return list(_predictions(setup.gpu, setup.model, setup.assumptions, tuple(kinds)))
+
+
+# Pricing a setup's rows is a pure function of the setup, and pages ask for it on every rerun (an
+# online row alone iterates its queue 50 times): computed once per setup, bounded.
+@lru_cache(maxsize=128)
+def _predictions(gpu, model, assumptions, kinds: tuple[str, ...]) -> tuple[Prediction, ...]:
+    rows = rows_for(gpu.name, model, kinds)
+    return tuple(p for p in (predict(r, assumptions, setup=(gpu, model)) for r in rows)
+                 if p.model_value is not None)
 
 
 def conditions(row: Row) -> str:
@@ -82,6 +90,12 @@ def roofline_points(setup) -> list[MeasuredPoint]:
     """Rows with a decode step (static batches, closed-loop online runs) or a prefill (TTFT) on this
     setup, placed on the roofline. A static batch is placed as its decode step at the run's mean
     context (prompt + output / 2); an online run at its concurrency."""
+    return list(_roofline_points(setup.gpu, setup.model, setup.assumptions))
+
+
+@lru_cache(maxsize=64)
+def _roofline_points(gpu, model, assumptions) -> tuple[MeasuredPoint, ...]:
+    setup = _Setup(gpu, model, assumptions)
     out = []
     for p in predictions(setup, ("static_batch_tok_s", "tpot_ms", "ttft_ms")):
         r = p.row
@@ -99,7 +113,16 @@ def roofline_points(setup) -> list[MeasuredPoint]:
         flops = float(np.ravel(cost.flops)[0])
         out.append(MeasuredPoint(p, phase, float(np.ravel(cost.intensity)[0]), flops / measured[1] / 1e12,
                                  flops / modelled[1] / 1e12, g, measured[1]))
-    return out
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """The three parts of ``ui.setup.Setup`` the rows are priced with (a cache key)."""
+
+    gpu: object
+    model: object
+    assumptions: object
 
 
 def roofline_trace(points: list[MeasuredPoint]) -> dict:
