@@ -112,7 +112,7 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         unit = "Tensor cores" if part == "Tensor math" else "HBM"
         traces.append(dict(
             type="bar", y=[[r[0] for r in sel], [unit] * len(sel)], x=[100 * r[2] / r[3] for r in sel],
-            orientation="h", name=part, marker_color=sel[0][4],
+            orientation="h", name=part, marker=dict(color=sel[0][4]),
             customdata=[[r[2] * 1e3, r[3] * 1e3] for r in sel],
             hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
                            "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),

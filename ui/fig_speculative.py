@@ -70,14 +70,15 @@ def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
         name, color, text, hover = _CELL[code]
         sel = status == code
         traces.append(cell | dict(
-            y=[labels[r] for r in rows[sel]], x=np.full(int(sel.sum()), 0.9), base=cols[sel] + 0.05,
+            y=[labels[r] for r in rows[sel]], x=np.full(int(sel.sum()), 0.9),
+            base=(cols[sel] + 0.05).tolist(),
             name=name, marker=dict(color=color, line=dict(width=0)), text=[text] * int(sel.sum()),
             textfont=dict(color="white", size=14), customdata=cols[sel] + 1,
             hovertemplate=f"draft token %{{customdata}}: {hover}<extra></extra>",
         ))
     bonus = accepted == k
     traces.append(cell | dict(
-        y=labels, x=np.full(n, 0.9), base=np.full(n, k + 0.35),
+        y=labels, x=np.full(n, 0.9), base=[k + 0.35] * n,
         name="target's token (bonus or correction)", marker=dict(color=COLORS["decode"], line=dict(width=0)),
         text=["+1"] * n, textfont=dict(color="white", size=13),
         customdata=np.where(bonus, "bonus: all drafts accepted, the verify pass also yields the next "

@@ -9,7 +9,7 @@ from plotly.basedatatypes import BaseFigure
 from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
 from ui.state import reset_button, restore
-from ui.theme import PLOTLY_CONFIG
+from ui.theme import PLOTLY_CONFIG, Spec
 
 #: House CSS, one block for every page. Written here, not in .streamlit/config.toml, because it needs
 #: media queries: a compact first screen (the page's control and its result above the fold at 1280x800
@@ -95,6 +95,14 @@ def _take_title(fig) -> str | None:
     and a wrapping legend climbs onto it. The title is kept on the figure (``_chart_title``) so a
     cached figure drawn again still has it."""
     moved = getattr(fig, "_chart_title", None)
+    if isinstance(fig, Spec):
+        title, margin = fig._layout.get("title"), fig._layout.get("margin")
+        text = title.pop("text", None) if isinstance(title, dict) else None
+        if text:
+            fig._chart_title = moved = text
+            if isinstance(margin, dict) and margin.get("t") is not None:
+                margin["t"] = max(10, margin["t"] - _TITLE_MARGIN_PX)
+        return moved
     text = fig.layout.title.text
     if text:
         fig._chart_title = moved = text

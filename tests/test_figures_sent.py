@@ -1,0 +1,41 @@
+"""The app draws its figures as plain dicts (``ui.theme.Spec``) and sends them without plotly's
+copy (``ui.layout._Sent``); under test they are validated ``go.Figure``s. Both must send the same
+JSON, chart for chart, on every page: the dicts the reader's browser gets are the ones the tests
+validated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ui.theme
+from tests.conftest import open_app
+from ui.nav import ALL_PAGES
+
+
+def _specs(path: str, validate: bool) -> list[dict]:
+    ui.theme.VALIDATE_FIGURES = validate
+    try:
+        at = open_app(path)
+    finally:
+        ui.theme.VALIDATE_FIGURES = True
+    assert not at.exception, [e.value for e in at.exception]
+    return [_drop_empty(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+
+
+def _drop_empty(value):
+    """Empty lists left out (plotly drops an empty ``shapes=[]``; Plotly.js reads both alike)."""
+    if isinstance(value, dict):
+        return {k: _drop_empty(v) for k, v in value.items() if v != []}
+    if isinstance(value, list):
+        return [_drop_empty(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("path", [p.path for p in ALL_PAGES])
+def test_plain_figures_send_what_validated_figures_send(path):
+    plain, validated = _specs(path, False), _specs(path, True)
+    assert len(plain) == len(validated)
+    for a, b in zip(plain, validated, strict=True):
+        assert a == b
