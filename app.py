@@ -7,15 +7,21 @@ navigation over the article's sections. Pages live in app_pages/ (not pages/: se
 import contextlib
 from pathlib import Path
 
-import streamlit as st
+from ui.fragment_rerun import install as install_fragment_rerun
 
-from ui.layout import PageStopped, page_style
-from ui.nav import ALL_PAGES, HOME
-from ui.perf import freeze_startup_objects
-from ui.setup import render_setup_controls
-from ui.state import remember_pages
-from ui.url_check import raw_params_on_first_run, show_rejected
-from ui.watchdog import install as install_watchdog
+# First, before the heavy imports: a page rerun this server process does not know reruns the whole app
+# (ui/fragment_rerun.py). Once per process; a reader may be waiting on it right after a restart.
+install_fragment_rerun()
+
+import streamlit as st  # noqa: E402
+
+from ui.layout import PageStopped, page_style  # noqa: E402
+from ui.nav import ALL_PAGES, HOME  # noqa: E402
+from ui.perf import freeze_startup_objects  # noqa: E402
+from ui.setup import render_setup_controls  # noqa: E402
+from ui.state import app_rerun_requested, remember_pages  # noqa: E402
+from ui.url_check import raw_params_on_first_run, show_rejected  # noqa: E402
+from ui.watchdog import install as install_watchdog  # noqa: E402
 
 # The favicon is a file served by this server: a ":material/..." page icon is fetched from Google's font host.
 st.set_page_config(page_title="Where the GPU lies", page_icon=Path(__file__).parent / "ui" / "favicon.svg",
@@ -33,8 +39,23 @@ page_style()
 with st.sidebar:
     render_setup_controls()
 url_notice = st.container()
-with contextlib.suppress(PageStopped):  # a page that ended early said why (ui.layout.stop_page)
-    page.run()
+
+
+@st.fragment
+def _page_body() -> None:
+    """The page as a fragment: a widget on it reruns the page alone, not the entrypoint (navigation,
+    the sidebar's setup: a third of a rerun's elements). The sidebar's widgets rerun everything."""
+    # Streamlit lets the page st.navigation returned run once per run of the entrypoint; a fragment's
+    # rerun runs it again without the entrypoint (Streamlit 1.67's flag; tests/browser cover it).
+    page._can_be_called = True
+    with contextlib.suppress(PageStopped):  # a page that ended early said why (ui.layout.stop_page)
+        page.run()
+    remember_pages()
+    if app_rerun_requested():  # a page's control changed the setup: the sidebar redraws
+        st.rerun(scope="app")
+
+
+_page_body()
 show_rejected(raw_params, url_notice)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
 freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

@@ -143,6 +143,7 @@ class Reader:
         self.timeout_s = timeout_s
         self.page_hash = ""
         self.widgets: dict[str, tuple[str, Any]] = {}  # user key -> (kind, element proto)
+        self.fragments: dict[str, str] = {}  # user key -> id of the fragment that drew it ("" none)
         self._states: dict[str, WidgetState] = {}  # widget id -> current state
         self._cache: dict[str, ForwardMsg] = {}  # hash -> cacheable message
         self.last: RunResult | None = None
@@ -183,12 +184,16 @@ class Reader:
         if el.query_param_key:
             self.query = [(k, v) for k, v in self.query if k != el.query_param_key]
             self.query += [(el.query_param_key, v) for v in url_values]
-        return await self.rerun()
+        # Like the frontend: a widget drawn inside a fragment (st.fragment) reruns only that fragment.
+        return await self.rerun(fragment_id=self.fragments.get(key, ""))
 
-    async def rerun(self) -> RunResult:
-        """Send a rerun_script with the full client state; read until this run's script_finished."""
+    async def rerun(self, fragment_id: str = "") -> RunResult:
+        """Send a rerun_script with the full client state; read until this run's script_finished.
+        With ``fragment_id`` only that fragment reruns, and the widgets outside it keep their state."""
         msg = BackMsg()
         cs = msg.rerun_script
+        if fragment_id:
+            cs.fragment_id = fragment_id
         cs.query_string = self.query_string
         if self.page_hash:  # the frontend names the page by its hash once it knows it
             cs.page_script_hash = self.page_hash
@@ -200,6 +205,7 @@ class Reader:
         await self._ws.send(msg.SerializeToString())
         result = RunResult(0.0)
         seen: dict[str, tuple[str, Any]] = {}
+        fragments: dict[str, str] = {}
         started_run = False
         deadline = time.monotonic() + self.timeout_s
         late = f"/{self.path}: no script_finished within {self.timeout_s:.0f} s"
@@ -250,15 +256,18 @@ class Reader:
                 elif el_kind in WIDGET_KINDS and el.id:
                     key = user_key_from_element_id(el.id) or el.id
                     seen[key] = (el_kind, el)
+                    fragments[key] = fwd.delta.fragment_id
             elif kind == "script_finished" and started_run:
                 status = fwd.script_finished
                 if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
                     result.errors.append("script finished with a compile error")
-                if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
+                if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+                              ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                     break
         result.elapsed_s = time.perf_counter() - started
-        # Like the frontend: keep the states of the widgets this run rendered, adopt pushed values.
-        states: dict[str, WidgetState] = {}
+        # Like the frontend: keep the states of the widgets this run rendered, adopt pushed values
+        # (after a fragment's run, also those of every widget outside it, which it did not redraw).
+        states: dict[str, WidgetState] = dict(self._states) if fragment_id else {}
         for el_kind, el in seen.values():
             if el.id in self._states and not el.set_value:
                 states[el.id] = self._states[el.id]
@@ -267,6 +276,7 @@ class Reader:
                 if state is not None:
                     states[el.id] = state
         self._states = states
-        self.widgets = seen
+        self.widgets = {**self.widgets, **seen} if fragment_id else seen
+        self.fragments = {**self.fragments, **fragments} if fragment_id else fragments
         self.last = result
         return result

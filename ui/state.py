@@ -146,3 +146,17 @@ def reset_button(prefix: str) -> None:
     st.button("Reset page", key=f"{prefix}_reset", on_click=reset, args=(prefix,), type="tertiary",
               icon=":material/restart_alt:", help="Put this page's controls back to their first view "
                                                   "(the setup in the sidebar stays).")
+
+
+_APP_RERUN_KEY = "_rerun_app"
+
+
+def request_app_rerun() -> None:
+    """Ask for a rerun of the whole app after this page's run (a callback of a widget on a page that
+    changes the sidebar's setup: a page runs as a fragment, so its widgets rerun the page alone)."""
+    st.session_state[_APP_RERUN_KEY] = True
+
+
+def app_rerun_requested() -> bool:
+    """True once after ``request_app_rerun``."""
+    return bool(st.session_state.pop(_APP_RERUN_KEY, False))

@@ -7,6 +7,12 @@ greyed-out numbers and says nothing. This fixed script (no user input reaches it
 websocket that no new connection replaces within a few seconds, checks that the server answers its
 health check, and then reloads the page: the URL holds every setting, so the reader gets the same
 view back. While the server is down it keeps waiting (Streamlit's own reconnect handles that case).
+
+After a reconnect it also asks for one full rerun (Streamlit's rerun key, "r"). Each page runs as a
+fragment (app.py): a widget on it reruns only that fragment, and a server that was restarted has never
+run it, so it drops such a rerun ("The fragment ... does not exist anymore") and the reader's next
+change would be lost; a change made as the old server died is lost the same way. The full rerun sends
+the page's current widgets, so the new server draws what the widgets say and knows the fragment.
 """
 
 from __future__ import annotations
@@ -14,11 +20,12 @@ from __future__ import annotations
 import streamlit as st
 
 GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
+RERUN_AFTER_MS = 400  # after a reconnect, the full rerun is asked again if nothing came back this soon
 
 _SCRIPT = """<script>
 (() => {
   if (window.__gpuLiesWatchdog) return;
-  window.__gpuLiesWatchdog = {reloads: 0, lastOpen: performance.now()};
+  window.__gpuLiesWatchdog = {reloads: 0, reruns: 0, lastOpen: performance.now(), lastMessage: 0};
   const w = window.__gpuLiesWatchdog;
   const GRACE = __GRACE_MS__;
   const base = document.baseURI.replace(/[?#].*$/, "").replace(/[^/]*$/, "");
@@ -30,6 +37,16 @@ _SCRIPT = """<script>
     } catch (e) {}
     check(closedAt);  // server not up yet: Streamlit's own reconnect may still win
   }, GRACE);
+  const rerun = (tries) => {  // Streamlit's own "rerun" key: a full rerun with the widgets' values
+    const asked = performance.now();
+    for (const type of ["keydown", "keyup"]) {
+      document.dispatchEvent(new KeyboardEvent(type, {key: "r", code: "KeyR", keyCode: 82, which: 82,
+                                                      bubbles: true}));
+    }
+    w.reruns = (w.reruns || 0) + 1;
+    // The frontend ignores the key until it has taken the new socket: no answer yet, ask again.
+    setTimeout(() => { if (w.lastMessage < asked && tries > 1) rerun(tries - 1); }, __RERUN_MS__);
+  };
   const close = WebSocket.prototype.close;
   WebSocket.prototype.close = function (...args) {  // the frontend closing its socket itself
     if (String(this.url).includes("_stcore/stream")) check(performance.now());
@@ -40,13 +57,17 @@ _SCRIPT = """<script>
     constructor(...args) {
       super(...args);
       if (String(args[0]).includes("_stcore/stream")) {
-        this.addEventListener("open", () => { w.lastOpen = performance.now(); });
+        this.addEventListener("open", () => {  // created after the page loaded: a reconnect
+          w.lastOpen = performance.now();
+          setTimeout(() => rerun(10), 50);
+        });
+        this.addEventListener("message", () => { w.lastMessage = performance.now(); });
         this.addEventListener("close", () => check(performance.now()));
       }
     }
   };
 })();
-</script>""".replace("__GRACE_MS__", str(GRACE_MS))
+</script>""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__RERUN_MS__", str(RERUN_AFTER_MS))
 
 
 def install() -> None:

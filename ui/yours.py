@@ -14,6 +14,7 @@ from calib.fit import FitResult
 from sim.cost import Assumptions
 from sim.truth import Prediction
 from ui.measured import conditions
+from ui.state import request_app_rerun
 from ui.theme import COLORS, figure
 
 #: Sidebar slider key -> (assumption, factor from the assumption's unit to the slider's, the
@@ -67,6 +68,7 @@ def apply_to_sidebar(values: dict[str, float]) -> None:
     for key, value in values.items():
         st.session_state[key] = value
     st.session_state[APPLIED_KEY] = dict(values)
+    request_app_rerun()  # the button is on a page (a fragment): the sidebar must redraw too
 
 
 def errors_figure(result: FitResult) -> go.Figure:

@@ -7,7 +7,6 @@ the middle of a rerun (a change sent, the server gone before it answers).
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -16,11 +15,11 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import Server
 from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
 
-# "mid-rerun" failed once in CI (the switch checked, the numbers still static's: the click's rerun
-# lost with the server, and the reconnect's run not showing it within 20 s) and has not failed here
-# in 5 runs since. Until that is explained it runs only with GPU_LIES_FULL_BROWSER=1 (README,
-# "Restarts"), not in CI's sample.
-WHEN = ["between reruns", *(["mid-rerun"] if os.environ.get("GPU_LIES_FULL_BROWSER") else [])]
+# "mid-rerun" once failed in CI (the switch checked, the numbers still static's): the click's rerun was
+# lost with the old server and nothing sent it again. The page's watchdog now asks the new server for
+# a full rerun with the widgets' values right after a reconnect (ui/watchdog.py), which also makes the
+# new server know the page's fragment (ui/fragment_rerun.py).
+WHEN = ["between reruns", "mid-rerun"]
 
 
 @pytest.fixture
