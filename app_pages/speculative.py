@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim import speculative as spec
 from ui import format as fmt
+from ui import sim_cache
 from ui.feasibility import fits_or_stop
 from ui.fig_speculative import (
     alpha_figure,
@@ -20,7 +21,7 @@ from ui.setup import current_setup
 
 BATCHES = [2**i for i in range(0, 11)]  # 1..1024, within spec.BATCH_RANGE
 CONTEXTS = [2**i for i in range(7, 16)]  # 128..32768 cached tokens
-ALPHA_SWEEP_KS = list(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1))
+ALPHA_SWEEP_KS = tuple(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1))
 
 header("03", "Spending the idle headroom: speculative decoding", """
 Decode leaves the tensor cores idle. A cheap **drafter** guesses the next *k* tokens and the target
@@ -83,13 +84,14 @@ elif not spec.shares_vocab(setup.model, method):
                      "draft of the target's own family.", icon=":material/translate:")
 
 
-# No st.cache_data: the three sim calls take under 1 ms together, less than a cache lookup costs.
+# Cached per process (ui/sim_cache.py): the four sim calls cost ~7 ms a rerun together.
 fits_or_stop(setup, batch, context + k + 1, f"{batch:,} sequences at {context:,} cached tokens "
              f"plus {k + 1} verified")
-r = spec.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions, cost_ratio)
-by_batch = spec.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
+r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
+                        cost_ratio)
+by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)
-by_alpha = spec.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
+by_alpha = sim_cache.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
                                  setup.assumptions, cost_ratio)
 
 with headline:
@@ -152,7 +154,7 @@ measured = (spec.MEASURED_BATCH_GAIN
             if (setup.gpu.name, setup.model.name) == spec.MEASURED_SETUP
             and (setup.model.weight_dtype, setup.model.kv_dtype, setup.model.tp) == ("bf16", "bf16", 1)
             else None)
-modelled = spec.modelled_batch_gain(setup.gpu, setup.model, setup.assumptions) if measured else None
+modelled = sim_cache.modelled_batch_gain(setup.gpu, setup.model, setup.assumptions) if measured else None
 break_even = by_batch.break_even_batch
 with right:
     chart(

@@ -38,7 +38,8 @@ CONTROLS = [
     ("speculative-decoding", "spec_alpha", [0.6, 0.8]),
     ("speculative-decoding", "spec_batch", [16, 64]),
     ("what-to-watch", "watch_ttft", [0.5, 2.0]),
-    ("what-to-watch", "gpu", ["A100 80GB SXM", "H100 SXM"]),
+    ("what-to-watch", "gpu", ["A100 80GB SXM", "H100 SXM"]),  # the sidebar: a full rerun
+    ("under-load", "load_policy", ["Chunked prefill", "Prefill-first"]),
 ]
 
 

@@ -69,3 +69,11 @@ def open_data(at: AppTest, key: str) -> AppTest:
 
     at.session_state[data_key(key)] = True
     return at.run()
+
+
+def open_how(at: AppTest) -> AppTest:
+    """Open the page's "How this is computed" expander (sent only while open) and rerun."""
+    from ui.layout import HOW_KEY
+
+    at.session_state[HOW_KEY] = True
+    return at.run()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import metric, ms, number, open_app, open_data
+from tests.conftest import metric, ms, number, open_app, open_data, open_how
 
 PAGE = "app_pages/load.py"
 TBT, TTFT, UTIL = "p99 TBT", "p99 TTFT", "GPU utilization"
@@ -113,6 +113,7 @@ def test_how_computed_gives_v20_from_the_models_runs(at):
     """REFERENCE V20 on the page: the defaults' gain and the engine-matched prediction, as computed."""
     from sim import load
 
+    open_how(at)
     text = " ".join(m.value for m in at.markdown if "REFERENCE V20" in m.value)
     matched = load.distserve_example(load.DISTSERVE_ENGINE)
     assert f"**{matched.colocated_per_gpu:.2f}** req/s (paper 1.6)" in text

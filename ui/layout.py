@@ -150,9 +150,17 @@ def _structure(value):
     return value
 
 
+#: Session-state key of the "How this is computed" expander (True while open; one per page).
+HOW_KEY = "_how_open"
+
+
 def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> None:
-    """The "How this is computed" expander: equations, the simplifications, and the sources."""
-    with st.expander("How this is computed", icon=":material/functions:"):
+    """The "How this is computed" expander: equations, the simplifications, and the sources. Like the
+    Data expander, its text is sent only while it is open (opening it reruns the page)."""
+    box = st.expander("How this is computed", icon=":material/functions:", key=HOW_KEY, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.markdown(body_md)
         st.markdown("**Assumptions and simplifications**")
         st.markdown("\n".join(f"- {a}" for a in assumptions))

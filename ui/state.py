@@ -41,15 +41,18 @@ def remember_pages() -> None:
     """Copy the current value of every page's settings into the memory (call before the page runs:
     the widgets of the page just left are still in the session state then)."""
     memory = _memory()
-    for section in SECTIONS:
-        if not section.prefix:
+    prefixes = {f"{s.prefix}_": s.prefix for s in SECTIONS if s.prefix}
+    for key in list(st.session_state):  # one pass over the state (this runs on every rerun)
+        if not isinstance(key, str) or "_" not in key:
             continue
-        kept = memory.setdefault(section.prefix, {})
-        for key in list(st.session_state):
-            if isinstance(key, str) and _is_setting(key, section.prefix):
-                value = st.session_state[key]
-                if isinstance(value, _SETTABLE):
-                    kept[key] = value
+        prefix = prefixes.get(key[:key.index("_") + 1])
+        if prefix is None or not _is_setting(key, prefix):
+            continue
+        value = st.session_state[key]
+        if isinstance(value, _SETTABLE):
+            memory.setdefault(prefix, {})[key] = value
+    for prefix in prefixes.values():
+        memory.setdefault(prefix, {})
 
 
 def _url_value(value) -> str:
