@@ -13,10 +13,9 @@ from sim.paging import (
     DEFAULT_N_STEPS,
     DEFAULT_PAGE_TOKENS,
     WORKLOADS,
-    card_fit,
-    compare,
 )
 from ui import format as fmt
+from ui import sim_cache
 from ui.feasibility import fits_or_stop
 from ui.fig_paging import (
     card_figure,
@@ -43,16 +42,6 @@ CHUNKS = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 DEFAULT_STEP = 120  # mid-run: the start-up burst has settled and the queue is still full
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _compare(page_tokens: int, max_output: int):
-    return compare(page_tokens=page_tokens, max_output=max_output)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _card_fit(gpu, model, page_tokens: int, max_output: int, assumptions):
-    return card_fit(gpu, model, page_tokens, max_output, assumptions)
-
-
 header("02", "Fitting more requests: PagedAttention", """
 The KV cache limits the batch. Reserving each request's cache for its longest possible answer leaves
 most of it empty; **PagedAttention** (vLLM) hands out small pages as tokens arrive. Flip it and watch
@@ -77,7 +66,7 @@ max_output = settings.select_slider("Max output length, tokens", MAX_OUTPUTS, va
                                     key="paging_max_output", bind="query-params", width=300,
                                     help="What the reserved policy must set aside for every request.")
 
-cmp = _compare(page_tokens, max_output)
+cmp = sim_cache.paging_compare(page_tokens, max_output)  # cached per process
 policy, other = ("paged", "reserved") if paged else ("reserved", "paged")
 run, alt = cmp.run(policy), cmp.run(other)
 
@@ -143,7 +132,7 @@ st.info(
 st.subheader("On a real card")
 card_max = st.select_slider("Max output length on the card, tokens", CARD_MAX_OUTPUTS, value=2048,
                             key="paging_card_max_output", bind="query-params")
-fit = _card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
+fit = sim_cache.card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
 st.markdown(
     f"The same two policies on the {setup.gpu.name} serving {setup.model.name}, with ShareGPT-like "
     f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "

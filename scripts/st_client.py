@@ -62,6 +62,7 @@ class RunResult:
     errors: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # label -> displayed value
     charts: dict[str, str] = field(default_factory=dict)  # chart id -> figure JSON
+    alerts: list[str] = field(default_factory=list)  # st.error/warning/info texts
 
 
 def _element_value(kind: str, el: Any) -> WidgetState:
@@ -253,6 +254,8 @@ class Reader:
                     result.metrics[el.label] = el.body
                 elif el_kind == "plotly_chart":
                     result.charts[el.id] = el.spec
+                elif el_kind == "alert":
+                    result.alerts.append(el.body)
                 elif el_kind in WIDGET_KINDS and el.id:
                     key = user_key_from_element_id(el.id) or el.id
                     seen[key] = (el_kind, el)
