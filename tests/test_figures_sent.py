@@ -11,13 +11,20 @@ import pytest
 
 import ui.theme
 from tests.conftest import open_app
-from ui.nav import ALL_PAGES
+from ui.nav import ALL_PAGES, SECTIONS
+
+#: Setups beyond the defaults: one whose measured runs the charts draw (crosses, rings, hatched bars),
+#: and a mixture of experts with 4-bit weights on two GPUs.
+SETUPS = {
+    "measured runs": {"gpu": "A100 80GB SXM", "model": "Llama-2-7B"},
+    "MoE, MXFP4, 2 GPUs": {"model": "gpt-oss-120b", "weights": "mxfp4", "gpus": "2"},
+}
 
 
-def _specs(path: str, validate: bool) -> list[dict]:
+def _specs(path: str, validate: bool, params: dict | None = None) -> list[dict]:
     ui.theme.VALIDATE_FIGURES = validate
     try:
-        at = open_app(path)
+        at = open_app(path, params)
     finally:
         ui.theme.VALIDATE_FIGURES = True
     assert not at.exception, [e.value for e in at.exception]
@@ -39,3 +46,11 @@ def test_plain_figures_send_what_validated_figures_send(path):
     assert len(plain) == len(validated)
     for a, b in zip(plain, validated, strict=True):
         assert a == b
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+@pytest.mark.parametrize("path", [s.path for s in SECTIONS])
+def test_the_same_on_other_setups(path, setup):
+    plain, validated = _specs(path, False, SETUPS[setup]), _specs(path, True, SETUPS[setup])
+    assert plain, "the setup should draw charts on this page"
+    assert plain == validated

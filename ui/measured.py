@@ -95,9 +95,8 @@ def roofline_points(setup) -> list[MeasuredPoint]:
 
 @lru_cache(maxsize=64)
 def _roofline_points(gpu, model, assumptions) -> tuple[MeasuredPoint, ...]:
-    setup = _Setup(gpu, model, assumptions)
     out = []
-    for p in predictions(setup, ("static_batch_tok_s", "tpot_ms", "ttft_ms")):
+    for p in _predictions(gpu, model, assumptions, ("static_batch_tok_s", "tpot_ms", "ttft_ms")):
         r = p.row
         measured, modelled = _step_s(r, r.value) or (None, None), _step_s(r, p.model_value)
         if modelled is None:
@@ -105,24 +104,15 @@ def _roofline_points(gpu, model, assumptions) -> tuple[MeasuredPoint, ...]:
         phase = measured[0]
         if phase == "decode":
             ctx = int((r.prompt_tokens or 0) + (r.output_tokens or 0) / 2)
-            cost = decode_step_cost(setup.gpu, setup.model, _batch(r), ctx, setup.assumptions)
-            g = explain_decode(setup.gpu, setup.model, _batch(r), ctx, setup.assumptions)
+            cost = decode_step_cost(gpu, model, _batch(r), ctx, assumptions)
+            g = explain_decode(gpu, model, _batch(r), ctx, assumptions)
         else:
-            cost = prefill_cost(setup.gpu, setup.model, r.prompt_tokens or 1, 1, setup.assumptions)
-            g = explain_prefill(setup.gpu, setup.model, r.prompt_tokens or 1, setup.assumptions)
+            cost = prefill_cost(gpu, model, r.prompt_tokens or 1, 1, assumptions)
+            g = explain_prefill(gpu, model, r.prompt_tokens or 1, assumptions)
         flops = float(np.ravel(cost.flops)[0])
         out.append(MeasuredPoint(p, phase, float(np.ravel(cost.intensity)[0]), flops / measured[1] / 1e12,
                                  flops / modelled[1] / 1e12, g, measured[1]))
     return tuple(out)
-
-
-@dataclass(frozen=True)
-class _Setup:
-    """The three parts of ``ui.setup.Setup`` the rows are priced with (a cache key)."""
-
-    gpu: object
-    model: object
-    assumptions: object
 
 
 def roofline_trace(points: list[MeasuredPoint]) -> dict:

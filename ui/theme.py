@@ -109,10 +109,6 @@ class Spec:
     def __init__(self, data: list[dict], layout: dict) -> None:
         self._data, self._layout, self._chart_title = data, layout, None
 
-    def to_dict(self) -> dict:
-        """The figure as a dict (shared, not copied)."""
-        return {"data": self._data, "layout": self._layout}
-
 
 def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
            title: str | None = None) -> go.Figure | Spec:

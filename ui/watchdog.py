@@ -20,7 +20,8 @@ from __future__ import annotations
 import streamlit as st
 
 GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
-RERUN_AFTER_MS = 400  # after a reconnect, the full rerun is asked again if nothing came back this soon
+FIRST_RERUN_MS = 50  # after a reconnect, the full rerun is asked for this soon
+RERUN_AFTER_MS = 400  # and again if nothing came back this soon (the frontend not ready for the key)
 
 _SCRIPT = """<script>
 (() => {
@@ -59,7 +60,7 @@ _SCRIPT = """<script>
       if (String(args[0]).includes("_stcore/stream")) {
         this.addEventListener("open", () => {  // created after the page loaded: a reconnect
           w.lastOpen = performance.now();
-          setTimeout(() => rerun(10), 50);
+          setTimeout(() => rerun(10), __FIRST_RERUN_MS__);
         });
         this.addEventListener("message", () => { w.lastMessage = performance.now(); });
         this.addEventListener("close", () => check(performance.now()));
@@ -67,7 +68,8 @@ _SCRIPT = """<script>
     }
   };
 })();
-</script>""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__RERUN_MS__", str(RERUN_AFTER_MS))
+</script>""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__RERUN_MS__", str(RERUN_AFTER_MS)).replace(
+    "__FIRST_RERUN_MS__", str(FIRST_RERUN_MS))
 
 
 def install() -> None:
