@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, attention_pairs, step_cost, take_steps
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, attention_sums, step_cost, take_steps
 from sim.hardware import GPU
 from sim.models import Model
 from sim.validate import check_int
@@ -116,8 +116,9 @@ class ChunkedPrefill:
 
 
 
-def _steps(prompt: int, chunk: int, batch: int, context: int, pad: int):
-    """Per-step (chunk tokens, prefix tokens, decode sequences, new tokens, attention pairs, KV tokens)."""
+def _steps(model: Model, prompt: int, chunk: int, batch: int, context: int, pad: int):
+    """Per-step (chunk tokens, prefix tokens, decode sequences, new tokens, attention pairs, KV tokens)
+    (windowed layers capped, ``sim.cost.attention_sums``)."""
     starts = np.arange(0, prompt, chunk)
     sizes = np.minimum(chunk, prompt - starts)
     zeros = np.zeros(pad, dtype=np.int64)
@@ -127,10 +128,13 @@ def _steps(prompt: int, chunk: int, batch: int, context: int, pad: int):
     after = np.arange(n) >= pad + sizes.size  # the new request decodes once its prefill is done
     seqs = batch + after.astype(np.int64)
     # Decoders: q = 1 on c cached -> c + 1 pairs and c + 1 KV tokens each; the new one has P cached.
-    dec_pairs = batch * (context + 1.0) + np.where(after, prompt + 1.0, 0.0)
-    dec_kv = dec_pairs  # the same count: c + q per decoding sequence
-    pairs = dec_pairs + np.where(q > 0, attention_pairs(q, prefix), 0.0)
-    kv = dec_kv + np.where(q > 0, prefix + q, 0)
+    old_p, old_k = (float(v) for v in attention_sums(model, 1, context))
+    new_p, new_k = (float(v) for v in attention_sums(model, 1, prompt))
+    dec_pairs = batch * old_p + np.where(after, new_p, 0.0)
+    dec_kv = batch * old_k + np.where(after, new_k, 0.0)
+    chunk_p, chunk_k = attention_sums(model, q, prefix)
+    pairs = dec_pairs + np.where(q > 0, chunk_p, 0.0)
+    kv = dec_kv + np.where(q > 0, chunk_k, 0.0)
     # Every decoder samples; the prompt samples once, at its last chunk (its first token).
     last_chunk = np.zeros(n)
     last_chunk[pad + sizes.size - 1] = 1.0
@@ -155,8 +159,8 @@ def chunked_prefill(
     context = check_int("context_tokens", context_tokens, *CONTEXT_TOKENS_RANGE)
     pad = check_int("pad_steps", pad_steps, *PAD_STEPS_RANGE)
 
-    whole = _steps(prompt, prompt, batch, context, pad)
-    parts = _steps(prompt, chunk, batch, context, pad)
+    whole = _steps(model, prompt, prompt, batch, context, pad)
+    parts = _steps(model, prompt, chunk, batch, context, pad)
     n = whole[0].size
     cost = step_cost(gpu, model, np.concatenate([whole[3], parts[3]]), np.concatenate([whole[4], parts[4]]),
                      np.concatenate([whole[5], parts[5]]), assumptions,

@@ -7,6 +7,9 @@ step is described by four sums over its sequences:
     T = sum q_i                          new tokens
     P = sum q_i * (c_i + (q_i + 1) / 2)  causal attention (query, key) pairs
     K = sum (c_i + q_i)                  tokens whose KV the step reads (cached) or writes (new)
+                                         (windowed layers attend over at most W keys and read at
+                                         most W cached tokens: the layer averages of
+                                         ``attention_sums``)
     S = positions that sample            the last token of a prompt or chunk, every decode token,
                                          every verified position
 
@@ -352,6 +355,33 @@ def attention_pairs(new_tokens, cached_tokens) -> np.ndarray:
     return q * (np.asarray(cached_tokens, dtype=float) + (q + 1) / 2)
 
 
+def attention_sums(model: Model, new_tokens, cached_tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Per sequence, the (P, K) sums its attention is priced on: q new tokens on c cached ones.
+
+    Full-attention layers: P = q (c + (q + 1) / 2) pairs and K = c + q KV tokens (c read, q
+    written). A sliding-window or chunked layer of window W (Mistral, gpt-oss, Llama 4) attends
+    over at most W keys, so there the j-th new token has min(c + j, W) pairs and the step reads
+    only min(c, W) cached tokens:
+
+        P_w = m c + m (m + 1) / 2 + (q - m) W,  m = clip(W - c, 0, q);   K_w = min(c, W) + q
+
+    The attention operator runs once a layer at the layer-average shape (``operators``), so the
+    sums it is priced on are the layer averages: with a share f of the layers windowed,
+    P = (1 - f) P_full + f P_w and K = (1 - f) K_full + f K_w. Broadcasts; pass these to
+    ``step_cost`` summed over the step's sequences."""
+    q = np.asarray(new_tokens, dtype=float)
+    c = np.asarray(cached_tokens, dtype=float)
+    p_full, k_full = attention_pairs(q, c), c + q
+    if not model.window_layers:
+        return p_full, k_full
+    w = float(model.sliding_window)
+    f = model.window_layers / model.n_layers
+    m = np.clip(w - c, 0.0, q)
+    p_win = m * c + m * (m + 1) / 2 + (q - m) * w
+    k_win = np.minimum(c, w) + q
+    return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
+
+
 def _touched(e: float, k: float, tokens):
     """Distinct experts of E read by ``tokens`` tokens routed top-k (uniform routing; 0 tokens, 0)."""
     if isinstance(tokens, (int, float)):
@@ -576,8 +606,10 @@ def step_cost(
 
     Args:
         new_tokens: T, tokens processed in the step (sum of q_i over the batch).
-        attn_pairs: P, causal attention pairs in the step (sum of q_i * (c_i + (q_i + 1) / 2)).
-        kv_tokens: K, tokens whose KV the step reads or writes (sum of c_i + q_i).
+        attn_pairs: P, causal attention pairs in the step (sum of q_i * (c_i + (q_i + 1) / 2); a
+            model with windowed layers: the layer-average sum of ``attention_sums``).
+        kv_tokens: K, tokens whose KV the step reads or writes (sum of c_i + q_i; windowed layers
+            as in ``attention_sums``).
         sampled_tokens: S, positions whose logits the step computes. None: every new token samples
             (right for decode and verification; pass the count for prefill).
     """
@@ -666,11 +698,12 @@ def batch_step_cost(gpu, model, new_tokens, cached_tokens, assumptions=DEFAULT_A
     c = np.asarray(cached_tokens, dtype=float)
     active = q > 0
     s = active.astype(float) if sampled is None else np.where(active, np.asarray(sampled, dtype=float), 0.0)
+    pairs, kv = attention_sums(model, q, c)
     return step_cost(
         gpu, model,
         new_tokens=q.sum(axis=-1),
-        attn_pairs=np.where(active, attention_pairs(q, c), 0.0).sum(axis=-1),
-        kv_tokens=np.where(active, c + q, 0.0).sum(axis=-1),
+        attn_pairs=np.where(active, pairs, 0.0).sum(axis=-1),
+        kv_tokens=np.where(active, kv, 0.0).sum(axis=-1),
         assumptions=assumptions,
         sampled_tokens=s.sum(axis=-1),
     )
@@ -692,8 +725,8 @@ def uniform_step_cost(
     s = np.minimum(np.asarray(sampled_per_seq, dtype=float), q)
     if np.any(b < 0) or np.any(q < 0) or np.any(c < 0) or np.any(s < 0):
         raise ValueError("batch, new_tokens_per_seq, cached_tokens and sampled_per_seq must be >= 0")
-    return step_cost(gpu, model, b * q, b * attention_pairs(q, c), b * (c + q), assumptions,
-                     sampled_tokens=b * s)
+    pairs, kv = attention_sums(model, q, c)
+    return step_cost(gpu, model, b * q, b * pairs, b * kv, assumptions, sampled_tokens=b * s)
 
 
 def decode_step_cost(gpu, model, batch, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> StepCost:
@@ -718,15 +751,16 @@ def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTI
     """The decode batch size at which the step's math time catches up with its memory time (``inf``
     if never).
 
-    Decode at batch B and context c: X = B * (1, c + 1, c + 1, 1), so math = B * a and memory =
+    Decode at batch B and context c: X = B * (1, c + 1, c + 1, 1) (windowed layers capped, as in
+    ``attention_sums``), so math = B * a and memory =
     W + B * k with a and k the per-sequence seconds summed over operators and W the weight seconds:
         B = W / (a - k)
     If a <= k every extra sequence adds more memory time than math time (long contexts with GQA:
     attention does ~H/KV FLOP per KV byte), and decode never turns compute-bound.
     """
     coef = step_time_coefficients(gpu, model, assumptions)
-    c1 = float(context_tokens) + 1
-    x = np.array([1.0, c1, c1, 1.0])
+    pairs, kv = attention_sums(model, 1, float(context_tokens))
+    x = np.array([1.0, float(pairs), float(kv), 1.0])
     a = float((coef.compute @ x).sum())
     k = float((coef.memory @ x).sum())
     w = float(coef.weight_s.sum())

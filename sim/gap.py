@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, ROOFLINE_FLOOR, Assumptions, attention_pairs, step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, ROOFLINE_FLOOR, Assumptions, attention_sums, step_cost
 from sim.hardware import GPU
 from sim.models import Model
 
@@ -94,11 +94,13 @@ def explain_decode(gpu: GPU, model: Model, batch: int, context_tokens: int,
                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Gap:
     """The stages of one decode step: ``batch`` sequences, one new token each on ``context_tokens``."""
     b, c = float(batch), float(context_tokens)
-    return explain_step(gpu, model, b, b * float(attention_pairs(1, c)), b * (c + 1), b, assumptions)
+    pairs, kv = attention_sums(model, 1, c)
+    return explain_step(gpu, model, b, b * float(pairs), b * float(kv), b, assumptions)
 
 
 def explain_prefill(gpu: GPU, model: Model, prompt_tokens: int,
                     assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Gap:
     """The stages of one prefill of ``prompt_tokens`` tokens (nothing cached; it samples once)."""
     p = float(prompt_tokens)
-    return explain_step(gpu, model, p, float(attention_pairs(p, 0)), p, 1.0, assumptions)
+    pairs, kv = attention_sums(model, p, 0.0)
+    return explain_step(gpu, model, p, float(pairs), float(kv), 1.0, assumptions)

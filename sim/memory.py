@@ -5,7 +5,9 @@ Serving engines budget the card the same way (vLLM's ``gpu_memory_utilization``,
 
     budget     = utilization * total memory (as the driver reports it, binary units)
     kv_budget  = budget - weights - activations
-    kv needed  = batch * context * kv_bytes_per_token
+    kv needed  = batch * kv_bytes_per_sequence(context)
+                 (context * kv_bytes_per_token, the windowed layers of Mistral, gpt-oss and Llama 4
+                 holding at most their window: sim.models.Model.kv_bytes_per_sequence)
     fits       = weights + activations + kv needed <= budget
 
 Activations are the workspace of the largest step the engine profiles (``max_batched_tokens``
@@ -57,9 +59,33 @@ class MemoryPlan:
     utilization: float  # share of it the engine may use
     weight_bytes: float
     activation_bytes: float
-    kv_bytes_per_token: float
+    kv_bytes_per_token: float  # every layer's KV for one token
     batch: int
     context_tokens: int
+    window_tokens: int = 0  # the windowed layers' window, tokens (0: no windowed layers)
+    window_share: float = 0.0  # share of the KV bytes of a token held by windowed layers
+
+    def kv_bytes_per_sequence(self, context_tokens) -> np.ndarray | float:
+        """KV bytes one sequence of ``context_tokens`` holds: every layer up to the window, then only
+        the full-attention layers (broadcasts)."""
+        c = np.asarray(context_tokens, dtype=float)
+        if not self.window_share:
+            return c * self.kv_bytes_per_token
+        past = np.maximum(c - self.window_tokens, 0.0)
+        return (c - self.window_share * past) * self.kv_bytes_per_token
+
+    def context_for_bytes(self, per_sequence_bytes: float) -> int:
+        """The longest context whose KV fits in ``per_sequence_bytes`` (the inverse of
+        ``kv_bytes_per_sequence``; a model whose every layer is windowed holds any context once
+        its window fits: then the largest int64)."""
+        if per_sequence_bytes < self.kv_bytes_per_token:
+            return 0
+        tokens = per_sequence_bytes / self.kv_bytes_per_token
+        if not self.window_share or tokens <= self.window_tokens:
+            return int(tokens)
+        if self.window_share >= 1.0:
+            return int(np.iinfo(np.int64).max)
+        return int(self.window_tokens + (tokens - self.window_tokens) / (1.0 - self.window_share))
 
     @property
     def budget_bytes(self) -> float:
@@ -80,7 +106,7 @@ class MemoryPlan:
     @property
     def kv_bytes(self) -> float:
         """KV cache the batch needs at its context."""
-        return self.batch * self.context_tokens * self.kv_bytes_per_token
+        return self.batch * float(self.kv_bytes_per_sequence(self.context_tokens))
 
     @property
     def used_bytes(self) -> float:
@@ -103,27 +129,20 @@ class MemoryPlan:
     @property
     def max_batch(self) -> int:
         """The largest batch that fits at this context (0: not even one sequence)."""
-        return max_batch(self.kv_budget_bytes, self.kv_bytes_per_token, self.context_tokens)
+        per_seq = max(float(self.kv_bytes_per_sequence(max(self.context_tokens, 1))), 1e-30)
+        return int(max(self.kv_budget_bytes, 0.0) // per_seq)
 
     @property
     def max_context_tokens(self) -> int:
         """The longest context each of ``batch`` sequences can hold."""
         if not self.weights_fit or self.batch <= 0:
             return 0
-        return int(self.kv_budget_bytes // (self.batch * self.kv_bytes_per_token))
+        return self.context_for_bytes(self.kv_budget_bytes / self.batch)
 
     def parts(self) -> dict[str, float]:
         """The budget split, bytes: weights, activations, KV cache, free (negative: over budget)."""
         return {"weights": self.weight_bytes, "activations": self.activation_bytes,
                 "KV cache": self.kv_bytes, "free": self.budget_bytes - self.used_bytes}
-
-
-def max_batch(kv_budget_bytes, kv_bytes_per_token: float, context_tokens) -> np.ndarray | int:
-    """Sequences of ``context_tokens`` tokens whose KV fits in ``kv_budget_bytes`` (broadcasts)."""
-    budget = np.maximum(np.asarray(kv_budget_bytes, dtype=float), 0.0)
-    per_seq = np.maximum(np.asarray(context_tokens, dtype=float), 1.0) * kv_bytes_per_token
-    out = np.floor(budget / per_seq).astype(np.int64)
-    return int(out) if out.ndim == 0 else out
 
 
 def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
@@ -141,6 +160,8 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         utilization=float(utilization), weight_bytes=model.weight_bytes,
         activation_bytes=activation_bytes(model), kv_bytes_per_token=model.kv_bytes_per_token,
         batch=int(batch), context_tokens=int(context_tokens),
+        window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
+        window_share=model.window_layers / model.n_layers if model.window_layers else 0.0,
     )
 
 
@@ -205,7 +226,7 @@ def describe(plan: MemoryPlan) -> str:
     tail = (f"The largest batch that fits at {plan.context_tokens:,} tokens is {largest:,}."
             if largest > 0 else
             f"Not even one sequence of {plan.context_tokens:,} tokens fits; the longest context for "
-            f"one is {int(plan.kv_budget_bytes // plan.kv_bytes_per_token):,} tokens.")
+            f"one is {plan.context_for_bytes(plan.kv_budget_bytes):,} tokens.")
     return (f"Batch {plan.batch:,} at {plan.context_tokens:,} tokens of context needs "
             f"{gib(plan.kv_bytes):,.1f} GiB of KV cache, but only {gib(plan.kv_budget_bytes):,.1f} GiB "
             f"is left on one {plan.gpu_name} after the weights and activations: "

@@ -13,8 +13,9 @@ value vector per layer, KV head and token, or for MLA one latent and one RoPE ke
     kv_bytes_per_token = 2 * L * n_kv_heads * head_dim * bytes        (MHA / GQA)
                        = L * (kv_lora_rank + qk_rope_head_dim) * bytes   (MLA)
 Sliding-window and chunked layers (Mistral, gpt-oss, Llama 4) hold at most ``window`` tokens:
-``kv_bytes_per_sequence`` counts that; ``kv_bytes_per_token`` (what the memory check and the cost
-model read) counts every layer at every token, an upper bound past the window.
+``kv_bytes_per_sequence`` counts that, and the memory check (``sim.memory``) and the cost model's
+attention (``sim.cost.attention_sums``) use it; ``kv_bytes_per_token`` counts every layer at one
+token (the rate below the window).
 
 Precisions are as stored: quantised checkpoints (FP8, INT8, INT4, NVFP4, MXFP4) quantise the
 decoder's linear layers; the embedding table and the LM head stay BF16, as ModelOpt FP8, AWQ and
@@ -450,7 +451,8 @@ class Model:
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes one token occupies on one GPU in every layer: 2 (K and V) * layers *
         kv_heads (per GPU) * head_dim * bytes, or layers * (kv_lora_rank + qk_rope_head_dim) * bytes
-        for MLA. Windowed layers are counted at every token (an upper bound past the window)."""
+        for MLA. Every layer counts: past the window a windowed layer holds no more
+        (``kv_bytes_per_sequence``)."""
         return self.n_layers * self.kv_bytes_per_token_layer
 
     @property

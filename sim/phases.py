@@ -10,6 +10,7 @@ from sim.cost import (
     DEFAULT_ASSUMPTIONS,
     Assumptions,
     StepCost,
+    attention_sums,
     compute_bound_batch,
     decode_step_cost,
     kernel_busy_fraction,
@@ -139,7 +140,8 @@ def ttft_curve(gpu: GPU, model: Model, prompt_tokens, assumptions: Assumptions =
     starts = (index * MAX_BATCHED_TOKENS).astype(float)
     q = np.minimum(MAX_BATCHED_TOKENS, prompts[owner] - starts)
     last = (index == n_chunks[owner] - 1).astype(float)
-    cost = step_cost(gpu, model, q, q * (starts + (q + 1) / 2), starts + q, assumptions, sampled_tokens=last)
+    pairs, kv = attention_sums(model, q, starts)
+    cost = step_cost(gpu, model, q, pairs, kv, assumptions, sampled_tokens=last)
     ttft = np.bincount(owner, weights=cost.time_s, minlength=prompts.size)
     plan = memory_plan(gpu, model, 1, 1)
     return TTFTCurve(prompts, ttft, MAX_BATCHED_TOKENS, plan.max_context_tokens if plan.weights_fit else 0)

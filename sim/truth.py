@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, attention_sums, step_cost
 from sim.hardware import GPUS
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.models import ALL_MODELS, Model
@@ -207,11 +207,12 @@ def static_batch_time_s(gpu, model, batch: int, prompt: int, output: int,
                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
     """Seconds for a static batch: one prefill of ``batch`` prompts (each samples its first token),
     then ``output - 1`` decode steps with contexts prompt + 1 .. prompt + output - 1."""
-    pre = step_cost(gpu, model, batch * prompt, batch * prompt * (prompt + 1) / 2, batch * prompt,
-                    assumptions, sampled_tokens=batch)
+    pre_p, pre_k = attention_sums(model, prompt, 0)
+    pre = step_cost(gpu, model, batch * prompt, batch * pre_p, batch * pre_k, assumptions,
+                    sampled_tokens=batch)
     c = prompt + np.arange(1, max(output, 1))
-    dec = step_cost(gpu, model, np.full(c.size, float(batch)), batch * (c + 1.0), batch * (c + 1.0),
-                    assumptions)
+    dec_p, dec_k = attention_sums(model, 1, c)
+    dec = step_cost(gpu, model, np.full(c.size, float(batch)), batch * dec_p, batch * dec_k, assumptions)
     return float(pre.time_s) + float(dec.time_s.sum())
 
 
@@ -222,7 +223,8 @@ def prefill_time_s(gpu, model, prompt: int, assumptions: Assumptions = DEFAULT_A
 
 
 def _decode_step_s(gpu, model, n: float, context: float, assumptions: Assumptions) -> float:
-    return float(step_cost(gpu, model, n, n * (context + 1), n * (context + 1), assumptions).time_s)
+    pairs, kv = attention_sums(model, 1, context)
+    return float(step_cost(gpu, model, n, n * pairs, n * kv, assumptions).time_s)
 
 
 def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = None,
@@ -271,7 +273,8 @@ def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
     decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)
     # Prefill of the batch's prompts in full chunks, each chunk attending over half its prompt.
     chunk = float(MAX_BATCHED_TOKENS)
-    pre = step_cost(gpu, model, chunk, chunk * (prompt / 2 + 0.5), chunk * prompt / 2 + chunk,
+    per_token = float(attention_sums(model, prompt, 0)[0]) / prompt  # (prompt + 1) / 2 with no window
+    pre = step_cost(gpu, model, chunk, chunk * per_token, chunk * (per_token - 0.5) + chunk,
                     assumptions, sampled_tokens=max(1.0, chunk / prompt))
     prefill_s = batch * prompt / chunk * float(pre.time_s)
     return batch * output / (output * decode + prefill_s)

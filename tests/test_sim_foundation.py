@@ -267,10 +267,11 @@ def test_splitting_a_prefill_does_not_lose_flops(gpu, model, first, second):
     """Chunking a prompt in two (the second chunk attending to the first) does the same matmul
     work and the same attention pairs as one pass."""
     whole = prefill_cost(gpu, model, first + second)
-    split = step_cost(gpu, model, [first, second],
-                      cost.attention_pairs([first, second], [0, first]), [first, first + second],
-                      sampled_tokens=[0, 1])  # only the last chunk samples
+    pairs, kv = cost.attention_sums(model, [first, second], [0, first])
+    split = step_cost(gpu, model, [first, second], pairs, kv, sampled_tokens=[0, 1])  # the last samples
     assert float(split.flops.sum()) == pytest.approx(whole.flops.item(), rel=1e-9)
+    whole_pairs = float(cost.attention_sums(model, first + second, 0)[0])
+    assert float(pairs.sum()) == pytest.approx(whole_pairs, rel=1e-12)  # windowed layers too
 
 
 @given(st.floats(1, 1e4), st.floats(0.05, 50), st.floats(1, 2000))

@@ -1,0 +1,127 @@
+"""Sliding-window and chunked attention layers (Mistral, gpt-oss, Llama 4) in the cost model and the
+memory check: a windowed layer attends over at most W keys and holds at most W tokens of KV."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sim.cost import attention_pairs, attention_sums, decode_step_cost, prefill_cost
+from sim.hardware import GPUS
+from sim.memory import memory_plan
+from sim.models import ALL_MODELS
+
+WINDOWED = sorted(n for n, m in ALL_MODELS.items() if m.window_layers)
+H200 = GPUS["H200 SXM"]
+
+
+def test_the_windowed_presets_are_the_ones_we_expect():
+    assert {"Mistral-7B", "gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout"} <= set(WINDOWED)
+
+
+@pytest.mark.parametrize("name", WINDOWED)
+@given(q=st.integers(1, 600), c=st.integers(0, 10_000))
+def test_attention_sums_match_a_count_of_every_query_key_pair(name, q, c):
+    model = ALL_MODELS[name]
+    w, f = model.sliding_window, model.window_layers / model.n_layers
+    keys = c + np.arange(1, q + 1)  # keys the j-th new token sees with full attention
+    full_p, win_p = keys.sum(), np.minimum(keys, w).sum()
+    full_k, win_k = c + q, min(c, w) + q
+    pairs, kv = attention_sums(model, q, c)
+    assert float(pairs) == pytest.approx((1 - f) * full_p + f * win_p, rel=1e-12)
+    assert float(kv) == pytest.approx((1 - f) * full_k + f * win_k, rel=1e-12)
+
+
+@given(q=st.integers(0, 4096), c=st.integers(0, 100_000))
+def test_a_full_attention_model_keeps_the_plain_sums(q, c):
+    pairs, kv = attention_sums(ALL_MODELS["Llama-3.1-8B"], q, c)
+    assert float(pairs) == float(attention_pairs(q, c)) and float(kv) == c + q
+
+
+def test_an_all_windowed_model_reads_no_more_kv_past_its_window():
+    mistral = ALL_MODELS["Mistral-7B"]  # every layer windowed at 4096
+    at_window = decode_step_cost(H200, mistral, 32, 8192)
+    far = decode_step_cost(H200, mistral, 32, 32768)
+    assert float(far.time_s) == pytest.approx(float(at_window.time_s), rel=1e-12)
+    assert float(far.kv_bytes) == pytest.approx(32 * (4096 + 1) * mistral.kv_bytes_per_token, rel=1e-12)
+    llama = ALL_MODELS["Llama-3.1-8B"]  # full attention: the longer context costs more
+    assert float(decode_step_cost(H200, llama, 32, 32768).time_s) > float(
+        decode_step_cost(H200, llama, 32, 8192).time_s)
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout"])
+@given(context=st.integers(0, 200_000))
+def test_a_decode_step_reads_the_kv_the_sequence_holds(name, context):
+    """One decode step reads what the cache holds (``Model.kv_bytes_per_sequence``) and writes one
+    token: within one token's KV of it, at every context."""
+    model = ALL_MODELS[name]
+    step = decode_step_cost(H200, model, 1, context)
+    held = float(model.kv_bytes_per_sequence(context))
+    assert held <= float(step.kv_bytes) <= held + model.kv_bytes_per_token * (1 + 1e-12)
+
+
+def test_gpt_oss_long_context_decode_is_cheaper_than_counting_every_layer():
+    model = ALL_MODELS["gpt-oss-120b"]  # half its layers windowed at 128
+    step = decode_step_cost(H200, model, 64, 32768)
+    every_layer = 64 * 32769 * model.kv_bytes_per_token
+    assert 0.49 < float(step.kv_bytes) / every_layer < 0.51
+
+
+@pytest.mark.parametrize("name", WINDOWED)
+def test_prefill_attention_math_is_capped_by_the_window(name):
+    model = ALL_MODELS[name]
+    f, w = model.window_layers / model.n_layers, model.sliding_window
+    p = 4 * w
+    step = prefill_cost(H200, model, p)
+    attention = step.operators["attention"].flops.item()
+    full = 4 * model.heads_per_gpu * (model.qk_dim + model.v_dim) / 2 * model.n_layers * attention_pairs(p, 0)
+    assert attention < float(full) * (1 - f / 2)  # the windowed layers do well under half their pairs
+
+
+@pytest.mark.parametrize("name", sorted(ALL_MODELS))
+@given(batch=st.integers(0, 512), context=st.integers(0, 300_000))
+def test_the_memory_check_counts_what_each_sequence_holds(name, batch, context):
+    model = ALL_MODELS[name]
+    plan = memory_plan(H200, model, batch, context)
+    assert plan.kv_bytes == pytest.approx(batch * float(model.kv_bytes_per_sequence(context)), rel=1e-12)
+
+
+def _fitting(name: str):
+    """The preset on one H200: gpt-oss-120b with its shipped MXFP4 experts, Llama-4-Scout's BF16
+    weights split over 2 GPUs."""
+    model = ALL_MODELS[name]
+    if name == "gpt-oss-120b":
+        return model.with_precision("mxfp4")
+    return model.with_tp(2) if name == "Llama-4-Scout" else model
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout", "Llama-3.1-8B", "Qwen3-8B"])
+@given(context=st.integers(1, 300_000))
+def test_max_batch_is_the_largest_that_fits(name, context):
+    model = _fitting(name)
+    plan = memory_plan(H200, model, 1, context)
+    b = plan.max_batch
+    assert b == 0 or memory_plan(H200, model, b, context).fits
+    assert not memory_plan(H200, model, b + 1, context).fits
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout", "Llama-3.1-8B"])
+@given(batch=st.integers(1, 256))
+def test_the_longest_context_is_the_inverse_of_the_bytes_held(name, batch):
+    model = _fitting(name)
+    plan = memory_plan(H200, model, batch, 1)
+    longest = plan.max_context_tokens
+    assert longest > 0
+    assert memory_plan(H200, model, batch, longest).fits
+    assert not memory_plan(H200, model, batch, longest + 1).fits
+
+
+def test_windows_let_gpt_oss_hold_about_twice_the_context_of_counting_every_layer():
+    model = ALL_MODELS["gpt-oss-20b"]
+    plan = memory_plan(H200, model, 16, 1)
+    every_layer = int(plan.kv_budget_bytes / (16 * model.kv_bytes_per_token))
+    assert 1.95 < plan.max_context_tokens / every_layer < 2.05
+    mistral = memory_plan(H200, ALL_MODELS["Mistral-7B"], 64, 131072)
+    assert mistral.fits  # every layer windowed at 4096: a long context costs no more KV than 4096
