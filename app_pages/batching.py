@@ -1,10 +1,10 @@
 """01 · Keeping the slots full: static vs continuous batching, and two gauges that disagree."""
 
-import math
 
 import streamlit as st
 
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
+from sim.metrics import peak_context_tokens
 from ui import format as fmt
 from ui.feasibility import fits_or_stop
 from ui.fig_batching import (
@@ -96,8 +96,7 @@ policy = "continuous" if continuous else "static"
 run = comparison.run(policy)
 other = comparison.run("static" if continuous else "continuous")
 for r_ in (run, other):  # the fullest step of either policy must fit its KV cache
-    peak_kv_tokens = float(r_.cost.kv_bytes.max()) / setup.model.kv_bytes_per_token
-    fits_or_stop(setup, slots, math.ceil(peak_kv_tokens / slots),
+    fits_or_stop(setup, slots, peak_context_tokens(r_),
                  f"{slots} slots at the fullest step of {r_.policy} batching")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)

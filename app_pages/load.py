@@ -7,7 +7,7 @@ from sim import load
 from sim.cost import decode_step_cost
 from sim.hardware import GPUS
 from ui import format as fmt
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_load import (
     POLICY_LABEL,
     dashboard_figure,
@@ -439,6 +439,9 @@ st.caption(
     + " "
     + _measured_note(setup)
 )
+windowed_layers_note(setup, "This section's scheduler does not yet: it counts them at full "
+                     "context, in the cache's room and in each step's KV reads, so for this model its "
+                     "capacities are a lower bound.")
 chart(
     _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",

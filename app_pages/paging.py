@@ -16,7 +16,7 @@ from sim.paging import (
 )
 from ui import format as fmt
 from ui import sim_cache
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_paging import (
     card_figure,
     card_table,
@@ -169,6 +169,9 @@ else:
     m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
                 help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
                      "little throughput.")
+    windowed_layers_note(setup, "This section's pool counts a token of every layer a token slot, so "
+                         "for this model it fits fewer requests than an engine whose cache keeps the "
+                         "windowed layers apart: the fits shown are a lower bound.")
     runs = predictions(setup, ("static_batch_tok_s", "offline_tok_s", "tpot_ms"))
     offline = offline_points(setup, runs)
     chart(

@@ -50,6 +50,7 @@ from sim.cost import (
     DEFAULT_ASSUMPTIONS,
     Assumptions,
     StepCost,
+    attention_sums,
     kernel_busy_fraction,
     step_cost,
     step_time_coefficients,
@@ -235,6 +236,9 @@ class BatchingRun:
     idle_share: float  # share of the capacity in empty slots (idle_waiting_share + unused_share)
     idle_waiting_share: float = 0.0  # empty slots while requests were waiting to get in: wasted
     unused_share: float = 0.0  # empty slots while nobody was waiting: no demand for them
+    #: per step, tokens the computing sequences hold or write (sum of c + q, every layer counted,
+    #: windows aside): the memory check's count (``sim.metrics.batching_fits``)
+    kv_tokens: np.ndarray | None = None
 
     @property
     def useful_work(self) -> float:
@@ -355,7 +359,8 @@ class Comparison:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _static_batch_bounds(req: Requests, slots: int, price) -> tuple[np.ndarray, dict[int, float]]:
+def _static_batch_bounds(model: Model, req: Requests, slots: int, price
+                         ) -> tuple[np.ndarray, dict[int, float]]:
     """First request of every static batch, and idle gaps keyed by the step they precede.
 
     Burst: consecutive groups of B. Poisson: when the engine is free it takes every arrived request,
@@ -373,27 +378,29 @@ def _static_batch_bounds(req: Requests, slots: int, price) -> tuple[np.ndarray, 
             t = float(arrival[k])
         end = min(k + slots, int(np.searchsorted(arrival, t, side="right")))
         size, p_max, l_max = end - k, int(prompt[k:end].max()), int(output[k:end].max())
-        t += float(price(*_static_batch_aggregates(size, p_max, l_max)).sum())
+        t += float(price(*_static_batch_aggregates(model, size, p_max, l_max)).sum())
         bounds.append(k)
         step += l_max
         k = end
     return np.array(bounds, dtype=np.int64), gaps
 
 
-def _static_batch_aggregates(size: int, p_max: int, l_max: int):
+def _static_batch_aggregates(model: Model, size: int, p_max: int, l_max: int):
     """T, P, K, S of each step of one static batch: a padded prefill, then l_max - 1 decode steps
-    (every member samples once a step, its first token at the prefill)."""
-    c1 = p_max + np.arange(l_max, dtype=float)  # c + 1 of every member at decode step j
+    (every member samples once a step, its first token at the prefill; windowed layers capped,
+    ``sim.cost.attention_sums``)."""
+    c = p_max - 1 + np.arange(l_max, dtype=float)  # c cached of every member at decode step j
     new = np.full(l_max, float(size))
     new[0] = size * p_max
-    pairs = size * c1
-    pairs[0] = size * p_max * (p_max + 1) / 2
-    kv = size * c1
+    pairs, kv = attention_sums(model, 1, c)
+    pre_pairs, pre_kv = attention_sums(model, p_max, 0)
+    pairs, kv = size * pairs, size * kv
+    pairs[0], kv[0] = size * float(pre_pairs), size * float(pre_kv)
     return new, pairs, kv, np.full(l_max, float(size))
 
 
-def _static_schedule(req: Requests, slots: int, price):
-    bounds, gaps = _static_batch_bounds(req, slots, price)
+def _static_schedule(model: Model, req: Requests, slots: int, price):
+    bounds, gaps = _static_batch_bounds(model, req, slots, price)
     n = req.n
     batch = np.repeat(np.arange(bounds.size), np.diff(np.r_[bounds, n]))
     slot = np.arange(n) - bounds[batch]
@@ -510,32 +517,59 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
 # ---------------------------------------------------------------------------------------------------
 
 
-def _step_aggregates(req: Requests, start, end, release, prefill_tokens):
+def _decode_sums(start, release, offset, n_steps: int, cap: float | None = None) -> np.ndarray:
+    """Per step, the sum over decoding sequences of min(c + 1, cap) (no cap: c + 1), where a
+    sequence decodes at steps start + 1 .. release with c + 1 = offset + step."""
+    size = n_steps + 1
+    first, stop = start + 1, release + 1
+    # c + 1 reaches the cap at step cap - offset; from there on the sequence adds cap
+    grow_end = stop if cap is None else np.clip(np.ceil(cap - offset).astype(np.int64), first, stop)
+    grow = np.bincount(first, minlength=size) - np.bincount(grow_end, minlength=size)
+    grow_off = np.bincount(first, offset, size) - np.bincount(grow_end, offset, size)
+    total = np.cumsum(grow_off)[:n_steps] + np.arange(n_steps) * np.cumsum(grow)[:n_steps]
+    if cap is not None:
+        capped = np.bincount(grow_end, minlength=size) - np.bincount(stop, minlength=size)
+        total = total + cap * np.cumsum(capped)[:n_steps]
+    return total
+
+
+def _step_aggregates(model: Model, req: Requests, start, end, release, prefill_tokens):
     """Per-step T (new tokens), P (attention pairs), K (KV tokens touched), S (sequences sampling:
     every one computing, a joining prompt its first token), useful and padding slots.
 
     Each request computes a prefill of q0 = ``prefill_tokens`` at ``start`` and one decode token per
-    step up to ``release`` (c + 1 = q0 + step - start); it is useful up to ``end``.
+    step up to ``release`` (c + 1 = q0 + step - start); it is useful up to ``end``. A model's
+    windowed layers see at most W keys (``sim.cost.attention_sums``): a decoding sequence adds
+    (1 - f) (c + 1) + f min(c + 1, W) pairs and (1 - f) (c + 1) + f min(c + 1, W + 1) KV tokens,
+    f the share of windowed layers.
     """
     n_steps = int(release.max()) + 1
     q0 = prefill_tokens.astype(float)
     pre_new = np.bincount(start, q0, n_steps)
-    pre_pairs = np.bincount(start, q0 * (q0 + 1) / 2, n_steps)
+    pre_p, pre_k = attention_sums(model, q0, 0.0)
+    pre_pairs = np.bincount(start, pre_p, n_steps)
+    pre_kv = np.bincount(start, pre_k, n_steps)
     size = n_steps + 1
     dec = np.bincount(start + 1, minlength=size) - np.bincount(release + 1, minlength=size)
     offset = q0 - start  # c + 1 = offset + step while decoding
-    dec_off = np.bincount(start + 1, offset, size) - np.bincount(release + 1, offset, size)
     n_dec = np.cumsum(dec)[:n_steps].astype(float)
-    c1 = np.cumsum(dec_off)[:n_steps] + np.arange(n_steps) * n_dec
+    c1 = _decode_sums(start, release, offset, n_steps)
+    dec_pairs = dec_kv = c1
+    if model.window_layers:
+        f, w = model.window_layers / model.n_layers, float(model.sliding_window)
+        dec_pairs = (1 - f) * c1 + f * _decode_sums(start, release, offset, n_steps, w)
+        dec_kv = (1 - f) * c1 + f * _decode_sums(start, release, offset, n_steps, w + 1)
     new = pre_new + n_dec
     useful_dec = np.cumsum(np.bincount(start + 1, minlength=size) - np.bincount(end + 1, minlength=size))
     useful = np.bincount(start, req.prompt_tokens / q0, n_steps) + useful_dec[:n_steps]
     computing = np.bincount(start, minlength=n_steps) + n_dec
-    return new, pre_pairs + c1, pre_new + c1, computing, useful, computing - useful
+    return (new, pre_pairs + dec_pairs, pre_kv + dec_kv, computing, useful, computing - useful,
+            pre_new + c1)
 
 
 def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, release, prefill, gaps):
-    new, pairs, kv, sampled, useful, padding = _step_aggregates(req, start, end, release, prefill)
+    new, pairs, kv, sampled, useful, padding, tokens = _step_aggregates(model, req, start, end, release,
+                                                                        prefill)
     cost = step_cost(gpu, model, new, pairs, kv, assumptions, sampled_tokens=sampled)
     idle_before = np.zeros(new.size)
     if gaps:
@@ -564,7 +598,7 @@ def _assemble(policy, gpu, model, assumptions, req, slots, slot, start, end, rel
         idle_before_s=idle_before, useful_slots=useful, padding_slots=padding, wall_s=wall, idle_s=idle,
         utilization_gpu=kernel_busy_fraction(cost, idle), useful_share=useful_share,
         padding_share=padding_share, idle_share=idle_share, idle_waiting_share=idle_waiting_share,
-        unused_share=idle_share - idle_waiting_share,
+        unused_share=idle_share - idle_waiting_share, kv_tokens=tokens,
     )
 
 
@@ -580,7 +614,7 @@ def simulate(gpu: GPU, model: Model, requests: Requests, slots: int, policy: str
         return step_cost(gpu, model, new, pairs, kv, assumptions, sampled_tokens=sampled).time_s
 
     if policy == "static":
-        slot, start, end, release, prefill, gaps = _static_schedule(requests, slots, price)
+        slot, start, end, release, prefill, gaps = _static_schedule(model, requests, slots, price)
     else:
         if np.any(requests.arrival_s > 0):
             slot, start, gaps = _continuous_poisson(requests, slots, _SegmentClock(gpu, model, assumptions))

@@ -454,8 +454,13 @@ def batching_fits(run: BatchingRun, gpu: GPU, model: Model) -> bool:
     """Whether the run's fullest step fits its KV cache on the card (``sim.memory``): its slots at the
     mean context of that step. Page 01 shows no numbers for a run that does not (both of its modes
     must fit), and the scenario rows follow it."""
-    peak_tokens = float(run.cost.kv_bytes.max()) / model.kv_bytes_per_token
-    return memory_plan(gpu, model, run.slots, math.ceil(peak_tokens / run.slots)).fits
+    return memory_plan(gpu, model, run.slots, peak_context_tokens(run)).fits
+
+
+def peak_context_tokens(run: BatchingRun) -> int:
+    """The mean context of a run's slots at its fullest step: the tokens its sequences hold then
+    over the slots, rounded up (the memory check caps windowed layers at their window)."""
+    return math.ceil(float(np.max(run.kv_tokens)) / run.slots)
 
 
 def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:

@@ -125,3 +125,42 @@ def test_windows_let_gpt_oss_hold_about_twice_the_context_of_counting_every_laye
     assert 1.95 < plan.max_context_tokens / every_layer < 2.05
     mistral = memory_plan(H200, ALL_MODELS["Mistral-7B"], 64, 131072)
     assert mistral.fits  # every layer windowed at 4096: a long context costs no more KV than 4096
+
+
+@pytest.mark.parametrize("name", ["Mistral-7B", "gpt-oss-20b", "Llama-3.1-8B"])
+@pytest.mark.parametrize("policy", ["static", "continuous"])
+def test_batching_prices_each_sequence_with_its_window(name, policy):
+    """Page 01's scheduler: every step's KV bytes are the sum, over the sequences computing in it, of
+    what ``attention_sums`` gives for that sequence (a prefill, or one decode token on c cached)."""
+    from sim.batching import make_requests, simulate
+
+    model = ALL_MODELS[name].with_precision("mxfp4") if name.startswith("gpt-oss") else ALL_MODELS[name]
+    rng = np.random.default_rng(1)
+    req = make_requests(rng.integers(100, 6000, 24), rng.integers(1, 400, 24))
+    run = simulate(H200, model, req, 8, policy)
+    kv = np.zeros(run.cost.kv_bytes.size)
+    held = np.zeros(kv.size)
+    for i in range(req.n):
+        s, r, q0 = int(run.start_step[i]), int(run.release_step[i]), float(run.prefill_tokens[i])
+        kv[s] += float(attention_sums(model, q0, 0)[1])
+        held[s] += q0
+        c = q0 + np.arange(r - s)  # cached tokens at steps s + 1 .. r
+        kv[s + 1:r + 1] += attention_sums(model, 1, c)[1]
+        held[s + 1:r + 1] += c + 1
+    assert np.allclose(run.cost.kv_bytes, kv * model.kv_bytes_per_token, rtol=1e-9)
+    assert np.allclose(run.kv_tokens, held, rtol=1e-12)  # the memory check's count: every token
+
+
+@pytest.mark.parametrize("page", ["app_pages/paging.py", "app_pages/load.py"])
+def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
+    from tests.conftest import open_app
+
+    def note(at) -> list[str]:
+        return [c.value for c in at.caption if "layers attend over" in c.value]
+
+    at = open_app(page, {"model": "gpt-oss-20b", "weights": "mxfp4"})
+    assert not at.exception, [e.value for e in at.exception]
+    said = note(at)
+    assert len(said) == 1 and "12 of its 24 layers" in said[0] and "lower bound" in said[0]
+    at = open_app(page)  # Llama-3.1-8B: no windowed layers, no note
+    assert not at.exception and note(at) == []

@@ -23,3 +23,17 @@ def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
     st.caption(split + "Lower the batch or the context on this page, or pick a larger GPU, smaller "
                "weights or a smaller model in the sidebar.")
     stop_page()
+
+
+def windowed_layers_note(setup, scope: str) -> None:
+    """Where a section counts a model's sliding-window / chunked layers at every token (its token
+    pool, its scheduler), say so for a model that has them: ``scope`` says what that section counts."""
+    m = setup.model
+    if not m.window_layers:
+        return
+    st.caption(f"{m.name}: {m.window_layers} of its {m.n_layers} layers attend over a "
+               f"{m.sliding_window:,}-token window, and hold at most that much KV cache; the cost model "
+               f"and the memory check cap them there. {scope}",
+               help="Sliding-window layers (Mistral, gpt-oss) and chunked-attention layers (Llama 4) "
+                    "attend over at most the window's tokens; vLLM's hybrid KV-cache manager keeps their "
+                    "pages apart and frees the ones that slide out of the window.")
