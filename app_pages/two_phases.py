@@ -2,7 +2,13 @@
 
 import streamlit as st
 
-from sim.cost import CALIBRATION_GPU, CALIBRATION_MEASURED_S, CALIBRATION_MODEL, calibration_step_s
+from sim.cost import (
+    CALIBRATION_GPU,
+    CALIBRATION_MEASURED_S,
+    CALIBRATION_MODEL,
+    calibration_step_s,
+    decode_step_cost,
+)
 from sim.memory import MAX_BATCHED_TOKENS
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
@@ -83,6 +89,24 @@ with metric_row():
                                 "sequence brings more KV-cache bytes than math, so memory stays the limit.")
 
 
+def _expert_layouts(setup, batch: int, context: int) -> str:
+    """The two ways of laying the experts over the GPUs, compared at this batch (sidebar control)."""
+    m = setup.model
+    split, whole = m.with_tp(m.tp, False), m.with_tp(m.tp, True)
+    try:
+        steps = {x.expert_parallel: float(decode_step_cost(setup.gpu, x, batch, context,
+                                                           setup.assumptions).time_s)
+                 for x in (split, whole)}
+    except ValueError:  # the experts do not divide over these GPUs: only one layout exists
+        return ""
+    reads = {x.expert_parallel: float(x.expert_reads(batch)) / m.tp for x in (split, whole)}
+    now = "whole (EP)" if m.expert_parallel else "split (TP)"
+    return (f"On {m.tp} GPUs, split by width (TP) each GPU reads its 1/{m.tp} of every touched expert, "
+            f"{reads[False]:.1f} experts' worth a layer; spread whole (EP) the slowest GPU reads "
+            f"{reads[True]:.1f}: a decode step of {fmt.seconds(steps[True])} against "
+            f"{fmt.seconds(steps[False])} split. Shown: {now}.")
+
+
 model = setup.model
 if model.n_experts:
     touched = float(model.experts_touched(batch))
@@ -92,7 +116,8 @@ if model.n_experts:
         f"{model.n_experts} a layer at batch {batch} (uniform routing, E(1 − (1 − k/E)^B)). Batch-1 "
         "decode reads only the active experts; by batch "
         f"~{int(4 * model.n_experts / model.experts_per_token)} it reads nearly all of them, so the "
-        "model stops looking like its active size long before the ridge point.")
+        "model stops looking like its active size long before the ridge point."
+        + (" " + _expert_layouts(setup, batch, context) if model.tp > 1 else ""))
 
 chart(
     busy_figure(r), key="phases_busy", title="Which unit works: tensor cores vs memory, per step",

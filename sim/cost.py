@@ -56,7 +56,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from sim.hardware import GPU, GPUS
-from sim.models import ACTIVATION_BYTES, BYTES_PER_ELEMENT, MODELS, Model
+from sim.models import ACTIVATION_BYTES, BYTES_PER_ELEMENT, MODELS, Model, expert_reads
 
 
 @dataclass(frozen=True)
@@ -178,9 +178,13 @@ def operators(model: Model) -> tuple[Operator, ...]:
     if model.n_experts:
         # A mixture: each token runs k experts, the shared experts and the router; a step reads
         # the weights of the experts its tokens touch, E (1 - (1 - k/E)^T) a layer
-        # (Model.experts_touched). Leading dense layers are averaged in (fractions of L).
+        # (Model.experts_touched). Leading dense layers are averaged in (fractions of L). Under
+        # expert parallelism a GPU holds E / n experts whole and runs the tokens routed to them: on
+        # average a 1/n share of the expert math (priced at that mean), and the slowest GPU's reads
+        # set the step (``_touched`` with the GPU count).
         e, kk = model.n_experts, model.experts_per_token
-        fe, fs = model.expert_width // model.tp, model.shared_intermediate // model.tp
+        fe = model.expert_width / model.tp if model.expert_parallel else model.expert_width // model.tp
+        fs = model.shared_intermediate // model.tp
         moe, dense = model.moe_layers / L, model.mlp_layers / L
         flops = (moe * 2 * (kk * m * d * fe + m * d * fs + d * e) + dense * 2 * m * d * ff)
         act = (moe * (2 * d + kk * m * fe + (m * fs if fs else 0)) + dense * (2 * d + m * ff)) * a
@@ -382,8 +386,12 @@ def attention_sums(model: Model, new_tokens, cached_tokens) -> tuple[np.ndarray,
     return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
 
 
-def _touched(e: float, k: float, tokens):
-    """Distinct experts of E read by ``tokens`` tokens routed top-k (uniform routing; 0 tokens, 0)."""
+def _touched(e: float, k: float, tokens, groups: int = 1):
+    """Expert reads of a step, in experts' per-GPU shares: the distinct experts of E that ``tokens``
+    tokens routed top-k touch (uniform routing; 0 tokens, 0), or with the experts spread whole over
+    ``groups`` GPUs (expert parallelism) what the slowest GPU reads (``sim.models.expert_reads``)."""
+    if groups > 1:
+        return expert_reads(e, k, tokens, groups)
     if isinstance(tokens, (int, float)):
         return e * -math.expm1(tokens * math.log1p(-k / e)) if k < e else (e if tokens > 0 else 0.0)
     t = np.asarray(tokens, dtype=float)
@@ -428,7 +436,8 @@ class StepTimeCoefficients:
     weight_bytes: np.ndarray  # (ops,) weight bytes read when the operator runs, runs folded in
     kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
     comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
-    moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert), runs folded in
+    moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert, GPUs the experts
+    #                  are spread over whole: 1 under tensor parallelism), runs folded in
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
@@ -471,7 +480,7 @@ class StepTimeCoefficients:
             x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
             graph = x0 <= self.graph_max_tokens
             total = 0.0
-            extra = {j: _touched(e, kk, x0) * sec for j, e, kk, sec, _ in self.moe}
+            extra = {j: _touched(e, kk, x0, g) * sec for j, e, kk, sec, _, g in self.moe}
             for j, (c, m, w, s, n) in enumerate(self._rows):
                 if s and x3 <= 0:
                     continue
@@ -499,7 +508,7 @@ class StepTimeCoefficients:
         eager = t > self.graph_max_tokens
         any_eager = bool(np.any(eager))
         out = []
-        moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in self.moe}
+        moe = {j: (_touched(e, kk, t, g), sec, b) for j, e, kk, sec, b, g in self.moe}
         for j, (c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb) in enumerate(self._sparse):
             comp = _combine(c_terms, x, 0.0)
             mem = _combine(m_terms, x, w)
@@ -528,7 +537,7 @@ class StepTimeCoefficients:
         cache = self.__dict__.setdefault("_decode_terms", {})
         if n_seq in cache:
             return cache[n_seq]
-        extra = {j: _touched(e, kk, n_seq) * sec for j, e, kk, sec, _ in self.moe}
+        extra = {j: _touched(e, kk, n_seq, g) * sec for j, e, kk, sec, _, g in self.moe}
         terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2],
                   w + extra.get(j, 0.0) + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
                  for j, (c, m, w, _, _) in enumerate(self._rows)]
@@ -544,8 +553,8 @@ class StepTimeCoefficients:
         kv = kv0 + n_seq * np.arange(steps, dtype=float)
         c, m = self.compute, self.memory
         w = self.weight_s.copy()
-        for j, e, kk, sec, _ in self.moe:
-            w[j] += _touched(e, kk, n_seq) * sec
+        for j, e, kk, sec, _, g in self.moe:
+            w[j] += _touched(e, kk, n_seq, g) * sec
         comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
         mem = (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
         gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
@@ -580,7 +589,8 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
         comm=np.array([op.comm for op in ops]),
         moe=tuple((j, op.experts[0], op.experts[1], op.runs * op.expert_bytes / rates.bandwidth,
-                   op.runs * op.expert_bytes) for j, op in enumerate(ops) if op.experts[0]),
+                   op.runs * op.expert_bytes, model.expert_groups)
+                  for j, op in enumerate(ops) if op.experts[0]),
         graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
@@ -643,7 +653,7 @@ def step_cost(
     comm_time = np.zeros(t.shape)
     eager = t > coef.graph_max_tokens
     any_eager = bool(np.any(eager))
-    moe = {j: (_touched(e, kk, t), sec, b) for j, e, kk, sec, b in coef.moe}
+    moe = {j: (_touched(e, kk, t, g), sec, b) for j, e, kk, sec, b, g in coef.moe}
     moe_bytes = sum((touched * b for touched, _, b in moe.values()), np.zeros(t.shape))
     for j, ((c_terms, m_terms, w, on, n, *_), is_comm) in enumerate(zip(coef._sparse, coef.comm.tolist(),
                                                                            strict=True)):

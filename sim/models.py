@@ -32,8 +32,9 @@ FP4 formats run FP4 tensor math where the GPU has FP4 units (B200) and are weigh
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -51,6 +52,64 @@ KV_DTYPES = ("bf16", "fp8")
 QUANT_SCOPES = ("decoder", "experts")
 #: Bytes per activation element (BF16 activations between kernels).
 ACTIVATION_BYTES = 2.0
+
+
+def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int = 1):
+    """Expert reads of one MoE layer for a step of ``tokens`` tokens, each routed to k of E experts
+    uniformly, in units of one expert's per-GPU share. Broadcasts over ``tokens``.
+
+    groups = 1 (each expert split by width over the GPUs, tensor parallelism): every GPU reads its
+    share of every touched expert, D = E (1 - (1 - k/E)^T) shares, D the distinct experts touched.
+
+    groups = n (expert parallelism: each GPU holds E / n experts whole): the step waits for the
+    slowest GPU, which reads M whole experts (n shares each), M the most touched experts any one
+    GPU holds. By symmetry the D touched experts are a uniform D-subset of the E, so
+    P(M <= j | D = d) = [x^d] (sum_{i <= j} C(E/n, i) x^i)^n / C(E, d) (counted exactly), and
+        reads = n * E[M | D = E (1 - (1 - k/E)^T)]   (interpolated between integer d).
+    With many tokens every expert is touched (reads -> E, as under TP); at batch 1 the k experts
+    land unevenly (tested against a Monte Carlo of the routing)."""
+    e, k, n = float(n_experts), float(experts_per_token), int(groups)
+    t = np.asarray(tokens, dtype=float)
+    p = -np.expm1(t * np.log1p(-k / e)) if k < e else np.where(t > 0, 1.0, 0.0)
+    if n <= 1:
+        return e * p
+    table = _slowest_gpu_experts(int(e), n)
+    if isinstance(tokens, (int, float)):  # a scheduler's scalar clock: one value a step
+        return n * float(np.interp(e * float(p), *table))
+    return n * np.interp(e * p, *table)
+
+
+#: Up to this many experts the slowest GPU's count is exact (C(E, d) stays inside a float).
+EXACT_EXPERTS_MAX = 512
+
+
+@lru_cache(maxsize=64)
+def _slowest_gpu_experts(n_experts: int, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """(d, E[M | D = d]) for d = 0..E: the most of d uniformly chosen experts (of E, in ``groups``
+    groups of E / groups) that one group holds, counted exactly by polynomial powers."""
+    e, n = n_experts, groups
+    per = e // n
+    d = np.arange(e + 1, dtype=float)
+    if e > EXACT_EXPERTS_MAX:
+        # Past a few hundred experts the exact count is too large for floats: each group's count
+        # taken as Binomial(E / n, d / E), independent, and never below the pigeonhole d / n.
+        j = np.arange(per + 1, dtype=float)
+        log_c = math.lgamma(per + 1) - np.array([math.lgamma(x + 1) + math.lgamma(per - x + 1) for x in j])
+        q = np.clip(d / e, 1e-300, 1.0 - 1e-16)[:, None]
+        cdf = np.minimum(np.cumsum(np.exp(log_c + j * np.log(q) + (per - j) * np.log1p(-q)), axis=1), 1.0)
+        expected = np.sum(1.0 - cdf[:, :per] ** n, axis=1)
+        return d, np.maximum(expected, np.minimum(d, 1.0) * np.maximum(d / n, 1.0))
+    comb = np.array([math.comb(per, i) for i in range(per + 1)], dtype=float)
+    total = np.array([math.comb(e, d) for d in range(e + 1)], dtype=float)
+    expected = np.zeros(e + 1)
+    for j in range(per):  # E[M] = sum_j P(M > j)
+        poly = np.ones(1)
+        for _ in range(n):
+            poly = np.convolve(poly, comb[:j + 1])[:e + 1]
+        ways = np.zeros(e + 1)
+        ways[:poly.size] = poly
+        expected += 1.0 - np.minimum(ways / total, 1.0)
+    return d, expected
 
 
 @dataclass(frozen=True)
@@ -95,6 +154,11 @@ class Model:
             and vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs;
             MLA's latent and its down-projections are replicated on every GPU, as engines do).
             ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
+        expert_parallel: a mixture's routed experts are spread whole over the ``tp`` GPUs (E / tp
+            each: expert parallelism, attention and the rest still tensor-parallel) instead of each
+            expert split by width. The same bytes per GPU; the slowest GPU's expert reads set a
+            step (``expert_reads``). The all-reduce after the MLP stays: each GPU sums its experts'
+            outputs for every token, as engines combine them under TP attention.
     """
 
     name: str
@@ -133,6 +197,7 @@ class Model:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     shipped_dtype: str = "bf16"
+    expert_parallel: bool = False
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -164,10 +229,15 @@ class Model:
             raise ValueError("an MLA model needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
         if not isinstance(self.tp, int) or self.tp < 1:
             raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
+        if self.expert_parallel and not self.n_experts:
+            raise ValueError(f"{self.name} has no experts to spread over GPUs (expert parallelism)")
+        if self.expert_parallel and self.n_experts % self.tp:
+            raise ValueError(f"{self.name}'s {self.n_experts} experts cannot be spread whole over "
+                             f"{self.tp} GPUs: the count must divide by {self.tp}")
         widths = [self.n_heads]
         if self.dense_layers or not self.n_experts:
             widths.append(self.intermediate)
-        if self.n_experts:
+        if self.n_experts and not self.expert_parallel:
             widths.append(self.expert_width)
         if self.shared_intermediate:
             widths.append(self.shared_intermediate)
@@ -487,9 +557,22 @@ class Model:
         """The same model served at another weight / KV-cache precision."""
         return dataclasses.replace(self, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
 
-    def with_tp(self, tp: int) -> Model:
-        """The same model split across ``tp`` GPUs (raises ValueError if its shapes do not divide)."""
-        return dataclasses.replace(self, tp=tp)
+    def with_tp(self, tp: int, expert_parallel: bool = False) -> Model:
+        """The same model split across ``tp`` GPUs, a mixture's experts split by width or, with
+        ``expert_parallel``, spread whole (raises ValueError if its shapes do not divide)."""
+        return dataclasses.replace(self, tp=tp, expert_parallel=bool(expert_parallel) and tp > 1)
+
+    @property
+    def expert_groups(self) -> int:
+        """GPUs the routed experts are spread over whole (1: none, or each split by width)."""
+        return self.tp if self.expert_parallel else 1
+
+    def expert_reads(self, tokens):
+        """Expert reads of a step of ``tokens`` tokens in each MoE layer, in per-GPU expert shares
+        (the slowest GPU's, ``expert_reads``; ``experts_touched`` under tensor parallelism)."""
+        if not self.n_experts:
+            return np.ones_like(np.asarray(tokens, dtype=float))
+        return expert_reads(self.n_experts, self.experts_per_token, tokens, self.expert_groups)
 
 
 # The presets are the config.json files in sim/configs/ (sim.configs reads them; sources in

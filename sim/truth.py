@@ -22,10 +22,11 @@ row:
 - ``gemm_tflops`` / ``hbm_tbps``: the rates the model prices large GEMMs and memory-bound kernels at.
 
 Several GPUs are priced as tensor parallelism (Megatron layout, two all-reduces a layer). Rows
-whose engine ran expert parallelism or data-parallel attention (tpo-05, tb1-01) are priced the same
-way: with balanced routing, EP reads the same expert bytes per GPU as TP-sharded experts; the
-all-to-all, the EP load imbalance and DP attention's own KV layout are not modelled (named in
-the README's table). A row the model cannot express (an unknown GPU or model) is
+whose engine spread the experts whole (expert parallelism: "EP" in the engine column, tpo-05 and
+tb1-01) are priced with the experts whole per GPU, the slowest GPU's expert reads setting each step
+(``sim.models.expert_reads``); tb1-01's EP/TP mix is priced as EP. Data-parallel attention's own
+KV layout (tpo-05) and an all-to-all in place of the all-reduce are not modelled (named in the
+README's table). A row the model cannot express (an unknown GPU or model) is
 ``cannot: <reason>``, never a guess. ``sharegpt`` rows without lengths use the app's ShareGPT-like
 means (161 prompt, 338 output tokens; illustrative).
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -181,11 +183,18 @@ def _setup(row: Row) -> tuple[object, Model] | str:
         return f"model {row.model!r} is not loadable (no config in sim/configs/)"
     model = ALL_MODELS[row.model]
     try:
-        model = model.with_precision(row.weights, row.kv).with_tp(row.gpus)
+        model = model.with_precision(row.weights, row.kv).with_tp(row.gpus, uses_expert_parallelism(row))
         GPUS[row.gpu].allreduce_bandwidth(row.gpus)
     except ValueError as exc:
         return str(exc)
     return GPUS[row.gpu], model
+
+
+def uses_expert_parallelism(row: Row) -> bool:
+    """The row's engine spread a mixture's experts whole over its GPUs ("EP" in the engine column;
+    TensorRT-LLM's EP/TP mix is priced as EP, the model having no mixed layout)."""
+    return row.gpus > 1 and re.search(r"\bEP\b", row.engine) is not None and \
+        bool(ALL_MODELS[row.model].n_experts)
 
 
 def row_setup(row: Row) -> tuple[object, Model] | str:

@@ -254,3 +254,39 @@ def test_tensor_parallel_gap_has_an_all_reduce_bar():
     fall = _trace(at, "phases_gap_chart", "Model")
     bars = {y.split("<br>")[0]: x for y, x in zip(fall["y"], fall["x"], strict=True)}
     assert bars["+ all-reduces (TP)"] > 80 * 2 * 0.01  # ms: 2 a layer, at least 10 us each
+
+
+DEEPSEEK_8 = {"model": "DeepSeek-V3", "gpu": "H200 SXM", "gpus": "8", "weights": "fp8"}
+
+
+def test_experts_whole_per_gpu_cost_latency_at_batch_1_and_say_why():
+    """The sidebar's expert layout: spread whole (EP), the busiest GPU holds more of the batch's
+    experts than its share, so batch-1 decode is slower; at a large batch both layouts read every
+    expert. The caption compares the two layouts at the page's batch."""
+    at = open_app(PAGE, DEEPSEEK_8)
+    assert not at.exception and not at.error
+    assert at.radio(key="experts").value == "split (TP)"
+    caption = " ".join(c.value for c in at.caption)
+    assert "1.0 experts' worth a layer" in caption
+    slowest = float(caption.split("the slowest GPU reads ")[1].split(":")[0])
+    assert 2.3 < slowest < 2.8  # 8 experts of 256 over 8 GPUs: the busiest holds ~2.6
+    split = ms(metric(at, "Decode step"))
+    at.radio(key="experts").set_value("whole (EP)").run()
+    assert not at.exception
+    assert ms(metric(at, "Decode step")) > 1.05 * split
+    assert "experts whole per GPU" in " ".join(c.value for c in at.caption)  # the setup's label
+    at.select_slider(key="phases_batch").set_value(1024).run()
+    whole = ms(metric(at, "Decode step"))
+    at.radio(key="experts").set_value("split (TP)").run()
+    assert ms(metric(at, "Decode step")) == pytest.approx(whole, rel=0.01)
+
+
+def test_the_expert_layout_travels_in_the_link_and_only_where_it_means_something():
+    at = open_app(PAGE, {**DEEPSEEK_8, "experts": "whole (EP)"})
+    assert not at.exception and at.radio(key="experts").value == "whole (EP)"
+    dense = open_app(PAGE, {"model": "Llama-3.1-70B", "gpus": "4"})
+    assert not dense.exception and "experts" not in [r.key for r in dense.radio]
+    one = open_app(PAGE, {"model": "DeepSeek-V3", "gpu": "B200", "weights": "fp8"})
+    assert "experts" not in [r.key for r in one.radio]  # one GPU: nothing to spread
+    bad = open_app(PAGE, {**DEEPSEEK_8, "experts": "[x](https://example.invalid)"})
+    assert not bad.exception and bad.radio(key="experts").value == "split (TP)"

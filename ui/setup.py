@@ -29,6 +29,8 @@ from ui.state import reset_setup
 CUSTOM = "Custom"
 DEFAULT_PRICE = gpu_price(DEFAULT_GPU)[0]
 GPU_COUNTS = (1, 2, 4, 8)
+#: How a mixture's routed experts are laid out over the GPUs: split by width (TP) or whole (EP).
+EXPERT_LAYOUTS = ("split (TP)", "whole (EP)")
 _STATE_KEY = "_setup"
 
 # Ranges of the editable numbers (also what a hand-edited URL is held to).
@@ -51,7 +53,8 @@ class Setup:
         m = self.model
         where = self.gpu.name
         if m.tp > 1:
-            where = f"{m.tp} x {self.gpu.name} (memory, MFU, MBU and utilization per GPU)"
+            experts = ", experts whole per GPU" if m.expert_parallel else ""
+            where = f"{m.tp} x {self.gpu.name}{experts} (memory, MFU, MBU and utilization per GPU)"
         return f"{m.name} ({m.weight_dtype} weights, {m.kv_dtype} KV) on {where}"
 
 
@@ -98,9 +101,16 @@ def render_setup_controls() -> Setup:
                       help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
                            "and vocabulary; two all-reduces a layer join them.")
     if n_gpus > 1:
+        layout = (st.radio("Experts across the GPUs", EXPERT_LAYOUTS, horizontal=True, key="experts",
+                           bind="query-params",
+                           help="Split: every GPU holds a slice of every expert (tensor parallelism). "
+                                "Whole: each GPU holds its share of the experts whole (expert "
+                                "parallelism), and a step waits for the GPU whose experts its tokens "
+                                "touch most.")
+                  if base.n_experts else EXPERT_LAYOUTS[0])
         try:
             gpu.allreduce_bandwidth(n_gpus)
-            model = model.with_tp(n_gpus)
+            model = model.with_tp(n_gpus, expert_parallel=layout == EXPERT_LAYOUTS[1])
         except ValueError as err:
             st.warning(f"{err}. Showing 1 GPU.", icon=":material/call_split:")
     per = " per GPU" if model.tp > 1 else ""
