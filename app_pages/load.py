@@ -439,8 +439,9 @@ st.caption(
     + " "
     + _measured_note(setup)
 )
-windowed_layers_note(setup, "This section's scheduler does not yet: it counts them at full "
-                     "context, in the cache's room and in each step's KV reads, so for this model its "
+windowed_layers_note(setup, "Its steps are priced so here too, but the scheduler counts the "
+                     "cache's room in tokens of every layer, so for this model it holds fewer requests "
+                     "at once than an engine that keeps the windowed layers' pages apart: its "
                      "capacities are a lower bound.")
 chart(
     _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),

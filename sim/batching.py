@@ -540,8 +540,7 @@ def _step_aggregates(model: Model, req: Requests, start, end, release, prefill_t
     Each request computes a prefill of q0 = ``prefill_tokens`` at ``start`` and one decode token per
     step up to ``release`` (c + 1 = q0 + step - start); it is useful up to ``end``. A model's
     windowed layers see at most W keys (``sim.cost.attention_sums``): a decoding sequence adds
-    (1 - f) (c + 1) + f min(c + 1, W) pairs and (1 - f) (c + 1) + f min(c + 1, W + 1) KV tokens,
-    f the share of windowed layers.
+    (1 - f) (c + 1) + f min(c + 1, W) pairs and as many KV tokens, f the share of windowed layers.
     """
     n_steps = int(release.max()) + 1
     q0 = prefill_tokens.astype(float)
@@ -554,11 +553,11 @@ def _step_aggregates(model: Model, req: Requests, start, end, release, prefill_t
     offset = q0 - start  # c + 1 = offset + step while decoding
     n_dec = np.cumsum(dec)[:n_steps].astype(float)
     c1 = _decode_sums(start, release, offset, n_steps)
-    dec_pairs = dec_kv = c1
+    dec_pairs = c1
     if model.window_layers:
         f, w = model.window_layers / model.n_layers, float(model.sliding_window)
         dec_pairs = (1 - f) * c1 + f * _decode_sums(start, release, offset, n_steps, w)
-        dec_kv = (1 - f) * c1 + f * _decode_sums(start, release, offset, n_steps, w + 1)
+    dec_kv = dec_pairs  # a decode step: P = K = c + 1 (min(c + 1, W) on a windowed layer)
     new = pre_new + n_dec
     useful_dec = np.cumsum(np.bincount(start + 1, minlength=size) - np.bincount(end + 1, minlength=size))
     useful = np.bincount(start, req.prompt_tokens / q0, n_steps) + useful_dec[:n_steps]

@@ -364,10 +364,12 @@ def attention_sums(model: Model, new_tokens, cached_tokens) -> tuple[np.ndarray,
 
     Full-attention layers: P = q (c + (q + 1) / 2) pairs and K = c + q KV tokens (c read, q
     written). A sliding-window or chunked layer of window W (Mistral, gpt-oss, Llama 4) attends
-    over at most W keys, so there the j-th new token has min(c + j, W) pairs and the step reads
-    only min(c, W) cached tokens:
+    over at most W keys (the token itself included), so there the j-th new token has min(c + j, W)
+    pairs and the step reads only the min(c, W - 1) cached tokens its first new token sees:
 
-        P_w = m c + m (m + 1) / 2 + (q - m) W,  m = clip(W - c, 0, q);   K_w = min(c, W) + q
+        P_w = m c + m (m + 1) / 2 + (q - m) W,  m = clip(W - c, 0, q);   K_w = min(c, W - 1) + q
+
+    (a decode step, q = 1: P_w = K_w = min(c + 1, W), as P = K = c + 1 with full attention).
 
     The attention operator runs once a layer at the layer-average shape (``operators``), so the
     sums it is priced on are the layer averages: with a share f of the layers windowed,
@@ -382,7 +384,7 @@ def attention_sums(model: Model, new_tokens, cached_tokens) -> tuple[np.ndarray,
     f = model.window_layers / model.n_layers
     m = np.clip(w - c, 0.0, q)
     p_win = m * c + m * (m + 1) / 2 + (q - m) * w
-    k_win = np.minimum(c, w) + q
+    k_win = np.minimum(c, w - 1) + q
     return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
 
 
@@ -547,10 +549,13 @@ class StepTimeCoefficients:
             cache[n_seq] = (terms, fixed)
         return terms, fixed
 
-    def decode_run_s(self, n_seq: float, kv0: float, steps: int) -> np.ndarray:
+    def decode_run_s(self, n_seq: float, kv0: float, steps: int, kv_per_step: float | None = None
+                     ) -> np.ndarray:
         """Times of ``steps`` decode steps of ``n_seq`` sequences whose KV tokens start at ``kv0``
-        and grow by ``n_seq`` a step (T = S = n_seq, P = K = kv): a scheduler's fast path."""
-        kv = kv0 + n_seq * np.arange(steps, dtype=float)
+        and grow by ``kv_per_step`` a step (default ``n_seq``; less where windowed layers no longer
+        grow) (T = S = n_seq, P = K = kv): a scheduler's fast path."""
+        grow = n_seq if kv_per_step is None else kv_per_step
+        kv = kv0 + grow * np.arange(steps, dtype=float)
         c, m = self.compute, self.memory
         w = self.weight_s.copy()
         for j, e, kk, sec, _, g in self.moe:

@@ -52,7 +52,14 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, step_cost, step_time_coefficients
+from sim.cost import (
+    DEFAULT_ASSUMPTIONS,
+    Assumptions,
+    StepCost,
+    attention_sums,
+    step_cost,
+    step_time_coefficients,
+)
 from sim.hardware import GB, GPU
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.metrics import SLO, ServingMetrics, per_gpu_goodput, run_metrics
@@ -428,6 +435,14 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     main_last = 0.0  # last token time of the other decoders
     main_n = 0
     kv_dec = 0  # sum over decoders of (cached tokens + 1): the next decode step's K
+    # Windowed layers (a share f of them, window W): a decoder's K there is min(c + 1, W). kvw_dec
+    # sums that; n_in decoders are still inside the window; crossings holds (G at which one reaches
+    # W, rid, epoch). A decode step's K for the cost model is (1 - f) kv_dec + f kvw_dec.
+    f_win = model.window_layers / model.n_layers if model.window_layers else 0.0
+    w_win = int(model.sliding_window or 0)
+    kvw_dec = 0
+    n_in = 0
+    crossings: list = []
     G = 0  # decode steps so far
     now = 0.0
     idle = 0.0
@@ -480,7 +495,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
             hold[r] = -1
 
     def join_decode(r: int, t: float) -> None:
-        nonlocal kv_dec, order
+        nonlocal kv_dec, order, kvw_dec, n_in
         if gen[r] >= olen[r] or mode == "prefill":
             finish[r] = t
             release(r)
@@ -491,6 +506,12 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         epoch[r] += 1
         heapq.heappush(heap, (G + olen[r] - gen[r], r, epoch[r]))
         kv_dec += plen[r] + gen[r]
+        if f_win:
+            x = plen[r] + gen[r]
+            kvw_dec += min(x, w_win)
+            if x < w_win:
+                n_in += 1
+                heapq.heappush(crossings, (G + w_win - x, r, epoch[r]))
         cohorts.append((t, 1))
 
     def emit_first(r: int, t: float) -> None:
@@ -510,13 +531,18 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         join_decode(r, t)
 
     def leave_decode(r: int, finished: bool) -> None:
-        nonlocal kv_dec, main_n
+        nonlocal kv_dec, main_n, kvw_dec, n_in
         del decoders[r]
         steps = G - g_join[r]
         spans.append((r, g_join[r], G))
         gen[r] += steps
         priv[r] += steps  # each decode step wrote one KV token
         kv_dec -= plen[r] + gen[r]
+        if f_win:
+            x = plen[r] + gen[r]
+            kvw_dec -= min(x, w_win)
+            if x < w_win:  # still inside: its crossing entry goes stale (epoch or membership)
+                n_in -= 1
         if finished:  # called right after the step that made its last token
             main_n -= 1  # it decoded in that step: one of the main group
             finish[r] = now
@@ -528,6 +554,24 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
             _, r, ep = heapq.heappop(heap)
             if ep == epoch[r] and r in decoders:
                 leave_decode(r, True)
+
+    def pop_crossings() -> None:
+        """Decoders whose K on the windowed layers reached W at this step count W from now on."""
+        nonlocal n_in
+        while crossings and crossings[0][0] <= G:
+            _, r, ep = heapq.heappop(crossings)
+            if ep == epoch[r] and r in decoders:
+                n_in -= 1
+
+    def window_sums(q: int, c: int) -> tuple[float, float]:
+        """(P, K) of q new tokens on c cached, windowed layers capped (sim.cost.attention_sums)."""
+        p_full, k_full = q * (c + (q + 1) / 2), c + q
+        if not f_win:
+            return p_full, k_full
+        m = min(max(w_win - c, 0), q)
+        p_w = m * c + m * (m + 1) / 2 + (q - m) * w_win
+        k_w = min(c, w_win - 1) + q
+        return p_full - f_win * (p_full - p_w), k_full - f_win * (k_full - k_w)
 
     def preempt_one() -> None:
         """Evict the most recently admitted decoder; it is queued first, to be recomputed."""
@@ -636,8 +680,13 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
                 q = min(rem, left) if policy == "chunked" else rem
                 c = ctx0[r] + done[r]
                 T += q
-                P += q * (c + (q + 1) / 2)
-                K += c + q
+                if f_win:
+                    p_q, k_q = window_sums(q, c)
+                    P += p_q
+                    K += k_q
+                else:
+                    P += q * (c + (q + 1) / 2)
+                    K += c + q
                 left -= q
                 done[r] += q
                 computed[r] += q
@@ -646,20 +695,25 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
                     S += 1
                 if policy != "chunked" and step_budget <= T:
                     break
-            Td, Kd = nd, kv_dec if nd else 0
+            Td = nd
+            Kd = ((1.0 - f_win) * kv_dec + f_win * kvw_dec if f_win else kv_dec) if nd else 0
+            in_before = n_in
             t_step = price(T + Td, P + Kd, K + Kd, S + Td)
             end = now + t_step
             if nd:
                 used += nd
                 G += 1
                 decode_gaps(end)
-            blocks.append((1, nd, float(Kd), t_step, 0.0, T, P, K, S, used, len(waiting), None, now))
+            blocks.append((1, nd, float(Kd), t_step, 0.0, T, P, K, S, used, len(waiting), None, now, 0.0))
             now = end
             prefilling = [r for r in prefilling if done[r] < need[r]]
             for r in finishing:
                 emit_first(r, end)
             if nd:
                 kv_dec += nd
+                if f_win:
+                    kvw_dec += in_before
+                    pop_crossings()
             continue
         # ---- a run of decode-only steps
         if not decoders:
@@ -674,19 +728,32 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         stop_at = math.inf
         if policy != "decode-first" and not waiting and nxt < n and nd + len(prefilling) < max_seqs:
             stop_at = arr[nxt]
-        kv0 = float(kv_dec)
-        k, a_lin, b_lin, times = _decode_block(coef, nd, kv0, k_max, stop_at - now, linear)
+        if f_win:
+            while crossings and not (crossings[0][2] == epoch[crossings[0][1]]
+                                     and crossings[0][1] in decoders):
+                heapq.heappop(crossings)  # stale: that decoder left
+            if crossings:  # no decoder crosses the window inside the block: K stays linear in it
+                k_max = min(k_max, crossings[0][0] - G)
+            kv0 = (1.0 - f_win) * kv_dec + f_win * kvw_dec
+            slope = (1.0 - f_win) * nd + f_win * n_in
+        else:
+            kv0, slope = float(kv_dec), float(nd)
+        k, a_lin, b_lin, times = _decode_block(coef, nd, kv0, k_max, stop_at - now, linear, slope)
         if times is None:
-            ends = now + k * a_lin + b_lin * (k * kv0 + nd * k * (k - 1) / 2)
+            ends = now + k * a_lin + b_lin * (k * kv0 + slope * k * (k - 1) / 2)
             first_end = now + a_lin + b_lin * kv0
         else:
             ends = now + float(times.sum())
             first_end = now + float(times[0])
         G += k
         decode_gaps(first_end)  # the block's later steps: nd gaps each, added when assembled
-        blocks.append((k, nd, kv0, a_lin, b_lin, 0.0, 0.0, 0.0, 0, used + nd, len(waiting), times, now))
+        blocks.append((k, nd, kv0, a_lin, b_lin, 0.0, 0.0, 0.0, 0, used + nd, len(waiting), times, now,
+                       slope))
         used += nd * k
         kv_dec += nd * k
+        if f_win:
+            kvw_dec += n_in * k
+            pop_crossings()
         main_last = ends
         now = ends
 
@@ -723,11 +790,14 @@ def _step_pricer(coef):
     return price
 
 
-def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear: bool):
-    """Steps of a decode-only run of ``nd`` sequences from KV tokens ``kv0`` (growing ``nd`` a step):
-    at most ``k_max``, stopping after the first that ends at or past ``until_s`` from now. Returns
-    (k, A, B, None) where step j takes A + B (kv0 + nd j), or (k, 0, 0, times) on the array path."""
+def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear: bool,
+                  slope: float | None = None):
+    """Steps of a decode-only run of ``nd`` sequences from KV tokens ``kv0`` (growing ``slope`` a
+    step: ``nd``, less where windowed layers have stopped growing): at most ``k_max``, stopping after
+    the first that ends at or past ``until_s`` from now. Returns (k, A, B, None) where step j takes
+    A + B (kv0 + slope j), or (k, 0, 0, times) on the array path."""
     k_max = max(int(k_max), 1)
+    slope = float(nd) if slope is None else float(slope)
     if linear and nd <= coef.graph_max_tokens:
         terms, fixed = coef.decode_terms(float(nd))
         lo = kv0
@@ -736,14 +806,14 @@ def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear:
             comp = a + b * lo >= g + d * lo
             a_lin += a if comp else g
             b_lin += b if comp else d
-            if b != d:
+            if b != d and slope > 0:
                 x = (g - a) / (b - d)  # where the operator's bound changes
                 if x > lo:
-                    k_max = min(k_max, max(int((x - lo) // nd) + 1, 1))
+                    k_max = min(k_max, max(int((x - lo) // slope) + 1, 1))
         k = k_max
         if math.isfinite(until_s):
-            # cumulative C(k) = k A + B (k kv0 + nd k (k - 1) / 2) >= until_s
-            qa, qb = b_lin * nd / 2, a_lin + b_lin * kv0 - b_lin * nd / 2
+            # cumulative C(k) = k A + B (k kv0 + slope k (k - 1) / 2) >= until_s
+            qa, qb = b_lin * slope / 2, a_lin + b_lin * kv0 - b_lin * slope / 2
             if until_s <= 0:
                 kk = 1
             elif qa > 0:
@@ -753,7 +823,7 @@ def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear:
             kk = max(kk, 1)
 
             def cum(m):
-                return m * a_lin + b_lin * (m * kv0 + nd * m * (m - 1) / 2)
+                return m * a_lin + b_lin * (m * kv0 + slope * m * (m - 1) / 2)
             while kk > 1 and cum(kk - 1) >= until_s:
                 kk -= 1
             while cum(kk) < until_s:
@@ -761,7 +831,7 @@ def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear:
             k = min(k, kk)
         return k, a_lin, b_lin, None
     m = min(k_max, 4096)
-    times = coef.decode_run_s(float(nd), kv0, m)
+    times = coef.decode_run_s(float(nd), kv0, m, slope)
     if math.isfinite(until_s):
         ends = np.cumsum(times)
         m = min(m, int(np.searchsorted(ends, until_s, side="left")) + 1)
@@ -779,7 +849,7 @@ def _assemble(gpu, model, assumptions, policy, stream, budget, chunk, blocks, ga
     idx = np.repeat(np.arange(nb), k)
     j = np.arange(total) - np.repeat(np.cumsum(k) - k, k)
     ndr = nd[idx]
-    kvd = kv0[idx] + ndr * j
+    kvd = kv0[idx] + col(13)[idx] * j  # each block's K grows by its slope a step
     times = a_lin[idx] + b_lin[idx] * kvd
     first = np.cumsum(k) - k
     for bi, b in enumerate(blocks):  # the array-path blocks carry their own times
@@ -830,11 +900,13 @@ def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumpt
     p = float(stream.prompt_tokens.mean())
     o = float(stream.output_tokens.mean())
     chunk = 2048.0
-    per_prefill_token = price(chunk, chunk * (chunk + 1) / 2, chunk, 1) / chunk
+    pre_p, pre_k = (float(v) for v in attention_sums(model, chunk, 0.0))
+    per_prefill_token = price(chunk, pre_p, pre_k, 1) / chunk
     budget = max(kv_budget_tokens(gpu, model), 1)
     ctx = p + o / 2
     batch = float(max(1, min(MAX_SEQS, budget // max(int(ctx), 1))))
-    per_decode_token = price(batch, batch * (ctx + 1), batch * (ctx + 1), batch) / batch
+    dec_p, dec_k = (float(v) for v in attention_sums(model, 1, ctx))
+    per_decode_token = price(batch, batch * dec_p, batch * dec_k, batch) / batch
     if mode == "prefill":
         return 1.0 / (p * per_prefill_token)
     if mode == "decode":

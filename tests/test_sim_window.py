@@ -28,7 +28,7 @@ def test_attention_sums_match_a_count_of_every_query_key_pair(name, q, c):
     w, f = model.sliding_window, model.window_layers / model.n_layers
     keys = c + np.arange(1, q + 1)  # keys the j-th new token sees with full attention
     full_p, win_p = keys.sum(), np.minimum(keys, w).sum()
-    full_k, win_k = c + q, min(c, w) + q
+    full_k, win_k = c + q, min(c, w - 1) + q
     pairs, kv = attention_sums(model, q, c)
     assert float(pairs) == pytest.approx((1 - f) * full_p + f * win_p, rel=1e-12)
     assert float(kv) == pytest.approx((1 - f) * full_k + f * win_k, rel=1e-12)
@@ -45,7 +45,7 @@ def test_an_all_windowed_model_reads_no_more_kv_past_its_window():
     at_window = decode_step_cost(H200, mistral, 32, 8192)
     far = decode_step_cost(H200, mistral, 32, 32768)
     assert float(far.time_s) == pytest.approx(float(at_window.time_s), rel=1e-12)
-    assert float(far.kv_bytes) == pytest.approx(32 * (4096 + 1) * mistral.kv_bytes_per_token, rel=1e-12)
+    assert float(far.kv_bytes) == pytest.approx(32 * 4096 * mistral.kv_bytes_per_token, rel=1e-12)
     llama = ALL_MODELS["Llama-3.1-8B"]  # full attention: the longer context costs more
     assert float(decode_step_cost(H200, llama, 32, 32768).time_s) > float(
         decode_step_cost(H200, llama, 32, 8192).time_s)
@@ -164,3 +164,37 @@ def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
     assert len(said) == 1 and "12 of its 24 layers" in said[0] and "lower bound" in said[0]
     at = open_app(page)  # Llama-3.1-8B: no windowed layers, no note
     assert not at.exception and note(at) == []
+
+
+@pytest.mark.parametrize(("name", "lengths"), [("gpt-oss-20b", {"lengths": "sharegpt"}),
+                                               ("Mistral-7B", {"lengths": "fixed", "prompt_tokens": 3900,
+                                                               "output_tokens": 400}),
+                                               ("Llama-3.1-8B", {"lengths": "sharegpt"})])
+@pytest.mark.parametrize("policy", ["prefill-first", "chunked"])
+def test_the_load_scheduler_prices_each_decoder_with_its_window(name, lengths, policy):
+    """Page 05's scheduler: every decode step's K is the layer average of each decoder's
+    min(c + 1, W) on the windowed layers and c + 1 on the others, decoders crossing the window
+    mid-run included (rebuilt here from the run's decode spans)."""
+    from sim import load
+
+    model = ALL_MODELS[name].with_precision("mxfp4") if name.startswith("gpt-oss") else ALL_MODELS[name]
+    stream = load.make_stream(60, 40.0, seed=3, **lengths)
+    run = load.simulate(H200, model, stream, policy, prefix_caching=False)
+    assert run.preemptions == 0  # every decoder joins once, with its first token made
+    f = model.window_layers / model.n_layers
+    w = model.sliding_window or 10**9
+    n_dec = int(run.step_decode.astype(bool).sum())
+    full, win = np.zeros(n_dec), np.zeros(n_dec)
+    for r, g0, g1 in run.spans:
+        x = stream.prompt_tokens[r] + 1 + np.arange(g1 - g0)  # c + 1 at each of its decode steps
+        full[g0:g1] += x
+        win[g0:g1] += np.minimum(x, w)
+    _, pairs, kv, _ = run.step_sums
+    decoding = run.step_decode > 0
+    pure = run.step_prefill_tokens[decoding] == 0  # chunked steps that carry a prompt add its sums
+    expected = (1 - f) * full + f * win  # a decode token: P = K = min(c + 1, W) on a windowed layer
+    assert np.allclose(kv[decoding][pure], expected[pure], rtol=1e-9)
+    assert np.allclose(pairs[decoding][pure], expected[pure], rtol=1e-9)
+    if f:
+        assert np.any(win < full)  # the window bites on this stream
+    assert np.allclose(run.step_time_s, run.cost.time_s, rtol=1e-9)  # the clock and the pricing agree
