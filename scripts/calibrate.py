@@ -31,8 +31,10 @@ NOT_FITTED = {
     "goss-01": "vLLM v0.10.2's MXFP4 MoE kernels on H100 (weight-only): the model's decode step at "
                "the batch the cache holds is about half the row's own mean TPOT (a known gap)",
     "tb1-01": "TensorRT-LLM's DeepSeek-R1 run mixes expert parallelism with TP-sharded experts; the "
-              "model prices every expert TP-sharded (no all-to-all, no EP load imbalance)",
-    "tpo-05": "attention data parallelism + expert parallelism priced as tensor parallelism",
+              "model has no mixed layout and prices it as pure EP (whole experts, the slowest GPU's "
+              "reads), an upper bound on its imbalance",
+    "tpo-05": "attention data parallelism (each GPU its own requests' KV cache) priced as tensor "
+              "parallelism; its experts are priced as EP",
 }
 
 
