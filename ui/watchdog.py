@@ -13,6 +13,11 @@ fragment (app.py): a widget on it reruns only that fragment, and a server that w
 run it, so it drops such a rerun ("The fragment ... does not exist anymore") and the reader's next
 change would be lost; a change made as the old server died is lost the same way. The full rerun sends
 the page's current widgets, so the new server draws what the widgets say and knows the fragment.
+
+And a page whose elements stay loading placeholders (``stSkeleton``: an element whose code chunk
+never arrived) while no script runs for STUCK_MS reloads once; the URL brings the view back. Seen in
+CI twice, under load, at a page's first load (README, *Restarts*); the browser test stalls a chunk
+to check the reload.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import streamlit as st
 GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
 FIRST_RERUN_MS = 50  # after a reconnect, the full rerun is asked for this soon
 RERUN_AFTER_MS = 400  # and again if nothing came back this soon (the frontend not ready for the key)
+STUCK_MS = 8_000  # placeholders left this long with no script running: reload (once until a good load)
 
 _SCRIPT = """<script>
 (() => {
@@ -48,6 +54,24 @@ _SCRIPT = """<script>
     // The frontend ignores the key until it has taken the new socket: no answer yet, ask again.
     setTimeout(() => { if (w.lastMessage < asked && tries > 1) rerun(tries - 1); }, __RERUN_MS__);
   };
+  // Elements stuck as loading placeholders (their code chunk never arrived) while no script runs:
+  // reload once; a load that finishes clears the mark, so a later stall may reload again.
+  const mark = "gpuLiesStuckReload";
+  setInterval(() => {
+    const stuck = document.querySelector('[data-testid="stSkeleton"]') &&
+                  !document.querySelector('[data-testid="stStatusWidget"]');
+    if (!stuck) {
+      w.stuckSince = 0;
+      if (document.querySelector('[data-testid="stMain"] h1')) sessionStorage.removeItem(mark);
+      return;
+    }
+    w.stuckSince = w.stuckSince || performance.now();
+    if (performance.now() - w.stuckSince > __STUCK_MS__ && !sessionStorage.getItem(mark)) {
+      sessionStorage.setItem(mark, "1");
+      w.reloads += 1;
+      location.reload();
+    }
+  }, 500);
   const close = WebSocket.prototype.close;
   WebSocket.prototype.close = function (...args) {  // the frontend closing its socket itself
     if (String(this.url).includes("_stcore/stream")) check(performance.now());
@@ -69,7 +93,7 @@ _SCRIPT = """<script>
   };
 })();
 </script>""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__RERUN_MS__", str(RERUN_AFTER_MS)).replace(
-    "__FIRST_RERUN_MS__", str(FIRST_RERUN_MS))
+    "__FIRST_RERUN_MS__", str(FIRST_RERUN_MS)).replace("__STUCK_MS__", str(STUCK_MS))
 
 
 def install() -> None:

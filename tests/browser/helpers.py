@@ -20,8 +20,20 @@ def ci_sample(cases: list, sample: list) -> list:
 def open_page(page: Page, base_url: str, path: str = "", query: str = "") -> None:
     """Open ``base_url/path?query`` and wait until the app has rendered and stopped running."""
     url = f"{base_url}/{path}" + (f"?{query}" if query else "")
+    _track_requests(page)
     page.goto(url)
     wait_idle(page)
+
+
+def _track_requests(page: Page) -> None:
+    """Keep the page's unfinished requests (for the message when placeholders never resolve)."""
+    if getattr(page, "_gpu_lies_pending", None) is not None:
+        return
+    pending: dict = {}
+    page._gpu_lies_pending = pending
+    page.on("request", lambda r: pending.__setitem__(id(r), r.url))
+    page.on("requestfinished", lambda r: pending.pop(id(r), None))
+    page.on("requestfailed", lambda r: pending.__setitem__(id(r), f"FAILED {r.url} {r.failure}"))
 
 
 def wait_idle(page: Page) -> None:
@@ -29,7 +41,28 @@ def wait_idle(page: Page) -> None:
     be a loading placeholder."""
     expect(page.locator("h1").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
-    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    try:
+        expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    except AssertionError as err:  # say what the placeholders wait for: the next run can be read
+        raise AssertionError(f"{err}\n{_placeholder_report(page)}") from None
+
+
+def _placeholder_report(page: Page) -> str:
+    """Which elements are still placeholders, the page's unfinished requests, its watchdog state."""
+    try:
+        where = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stSkeleton"]')]
+            .slice(0, 12).map(s => {
+              const box = s.closest('[data-testid="stElementContainer"]');
+              return box ? box.className.split(' ').filter(c => c.startsWith('st')).join('.') : '?';
+            })""")
+        scripts = page.evaluate("""() => performance.getEntriesByType('resource')
+            .filter(e => e.name.endsWith('.js')).length""")
+        watchdog = page.evaluate("() => JSON.stringify(window.__gpuLiesWatchdog || null)")
+    except Exception as exc:  # a report, never the failure itself
+        return f"(no report: {exc})"
+    pending = list(getattr(page, "_gpu_lies_pending", {}).values())[:20]
+    return (f"placeholders in: {where}; scripts loaded: {scripts}; unfinished requests: {pending}; "
+            f"watchdog: {watchdog}")
 
 
 def expect_no_exception(page: Page) -> None:
