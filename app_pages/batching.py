@@ -22,6 +22,7 @@ from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link, stop_page
 from ui.price import cost_metric
 from ui.setup import current_setup
+from ui.sim_cache import page_cache
 from ui.theme import PLOTLY_CONFIG
 
 SLOT_OPTIONS = [2**i for i in range(9)]  # 1 .. 256 (sim.batching.SLOTS_RANGE allows up to 1024)
@@ -34,14 +35,14 @@ LOAD_LABEL = {"burst": "All at once", "poisson": "Poisson arrivals"}
 # writes to, and st.plotly_chart / st.dataframe only read figures and frames. Copying them on every
 # rerun (st.cache_data) cost more than the simulation itself. Few entries: a low-rate Poisson run of
 # 2,000 requests has ~250k steps (tens of MB of per-step arrays).
-@st.cache_resource(max_entries=8, show_spinner=False)
+@page_cache("batching._compare", 8)
 def _compare(_setup, setup_key: str, slots: int, workload: str, n: int, load: str, rate: float) -> Comparison:
     """Both modes on the same requests (``setup_key`` stands for the unhashed ``_setup``)."""
     return compare(_setup.gpu, _setup.model, slots=slots, workload=workload, n_requests=n, load=load,
                    rate_per_s=rate, assumptions=_setup.assumptions)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@page_cache("batching._views", 16)
 def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
     """Figures and tables for one mode (building a plotly figure costs 5-15 ms, mostly validation)."""
     run = _comparison.run(policy)

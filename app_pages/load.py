@@ -26,6 +26,7 @@ from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.measured import predictions, summary
 from ui.setup import current_setup
+from ui.sim_cache import page_cache
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
 SWEEP_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]  # x the saturation rate
@@ -63,7 +64,7 @@ def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: i
 
 # Runs are frozen dataclasses of arrays nothing writes to: cached as objects (st.cache_resource), few
 # entries (a 2,000-request run holds ~30k steps). ``setup_key`` stands for the unhashed ``_setup``.
-@st.cache_resource(max_entries=24, show_spinner=False)
+@page_cache("load._run", 24)
 def _run(
     _setup,
     setup_key: str,
@@ -91,7 +92,7 @@ def _run(
     )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@page_cache("load._sweep", 16)
 def _sweep(
     _setup,
     setup_key: str,
@@ -120,7 +121,7 @@ def _sweep(
     )
 
 
-@st.cache_resource(max_entries=96, show_spinner=False)
+@page_cache("load._view", 96)
 def _view(name: str, key: tuple, _build):
     """A figure or table built once per (name, key): building a Plotly figure costs 5-15 ms, and a
     reader flipping back and forth asks for the same ones again. ``key`` names everything it shows."""
@@ -132,7 +133,7 @@ def _chunk(policy: str, chunk: int) -> int:
     return chunk if policy == "chunked" else load.DEFAULT_CHUNK_TOKENS
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@page_cache("load._capacity", 64)
 def _capacity(
     _setup,
     setup_key: str,
@@ -161,7 +162,7 @@ def _capacity(
     return cap.rate_per_s, cap.at_ceiling
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@page_cache("load._policy_capacity", 64)
 def _policy_capacity(
     _setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float, tbt_s: float
 ) -> float:
@@ -178,7 +179,7 @@ def _policy_capacity(
     ).rate_per_s
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@page_cache("load._hit_curve", 16)
 def _hit_curve(
     _setup,
     setup_key: str,
@@ -196,10 +197,10 @@ def _hit_curve(
         )
         hit.append(run.hit_rate)
         ideal.append(load.ideal_hit_rate(run.stream))
-    return hit, ideal
+    return tuple(hit), tuple(ideal)  # shared between readers: not to be changed in place
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@page_cache("load._roles", 16)
 def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
@@ -208,7 +209,7 @@ def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     )
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
+@page_cache("load._distserve_examples", 1)
 def _distserve_examples():
     """REFERENCE.md V20: DistServe's example through this model (setup-independent), at the default
     assumptions and at DistServe's engine speed (both readings of it)."""

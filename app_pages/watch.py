@@ -50,25 +50,26 @@ from ui.layout import chart, data_expander, header, how_computed, metric_row, ne
 from ui.measured import offline_points, predictions, summary
 from ui.price import cost_sentence
 from ui.setup import current_setup
+from ui.sim_cache import page_cache
 from ui.state import SETUP_KEYS
 
 
 # Cached as objects (st.cache_resource): frozen dataclasses of arrays nothing writes to. The runs take
 # ~20 ms and depend only on the setup; the SLO only decides which requests count (``measure``).
-@st.cache_resource(max_entries=8, show_spinner=False)
+@page_cache("watch._runs", 8)
 def _runs(_setup, setup_key: str):
     """Every section's run and the simulated day (``setup_key`` stands for the unhashed ``_setup``)."""
     runs = scenario_runs(_setup.gpu, _setup.model, _setup.assumptions)
     return runs, dashboard_day(_setup.gpu, _setup.model, _setup.assumptions, capacity=runs.capacity)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
+@page_cache("watch._pool", 1)
 def _pool():
     """Section 02's 64-page pool under paging, at that page's defaults: its preemptions."""
     return paging_simulate("paged")
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@page_cache("watch._views", 32)
 def _views(_runs, _day, _offline, key: tuple, ttft_s: float, tpot_s: float) -> dict:
     """Rows, tables and figures for one setup (``key``, which ``_offline``, the measured offline
     runs on it, follows) and SLO."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
-from _plotly_utils.utils import convert_to_base64
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 from plotly.basedatatypes import BaseFigure
 
 from ui.nav import SOURCES_PATH, next_section
@@ -133,16 +134,43 @@ class _Sent(BaseFigure):
     @classmethod
     def of(cls, fig) -> _Sent:
         spec = {"data": [_structure(t) for t in fig._data], "layout": _structure(fig._layout)}
-        convert_to_base64(spec)  # numpy arrays as base64, as plotly's own to_dict does
+        _to_base64(spec)  # numpy arrays as base64, as plotly's own to_dict does
         return cls(spec)
 
     def to_dict(self) -> dict:
         return self._spec
 
 
+_PLAIN = (str, int, float, bool, type(None))
+_NESTED = (dict, list, tuple)
+
+
+def _to_base64(obj) -> None:
+    """Plotly's ``convert_to_base64`` (numpy arrays as typed-array specs, in place) with the same
+    result, asking its per-value array test only of values that are neither plain scalars, nested
+    containers nor numpy arrays: that test ran on every key of every figure (~1 ms a figure)."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            kind = type(value)
+            if kind in _PLAIN or is_skipped_key(key):
+                continue
+            if kind is np.ndarray:
+                obj[key] = to_typed_array_spec(value)
+            elif kind in _NESTED:
+                _to_base64(value)
+            elif is_homogeneous_array(value):
+                obj[key] = to_typed_array_spec(value)
+            else:
+                _to_base64(value)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            if type(value) in _NESTED:
+                _to_base64(value)
+
+
 def _structure(value):
     """A copy of the dicts (and lists holding dicts) in ``value``, sharing everything else: what
-    ``convert_to_base64`` rewrites in place, and no more."""
+    ``_to_base64`` rewrites in place, and no more."""
     if isinstance(value, dict):
         return {k: _structure(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in value):

@@ -11,7 +11,9 @@ runs that costs more than the lookup saves.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
+from collections import OrderedDict
+from functools import lru_cache, wraps
 
 from sim import paging
 from sim import speculative as spec
@@ -29,3 +31,61 @@ def paging_compare(page_tokens: int, max_output: int):
 
 
 card_fit = lru_cache(maxsize=64)(paging.card_fit)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Caches for functions defined in a page script
+# ---------------------------------------------------------------------------------------------------
+
+_PAGE_CACHES: dict[str, tuple[OrderedDict, dict, threading.Lock]] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def page_cache(name: str, max_entries: int):
+    """Cache a function a page script defines, under ``name``, across reruns and readers.
+
+    A page script runs again on every change, so its ``@st.cache_resource`` decorators run again
+    too, and each one hashes its function's source (``inspect.getsource``) and every argument on
+    every call: a fifth of page 05's rerun (README, *Speed*). This keeps the entries in this module
+    (``name`` finds them again on the next rerun), keys them on the arguments as given (hashable:
+    strings, numbers, tuples, frozen dataclasses) and, as Streamlit does, leaves out arguments whose
+    name starts with ``_`` (an unhashed input that another argument stands for). Results are shared,
+    not copied: pages only read them. One reader computes a missing entry while the others wait for
+    it (a lock per key), and at most ``max_entries`` are kept, the least recently used dropped."""
+
+    def decorate(fn):
+        code = fn.__code__
+        names = code.co_varnames[:code.co_argcount]
+        keep = tuple(i for i, n in enumerate(names) if not n.startswith("_"))
+        defaults = fn.__defaults__ or ()
+        first_default = len(names) - len(defaults)
+        with _REGISTRY_LOCK:
+            entries, locks, guard = _PAGE_CACHES.setdefault(name, (OrderedDict(), {}, threading.Lock()))
+
+        @wraps(fn)
+        def cached(*args, **kwargs):
+            full = list(args)
+            for i in range(len(args), len(names)):  # keywords and defaults, in parameter order
+                n = names[i]
+                full.append(kwargs[n] if n in kwargs else defaults[i - first_default])
+            key = tuple(full[i] for i in keep)
+            with guard:
+                if key in entries:
+                    entries.move_to_end(key)
+                    return entries[key]
+                lock = locks.setdefault(key, threading.Lock())
+            with lock:  # one reader computes; the others find its result
+                with guard:
+                    if key in entries:
+                        return entries[key]
+                value = fn(*full)
+                with guard:
+                    entries[key] = value
+                    while len(entries) > max_entries:
+                        entries.popitem(last=False)
+                    locks.pop(key, None)
+            return value
+
+        return cached
+
+    return decorate

@@ -1,0 +1,78 @@
+"""``ui.sim_cache.page_cache``: the cache for functions a page script defines (and redefines on every
+rerun)."""
+
+from __future__ import annotations
+
+import threading
+
+from ui.sim_cache import page_cache
+
+
+def test_entries_survive_the_function_being_defined_again():
+    calls = []
+
+    def define():
+        @page_cache("test.survive", 8)
+        def f(_unhashed, key: str, n: int = 2):
+            calls.append((key, n))
+            return (key, n, _unhashed)
+        return f
+
+    first = define()
+    value = first(None, "b", 3)
+    again = define()  # the page ran again: a new function object, the same cache
+    assert again(None, "b", 3) is value
+    assert again(None, "b", n=3) is value  # keywords and defaults key like positions
+    assert calls.count(("b", 3)) == 1
+
+
+def test_arguments_named_with_an_underscore_are_left_out_of_the_key():
+    calls = []
+
+    @page_cache("test.underscore", 8)
+    def f(_setup, setup_key: str):
+        calls.append(setup_key)
+        return len(calls)
+
+    assert f("one object", "k") == f("another object", "k") == 1
+    assert f("one object", "other") == 2
+
+
+def test_at_most_max_entries_are_kept_least_recently_used_first():
+    calls = []
+
+    @page_cache("test.lru", 2)
+    def f(x: int):
+        calls.append(x)
+        return x
+
+    f(1)
+    f(2)
+    f(1)  # 1 is now the most recent
+    f(3)  # drops 2
+    f(1)
+    f(2)
+    assert calls == [1, 2, 3, 2]
+
+
+def test_readers_asking_for_a_missing_entry_at_once_compute_it_once():
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    @page_cache("test.once", 4)
+    def slow(key: str):
+        calls.append(key)
+        started.set()
+        release.wait(timeout=30)
+        return object()
+
+    results = []
+    first = threading.Thread(target=lambda: results.append(slow("k")))
+    first.start()
+    assert started.wait(timeout=30)
+    second = threading.Thread(target=lambda: results.append(slow("k")))
+    second.start()  # waits on the key's lock while the first computes
+    release.set()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    assert calls == ["k"] and len(results) == 2 and results[0] is results[1]
