@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache, wraps
 
-from sim import paging
+from sim import chunked, paging
 from sim import speculative as spec
 
 speculate = lru_cache(maxsize=256)(spec.speculate)
@@ -31,6 +31,7 @@ def paging_compare(page_tokens: int, max_output: int):
 
 
 card_fit = lru_cache(maxsize=64)(paging.card_fit)
+chunked_prefill = lru_cache(maxsize=64)(chunked.chunked_prefill)
 
 
 # ---------------------------------------------------------------------------------------------------
