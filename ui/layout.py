@@ -133,9 +133,15 @@ class _Sent(BaseFigure):
 
     @classmethod
     def of(cls, fig) -> _Sent:
-        spec = {"data": [_structure(t) for t in fig._data], "layout": _structure(fig._layout)}
-        _to_base64(spec)  # numpy arrays as base64, as plotly's own to_dict does
-        return cls(spec)
+        """A figure drawn again (pages cache their figures) reuses its encoded arrays: only the
+        dicts are copied for each send."""
+        encoded = getattr(fig, "_sent", None)
+        if encoded is None:
+            encoded = {"data": [_structure(t) for t in fig._data], "layout": _structure(fig._layout)}
+            _to_base64(encoded)  # numpy arrays as base64, as plotly's own to_dict does
+            if isinstance(fig, Spec):  # a go.Figure (under test) can still be changed after a send
+                fig._sent = encoded
+        return cls(_structure(encoded))
 
     def to_dict(self) -> dict:
         return self._spec
