@@ -27,7 +27,7 @@ import streamlit as st
 GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
 FIRST_RERUN_MS = 50  # after a reconnect, the full rerun is asked for this soon
 RERUN_AFTER_MS = 400  # and again if nothing came back this soon (the frontend not ready for the key)
-STUCK_MS = 8_000  # placeholders left this long with no script running: reload (once until a good load)
+STUCK_MS = 12_000  # placeholders left this long with no script running: reload (once until a good load)
 
 _SCRIPT = """<script>
 (() => {
