@@ -442,8 +442,8 @@ st.caption(
 )
 windowed_layers_note(setup, "Its steps are priced so here too, but the scheduler counts the "
                      "cache's room in tokens of every layer, so for this model it holds fewer requests "
-                     "at once than an engine that keeps the windowed layers' pages apart: its "
-                     "capacities are a lower bound.")
+                     "at once than an engine that keeps the windowed layers' pages apart, and its "
+                     "capacities are likely understated.")
 chart(
     _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",

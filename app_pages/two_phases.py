@@ -92,12 +92,12 @@ with metric_row():
 def _expert_layouts(setup, batch: int, context: int) -> str:
     """The two ways of laying the experts over the GPUs, compared at this batch (sidebar control)."""
     m = setup.model
-    split, whole = m.with_tp(m.tp, False), m.with_tp(m.tp, True)
     try:
+        split, whole = m.with_tp(m.tp, False), m.with_tp(m.tp, True)
         steps = {x.expert_parallel: float(decode_step_cost(setup.gpu, x, batch, context,
                                                            setup.assumptions).time_s)
                  for x in (split, whole)}
-    except ValueError:  # the experts do not divide over these GPUs: only one layout exists
+    except ValueError:  # the experts, or their width, do not divide over these GPUs: one layout
         return ""
     reads = {x.expert_parallel: float(x.expert_reads(batch)) / m.tp for x in (split, whole)}
     now = "whole (EP)" if m.expert_parallel else "split (TP)"

@@ -432,6 +432,21 @@ class _SegmentClock:
 
     def __init__(self, gpu: GPU, model: Model, assumptions: Assumptions) -> None:
         self.coef = step_time_coefficients(gpu, model, assumptions)
+        self.model = model
+
+    def run_steps(self, t0: float, first: tuple[float, float, float], n_seq: int, kv, deadline: float
+                  ) -> tuple[int, float]:
+        """``run`` with the decode steps' KV tokens given (``kv``: the 2nd, 3rd, ... steps' K, which
+        is also their P): a model whose windowed layers stop growing at their window."""
+        c = self.coef
+        ns = float(n_seq)
+        clock = t0 + float(c.step_time_s(*first, ns))
+        m = len(kv) + 1
+        if m <= 1 or clock >= deadline:
+            return 1, clock
+        ends = clock + np.cumsum(np.asarray(c.step_time_s(ns, kv, kv, ns), dtype=float))
+        j = min(m - 1, int(np.searchsorted(ends, deadline, side="left")) + 1)
+        return j + 1, float(ends[j - 1])
 
     def run(self, t0: float, first: tuple[float, float, float], n_seq: int, kv0: float, m: int,
             deadline: float) -> tuple[int, float]:
@@ -475,6 +490,7 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
     of steps in one go; a request is admitted at the first step that starts at or after its arrival."""
     n = req.n
     prompt, output, arrival = req.prompt_tokens.tolist(), req.output_tokens.tolist(), req.arrival_s.tolist()
+    prompt_arr = np.asarray(prompt, dtype=float)
     start = np.empty(n, dtype=np.int64)
     slot = np.empty(n, dtype=np.int64)
     free = list(range(slots))
@@ -482,6 +498,9 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
     gaps: dict[int, float] = {}
     step, t, k = 0, 0.0, 0
     n_dec, c1_sum = 0, 0  # sequences already decoding at ``step`` and the sum of their (c + 1)
+    model = clock.model
+    f_win = model.window_layers / model.n_layers if model.window_layers else 0.0
+    w_win = float(model.sliding_window or 0)
     while k < n or running:
         n_new = p_new = 0
         pairs_new = 0.0
@@ -491,7 +510,8 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
             heapq.heappush(running, (step + output[k] - 1, s, k))
             n_new += 1
             p_new += prompt[k]
-            pairs_new += prompt[k] * (prompt[k] + 1) / 2
+            pairs_new += (float(attention_sums(model, prompt[k], 0)[0]) if f_win
+                          else prompt[k] * (prompt[k] + 1) / 2)
             k += 1
         if not running:  # nothing to run: the engine idles until the next arrival
             gaps[step] = gaps.get(step, 0.0) + arrival[k] - t
@@ -499,8 +519,25 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
             continue
         n_all = n_dec + n_new
         deadline = arrival[k] if free and k < n else math.inf  # only an arrival into a free slot matters
-        length, t = clock.run(t, (float(n_dec + p_new), c1_sum + pairs_new, float(c1_sum + p_new)), n_all,
-                                 float(c1_sum + p_new), running[0][0] - step + 1, deadline)
+        m = running[0][0] - step + 1
+        if f_win:
+            # Windowed layers: each sequence's K there is min(c + 1, W), c + 1 = prompt + step - start
+            # (the prefill step's new ones excluded), so the steps' sums are no longer linear.
+            ids = np.array([r for _, _, r in running], dtype=np.int64)
+            since = step - start[ids]  # 0 for the ones prefilled in this step
+            v = prompt_arr[ids] + since  # c + 1 now (a new one: its prompt), + j at the j-th step on
+            dec_now = (1 - f_win) * c1_sum + f_win * float(np.minimum(v[since > 0], w_win).sum())
+            first = (float(n_dec + p_new), dec_now + pairs_new, dec_now + p_new)
+            j = np.arange(1, m, dtype=float)  # the decode steps after the first
+            vs = np.sort(v)
+            below = np.searchsorted(vs, w_win - j, side="left")  # still under the window at step j
+            head = np.concatenate([[0.0], np.cumsum(vs)])[below]
+            grown = head + j * below + w_win * (vs.size - below)  # sum of min(v + j, W)
+            kv = (1 - f_win) * (c1_sum + p_new + n_all * j) + f_win * grown
+            length, t = clock.run_steps(t, first, n_all, kv, deadline)
+        else:
+            length, t = clock.run(t, (float(n_dec + p_new), c1_sum + pairs_new, float(c1_sum + p_new)),
+                                  n_all, float(c1_sum + p_new), m, deadline)
         step += length
         c1_sum += p_new + n_all * length
         n_dec = n_all

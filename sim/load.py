@@ -1085,8 +1085,9 @@ def link_bytes_per_s(gpu: GPU) -> float:
 
 
 def kv_transfer_s(gpu: GPU, model: Model, prompt_tokens) -> np.ndarray:
-    """Seconds to move a prompt's KV cache to the decode GPU over the peer link."""
-    return np.asarray(prompt_tokens, dtype=float) * model.kv_bytes_per_token / link_bytes_per_s(gpu)
+    """Seconds to move a prompt's KV cache to the decode GPU over the peer link (what the prompt
+    holds: windowed layers only their window)."""
+    return np.asarray(model.kv_bytes_per_sequence(prompt_tokens), dtype=float) / link_bytes_per_s(gpu)
 
 
 @dataclass(frozen=True)

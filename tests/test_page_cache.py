@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from ui.sim_cache import page_cache
 
 
@@ -76,3 +78,25 @@ def test_readers_asking_for_a_missing_entry_at_once_compute_it_once():
     first.join(timeout=30)
     second.join(timeout=30)
     assert calls == ["k"] and len(results) == 2 and results[0] is results[1]
+
+
+def test_a_failed_computation_leaves_no_entry_and_can_be_tried_again():
+    tries = []
+
+    @page_cache("test.fails", 4)
+    def flaky(key: str):
+        tries.append(key)
+        if len(tries) == 1:
+            raise ValueError("first try fails")
+        return "ok"
+
+    with pytest.raises(ValueError):
+        flaky("k")
+    assert flaky("k") == "ok" and tries == ["k", "k"]
+
+
+def test_parameters_it_could_not_key_are_refused():
+    with pytest.raises(TypeError, match="positional-or-keyword"):
+        @page_cache("test.kwonly", 4)
+        def f(a, *, b):
+            return a

@@ -57,7 +57,7 @@ def test_past_the_exact_count_the_fallback_keeps_the_pigeonhole():
 
 def test_batch_1_on_deepseek_v3_lands_unevenly():
     """8 routed experts of 256 on 8 GPUs: split, each GPU reads one expert's worth; whole, the
-    busiest GPU holds 2-3 of the 8 (expected 2.5)."""
+    busiest GPU holds 2-3 of the 8 (expected 2.56)."""
     assert float(expert_reads(256, 8, 1, 1)) == pytest.approx(8.0)
     assert 2.3 < float(expert_reads(256, 8, 1, 8)) / 8 < 2.7
 

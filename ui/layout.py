@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
@@ -114,13 +116,20 @@ def _take_title(fig) -> str | None:
     return moved
 
 
+#: Readers share cached figures: taking a figure's title and encoding it happen under this lock, so
+#: no reader encodes (and caches) a figure another is halfway through changing.
+_FIGURE_LOCK = threading.Lock()
+
+
 def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
     never hides it), a stable key, alt text for screen readers, and the house config."""
-    title = title or _take_title(fig)
+    with _FIGURE_LOCK:
+        title = title or _take_title(fig)
+        sent = _Sent.of(fig)
     if title:
         st.markdown(f"**{title}**")
-    st.plotly_chart(_Sent.of(fig), key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
+    st.plotly_chart(sent, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
 
 
 class _Sent(BaseFigure):

@@ -108,11 +108,25 @@ def render_setup_controls() -> Setup:
                                 "parallelism), and a step waits for the GPU whose experts its tokens "
                                 "touch most.")
                   if base.n_experts else EXPERT_LAYOUTS[0])
+        whole = layout == EXPERT_LAYOUTS[1]
         try:
             gpu.allreduce_bandwidth(n_gpus)
-            model = model.with_tp(n_gpus, expert_parallel=layout == EXPERT_LAYOUTS[1])
         except ValueError as err:
             st.warning(f"{err}. Showing 1 GPU.", icon=":material/call_split:")
+        else:
+            # Whole experts where asked for; if they do not divide over the GPUs, split ones; if
+            # the model's shapes allow neither, one GPU.
+            failed = None
+            for parallel in ((True, False) if whole else (False,)):
+                try:
+                    model = model.with_tp(n_gpus, expert_parallel=parallel)
+                    break
+                except ValueError as err:
+                    failed = failed or err
+            else:
+                st.warning(f"{failed}. Showing 1 GPU.", icon=":material/call_split:")
+            if whole and not model.expert_parallel and model.tp > 1:
+                st.warning(f"{failed}. Showing the experts split (TP).", icon=":material/call_split:")
     per = " per GPU" if model.tp > 1 else ""
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"

@@ -56,6 +56,8 @@ def page_cache(name: str, max_entries: int):
 
     def decorate(fn):
         code = fn.__code__
+        if code.co_kwonlyargcount or code.co_flags & 0x0C:  # keyword-only, *args or **kwargs
+            raise TypeError(f"page_cache({name!r}): plain positional-or-keyword parameters only")
         names = code.co_varnames[:code.co_argcount]
         keep = tuple(i for i, n in enumerate(names) if not n.startswith("_"))
         defaults = fn.__defaults__ or ()
@@ -79,7 +81,12 @@ def page_cache(name: str, max_entries: int):
                 with guard:
                     if key in entries:
                         return entries[key]
-                value = fn(*full)
+                try:
+                    value = fn(*full)
+                except BaseException:
+                    with guard:
+                        locks.pop(key, None)
+                    raise
                 with guard:
                     entries[key] = value
                     while len(entries) > max_entries:
