@@ -138,3 +138,18 @@ def test_markup_in_a_link_or_a_config_is_shown_as_plain_text_only():
                                              '"hidden_size": "<b>4096</b>"}').run()
     markdown = " ".join(str(m.value) for m in (*at.markdown, *at.caption, *at.error, *at.warning))
     assert "example.invalid" not in markdown and "<b>" not in markdown
+
+
+def test_whole_experts_that_do_not_divide_fall_back_to_split_ones_with_a_word():
+    """A pasted mixture of 60 experts on 8 GPUs: whole experts cannot be spread (60 / 8), split ones
+    can (their width divides): the sidebar says so and shows the split layout, not one GPU."""
+    cfg = configs.preset_config("Qwen3-30B-A3B")
+    cfg["num_experts"] = 60
+    spec = configs.spec_from_config(cfg)
+    at = open_app("app_pages/two_phases.py", {"model": CUSTOM_MODEL, PARAM: configs.encode_spec(spec),
+                                              "gpus": "8", "experts": "whole (EP)"})
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert "60 experts cannot be spread whole over 8 GPUs" in said and "split (TP)" in said
+    assert "Showing 1 GPU" not in said
+    assert "8 x H100 SXM" in " ".join(c.value for c in at.caption)  # still 8 GPUs, experts split
