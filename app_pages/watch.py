@@ -30,7 +30,7 @@ from sim.metrics import (
 from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_watch import (
     LINK_COLUMN,
     count_range,
@@ -181,6 +181,9 @@ st.caption("– : the run does not model it (a steady state has no queue and no 
            "goodput only those of requests meeting both targets. TPOT is each request's mean time per "
            "token; ITL is the gap before each token, so one stalled step shows in its p99. KV cache: the "
            "share of this card's KV-cache budget (section 02) holding token states.")
+windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card, which counts a "
+                     "token of every layer a token slot: for this model it fits fewer requests than "
+                     "an engine that keeps the windowed layers' pages apart.")
 
 st.subheader("A day on the dashboard")
 st.markdown(f"""

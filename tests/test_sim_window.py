@@ -151,7 +151,7 @@ def test_batching_prices_each_sequence_with_its_window(name, policy):
     assert np.allclose(run.kv_tokens, held, rtol=1e-12)  # the memory check's count: every token
 
 
-@pytest.mark.parametrize("page", ["app_pages/paging.py", "app_pages/load.py"])
+@pytest.mark.parametrize("page", ["app_pages/paging.py", "app_pages/load.py", "app_pages/watch.py"])
 def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
     from tests.conftest import open_app
 
@@ -162,7 +162,8 @@ def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
     assert not at.exception, [e.value for e in at.exception]
     said = note(at)
     assert len(said) == 1 and "12 of its 24 layers" in said[0]
-    assert ("lower bound" if page.endswith("paging.py") else "likely understated") in said[0]
+    assert {"paging.py": "lower bound", "load.py": "likely understated",
+            "watch.py": "fits fewer requests"}[page.split("/")[-1]] in said[0]
     at = open_app(page)  # Llama-3.1-8B: no windowed layers, no note
     assert not at.exception and note(at) == []
 
