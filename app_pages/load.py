@@ -26,7 +26,7 @@ from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.measured import predictions, summary
 from ui.setup import current_setup
-from ui.sim_cache import page_cache
+from ui.sim_cache import page_cache, view
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
 SWEEP_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]  # x the saturation rate
@@ -119,13 +119,6 @@ def _sweep(
         prefix_caching=caching,
         assumptions=_setup.assumptions,
     )
-
-
-@page_cache("load._view", 96)
-def _view(name: str, key: tuple, _build):
-    """A figure or table built once per (name, key): building a Plotly figure costs 5-15 ms, and a
-    reader flipping back and forth asks for the same ones again. ``key`` names everything it shows."""
-    return _build()
 
 
 def _chunk(policy: str, chunk: int) -> int:
@@ -375,7 +368,7 @@ with headline:
 
 long_rid, users = timeline_users(run)
 chart(
-    _view(
+    view(
         "timeline",
         (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk), tbt_s),
         lambda: timeline_figure(run, long_rid, users, tbt_s),
@@ -408,7 +401,7 @@ def _measured_note(setup) -> str:
 st.subheader("As the load rises")
 sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
 chart(
-    _view(
+    view(
         "tbt", (key, workload, chunk, targets, rate), lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps)
     ),
     key="load_tbt_curve",
@@ -417,7 +410,7 @@ chart(
     f"capacities: " + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES) + ".",
 )
 chart(
-    _view(
+    view(
         "ttft",
         (key, workload, chunk, targets, rate),
         lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
@@ -445,7 +438,7 @@ windowed_layers_note(setup, "Its steps are priced so here too, but the scheduler
                      "at once than an engine that keeps the windowed layers' pages apart, and its "
                      "capacities are likely understated.")
 chart(
-    _view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
+    view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",
     title="What the dashboard shows, and what the users get",
     alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
@@ -536,7 +529,7 @@ hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share,
 room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
 if share:
     chart(
-        _view(
+        view(
             "prefix",
             (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
             lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
@@ -596,7 +589,7 @@ dm[3].metric(
     help=f"A prompt's KV cache over the peer link at {fmt.rate(d.link_bytes_per_s / 1e9, 'GB/s')}.",
 )
 chart(
-    _view(
+    view(
         "disagg",
         (key, workload, targets, n_gpus, colocated_policy, caps[colocated_policy]),
         lambda: disagg_figure(d),
@@ -727,13 +720,13 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
 )
 data_expander(
     lambda: {
-        f"Requests ({policy})": _view(
+        f"Requests ({policy})": view(
             "requests",
             (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
             lambda: requests_frame(run),
         ),
-        "Load sweep": _view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
-        "Timeline tokens": _view(
+        "Load sweep": view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
+        "Timeline tokens": view(
             "timeline_frame",
             (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
             lambda: timeline_frame(run, long_rid, users),

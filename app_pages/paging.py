@@ -31,7 +31,7 @@ from ui.fig_paging import (
 from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
 from ui.measured import batch_trace, offline_points, offline_traces, predictions, summary
 from ui.setup import current_setup
-from ui.sim_cache import page_cache
+from ui.sim_cache import view
 
 PAGE_SIZES = [8, 16, 32, 64]
 MAX_OUTPUTS = [64, 128, 256, 512, 1024]
@@ -67,22 +67,13 @@ max_output = settings.select_slider("Max output length, tokens", MAX_OUTPUTS, va
                                     help="What the reserved policy must set aside for every request.")
 
 cmp = sim_cache.paging_compare(page_tokens, max_output)  # cached per process
-
-
-@page_cache("paging._view", 96)
-def _view(name: str, key: tuple, _build):
-    """A figure built once per (name, key): ``key`` names everything it shows (figures are only read
-    once built; a slider moved back and forth asks for the same ones again)."""
-    return _build()
-
-
 pool_key = (page_tokens, max_output, step)
 policy, other = ("paged", "reserved") if paged else ("reserved", "paged")
 run, alt = cmp.run(policy), cmp.run(other)
 
 with left:
     chart(
-        _view("pool", (*pool_key, policy), lambda: pool_figure(run, step)), key="paging_pool",
+        view("pool", (*pool_key, policy), lambda: pool_figure(run, step)), key="paging_pool",
         title=pool_title(run, step),
         alt=f"The {DEFAULT_N_PAGES}-page pool under the {policy} policy at step {step}: "
             f"{int(run.resident[step])} requests resident, {float(run.token_share[step]):.0%} of the slots "
@@ -107,7 +98,7 @@ with right:
                      "recomputed).")
     share = {p: cmp.run(p).mean_token_share for p in ("reserved", "paged")}
     chart(
-        _view("ledger", pool_key, lambda: ledger_figure(cmp, step)), key="paging_ledger",
+        view("ledger", pool_key, lambda: ledger_figure(cmp, step)), key="paging_ledger",
         alt=f"Ledger of the pool. Over the run, token states fill {share['reserved']:.0%} of it under "
             f"reserved and {share['paged']:.0%} under paged.",
     )
@@ -117,7 +108,7 @@ if rejected:
                f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
                "policy. Paged serves them.", icon=":material/block:")
 chart(
-    _view("resident", pool_key, lambda: resident_figure(cmp, step)), key="paging_resident",
+    view("resident", pool_key, lambda: resident_figure(cmp, step)), key="paging_resident",
     alt=f"Requests resident over the run: {cmp.reserved.mean_resident:.1f} on average under reserved, "
         f"{cmp.paged.mean_resident:.1f} under paged.",
 )
@@ -186,7 +177,7 @@ else:
     runs = predictions(setup, ("static_batch_tok_s", "offline_tok_s", "tpot_ms"))
     offline = offline_points(setup, runs)
     chart(
-        _view("card", (repr(setup), page_tokens, card_max),
+        view("card", (repr(setup), page_tokens, card_max),
               lambda: card_figure(fit, batch_trace(runs), offline_traces(offline))), key="paging_card",
         alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
@@ -245,7 +236,7 @@ m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
             help=f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
                  "of one, each re-reading the weights and the cached prefix.")
 chart(
-    _view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)), key="paging_chunked",
+    view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)), key="paging_chunked",
     alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
         f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
         f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "

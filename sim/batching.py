@@ -51,6 +51,7 @@ from sim.cost import (
     Assumptions,
     StepCost,
     attention_sums,
+    attention_sums_scalar,
     kernel_busy_fraction,
     step_cost,
     step_time_coefficients,
@@ -499,7 +500,7 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
     step, t, k = 0, 0.0, 0
     n_dec, c1_sum = 0, 0  # sequences already decoding at ``step`` and the sum of their (c + 1)
     model = clock.model
-    f_win = model.window_layers / model.n_layers if model.window_layers else 0.0
+    f_win = model.window_share
     w_win = float(model.sliding_window or 0)
     while k < n or running:
         n_new = p_new = 0
@@ -510,8 +511,7 @@ def _continuous_poisson(req: Requests, slots: int, clock: _SegmentClock):
             heapq.heappush(running, (step + output[k] - 1, s, k))
             n_new += 1
             p_new += prompt[k]
-            pairs_new += (float(attention_sums(model, prompt[k], 0)[0]) if f_win
-                          else prompt[k] * (prompt[k] + 1) / 2)
+            pairs_new += attention_sums_scalar(model, prompt[k], 0)[0]
             k += 1
         if not running:  # nothing to run: the engine idles until the next arrival
             gaps[step] = gaps.get(step, 0.0) + arrival[k] - t
@@ -592,7 +592,7 @@ def _step_aggregates(model: Model, req: Requests, start, end, release, prefill_t
     c1 = _decode_sums(start, release, offset, n_steps)
     dec_pairs = c1
     if model.window_layers:
-        f, w = model.window_layers / model.n_layers, float(model.sliding_window)
+        f, w = model.window_share, float(model.sliding_window)
         dec_pairs = (1 - f) * c1 + f * _decode_sums(start, release, offset, n_steps, w)
     dec_kv = dec_pairs  # a decode step: P = K = c + 1 (min(c + 1, W) on a windowed layer)
     new = pre_new + n_dec

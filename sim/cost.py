@@ -380,11 +380,25 @@ def attention_sums(model: Model, new_tokens, cached_tokens) -> tuple[np.ndarray,
     p_full, k_full = attention_pairs(q, c), c + q
     if not model.window_layers:
         return p_full, k_full
-    w = float(model.sliding_window)
-    f = model.window_layers / model.n_layers
+    w, f = float(model.sliding_window), model.window_share
     m = np.clip(w - c, 0.0, q)
     p_win = m * c + m * (m + 1) / 2 + (q - m) * w
     k_win = np.minimum(c, w - 1) + q
+    return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
+
+
+def attention_sums_scalar(model: Model, new_tokens: float, cached_tokens: float) -> tuple[float, float]:
+    """``attention_sums`` for one (q, c) in plain floats: a scheduler's per-step loop, where a numpy
+    call per prompt chunk would cost more than the step's arithmetic (equal to it: tested)."""
+    q, c = float(new_tokens), float(cached_tokens)
+    p_full, k_full = q * (c + (q + 1) / 2), c + q
+    f = model.window_share
+    if not f:
+        return p_full, k_full
+    w = float(model.sliding_window)
+    m = min(max(w - c, 0.0), q)
+    p_win = m * c + m * (m + 1) / 2 + (q - m) * w
+    k_win = min(c, w - 1) + q
     return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
 
 

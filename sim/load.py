@@ -57,6 +57,7 @@ from sim.cost import (
     Assumptions,
     StepCost,
     attention_sums,
+    attention_sums_scalar,
     step_cost,
     step_time_coefficients,
 )
@@ -438,7 +439,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     # Windowed layers (a share f of them, window W): a decoder's K there is min(c + 1, W). kvw_dec
     # sums that; n_in decoders are still inside the window; crossings holds (G at which one reaches
     # W, rid, epoch). A decode step's K for the cost model is (1 - f) kv_dec + f kvw_dec.
-    f_win = model.window_layers / model.n_layers if model.window_layers else 0.0
+    f_win = model.window_share
     w_win = int(model.sliding_window or 0)
     kvw_dec = 0
     n_in = 0
@@ -563,16 +564,6 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
             if ep == epoch[r] and r in decoders:
                 n_in -= 1
 
-    def window_sums(q: int, c: int) -> tuple[float, float]:
-        """(P, K) of q new tokens on c cached, windowed layers capped (sim.cost.attention_sums)."""
-        p_full, k_full = q * (c + (q + 1) / 2), c + q
-        if not f_win:
-            return p_full, k_full
-        m = min(max(w_win - c, 0), q)
-        p_w = m * c + m * (m + 1) / 2 + (q - m) * w_win
-        k_w = min(c, w_win - 1) + q
-        return p_full - f_win * (p_full - p_w), k_full - f_win * (k_full - k_w)
-
     def preempt_one() -> None:
         """Evict the most recently admitted decoder; it is queued first, to be recomputed."""
         nonlocal preempt, main_n
@@ -681,7 +672,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
                 c = ctx0[r] + done[r]
                 T += q
                 if f_win:
-                    p_q, k_q = window_sums(q, c)
+                    p_q, k_q = attention_sums_scalar(model, q, c)
                     P += p_q
                     K += k_q
                 else:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.hardware import GPU, GiB
-from sim.models import ACTIVATION_BYTES, Model
+from sim.models import ACTIVATION_BYTES, Model, kv_bytes_held
 
 #: vLLM's default ``gpu_memory_utilization``.
 DEFAULT_UTILIZATION = 0.9
@@ -66,13 +66,8 @@ class MemoryPlan:
     window_share: float = 0.0  # share of the KV bytes of a token held by windowed layers
 
     def kv_bytes_per_sequence(self, context_tokens) -> np.ndarray | float:
-        """KV bytes one sequence of ``context_tokens`` holds: every layer up to the window, then only
-        the full-attention layers (broadcasts)."""
-        c = np.asarray(context_tokens, dtype=float)
-        if not self.window_share:
-            return c * self.kv_bytes_per_token
-        past = np.maximum(c - self.window_tokens, 0.0)
-        return (c - self.window_share * past) * self.kv_bytes_per_token
+        """KV bytes one sequence of ``context_tokens`` holds (``sim.models.kv_bytes_held``)."""
+        return kv_bytes_held(context_tokens, self.kv_bytes_per_token, self.window_tokens, self.window_share)
 
     def context_for_bytes(self, per_sequence_bytes: float) -> int:
         """The longest context whose KV fits in ``per_sequence_bytes`` (the inverse of
@@ -161,7 +156,7 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         activation_bytes=activation_bytes(model), kv_bytes_per_token=model.kv_bytes_per_token,
         batch=int(batch), context_tokens=int(context_tokens),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
-        window_share=model.window_layers / model.n_layers if model.window_layers else 0.0,
+        window_share=model.window_share,
     )
 
 

@@ -81,6 +81,16 @@ def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int
     return n * np.interp(e * p, *table)
 
 
+def kv_bytes_held(context_tokens, kv_bytes_per_token: float, window_tokens: int, window_share: float):
+    """KV bytes one sequence of ``context_tokens`` holds: every layer up to the window, then only
+    the full-attention layers, a share 1 - ``window_share`` of them (broadcasts):
+        bytes = kv_bytes_per_token * (c - window_share * max(c - W, 0))"""
+    c = np.asarray(context_tokens, dtype=float)
+    if not window_share:
+        return c * kv_bytes_per_token
+    return (c - window_share * np.maximum(c - window_tokens, 0.0)) * kv_bytes_per_token
+
+
 #: Up to this many experts the slowest GPU's count is exact (C(E, d) stays inside a float).
 EXACT_EXPERTS_MAX = 512
 
@@ -533,13 +543,16 @@ class Model:
         full-attention layers only."""
         return (self.n_layers - self.window_layers) * self.kv_bytes_per_token_layer
 
+    @property
+    def window_share(self) -> float:
+        """Share of the layers that are windowed (sliding window or chunked attention; 0: none)."""
+        return self.window_layers / self.n_layers if self.window_layers else 0.0
+
     def kv_bytes_per_sequence(self, context_tokens):
         """KV bytes one sequence of ``context_tokens`` holds on one GPU, the windowed layers capped
         at the window (MEASURED.md 2.3: gpt-oss, Llama 4). Broadcasts."""
-        c = np.asarray(context_tokens, dtype=float)
-        windowed = self.window_layers * self.kv_bytes_per_token_layer
-        cap = np.minimum(c, float(self.sliding_window)) if self.window_layers else c
-        return self.kv_bytes_per_token_beyond_window * c + windowed * cap
+        return kv_bytes_held(context_tokens, self.kv_bytes_per_token, self.sliding_window or 0,
+                             self.window_share)
 
     @property
     def compute_precision(self) -> str:

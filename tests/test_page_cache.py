@@ -58,14 +58,17 @@ def test_at_most_max_entries_are_kept_least_recently_used_first():
 
 
 def test_readers_asking_for_a_missing_entry_at_once_compute_it_once():
+    """While one reader computes an entry, a second asking for it waits (it is still waiting when
+    looked at: with the correct lock it would wait forever), then gets the same object."""
     started, release = threading.Event(), threading.Event()
     calls = []
 
     @page_cache("test.once", 4)
     def slow(key: str):
         calls.append(key)
-        started.set()
-        release.wait(timeout=30)
+        if len(calls) == 1:
+            started.set()
+            release.wait(timeout=30)
         return object()
 
     results = []
@@ -73,7 +76,9 @@ def test_readers_asking_for_a_missing_entry_at_once_compute_it_once():
     first.start()
     assert started.wait(timeout=30)
     second = threading.Thread(target=lambda: results.append(slow("k")))
-    second.start()  # waits on the key's lock while the first computes
+    second.start()
+    second.join(timeout=2)  # not a timing assertion: a second computation would end at once
+    assert second.is_alive() and calls == ["k"]
     release.set()
     first.join(timeout=30)
     second.join(timeout=30)

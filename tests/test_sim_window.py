@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.cost import attention_pairs, attention_sums, decode_step_cost, prefill_cost
+from sim.cost import attention_pairs, attention_sums, attention_sums_scalar, decode_step_cost, prefill_cost
 from sim.hardware import GPUS
 from sim.memory import memory_plan
 from sim.models import ALL_MODELS
@@ -32,6 +32,14 @@ def test_attention_sums_match_a_count_of_every_query_key_pair(name, q, c):
     pairs, kv = attention_sums(model, q, c)
     assert float(pairs) == pytest.approx((1 - f) * full_p + f * win_p, rel=1e-12)
     assert float(kv) == pytest.approx((1 - f) * full_k + f * win_k, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", [*WINDOWED, "Llama-3.1-8B"])
+@given(q=st.integers(0, 9000), c=st.integers(0, 20_000))
+def test_the_schedulers_scalar_sums_are_the_same_sums(name, q, c):
+    model = ALL_MODELS[name]
+    pairs, kv = attention_sums(model, q, c)
+    assert attention_sums_scalar(model, q, c) == pytest.approx((float(pairs), float(kv)), rel=1e-12)
 
 
 @given(q=st.integers(0, 4096), c=st.integers(0, 100_000))

@@ -97,3 +97,11 @@ def page_cache(name: str, max_entries: int):
         return cached
 
     return decorate
+
+
+@page_cache("views", 256)
+def view(name: str, key: tuple, _build):
+    """A figure or table a page builds, once per (``name``, ``key``): ``key`` names everything it
+    shows (building a figure costs milliseconds, and a reader moving a control back and forth asks
+    for the same ones again). Names are the pages' own ("pool", "dash", ...), unique across pages."""
+    return _build()
