@@ -15,7 +15,7 @@ step is described by four sums over its sequences:
 
 Each operator runs as its own kernels, one after another; within one, math and memory overlap:
 
-    roof   = layers_op * max(FLOP_op / (peak * compute_eff), bytes_op / (bandwidth * memory_eff))
+    roof   = layers_op * max(FLOP_op / (gemm_best * compute_eff), bytes_op / (stream * memory_eff))
     t_op   = roof + kernels_op * t_graph                         (a step replayed as a CUDA graph)
            = max(roof + kernels_op * t_graph, kernels_op * t_launch)   (launched one by one)
     t_gpu  = sum_op t_op
@@ -42,9 +42,12 @@ steps with no kernel running: the measured engines show it (fitting them with th
 under the kernels, as SGLang's overlap scheduler and vLLM V1's asynchronous scheduling aim to, is
 worse: ``overlap_host=True`` models that).
 
-The efficiencies are the same for every GPU; where a GPU's microbenchmark (measured.csv) reached less
-than an efficiency allows, the measured ceiling applies instead. Their defaults are fitted to the
-measured rows by ``scripts/calibrate.py`` (least squares on log time; README, "The model").
+``gemm_best`` is the GPU's best measured dense GEMM at the weights' precision and ``stream`` its
+STREAM-like bandwidth (``GPU.gemm_ceiling`` / ``hbm_ceiling`` x the spec peaks: the microbenchmark
+rows of measured.csv, a typical share where a GPU has none). The efficiencies are shares of those,
+the same for every GPU: a serving step's kernels reach ``compute_eff`` of what the GPU's best GEMM
+does and ``memory_eff`` of what a STREAM copy does. Their defaults are fitted to the measured rows
+by ``scripts/calibrate.py`` (least squares on log time; README, "The model").
 """
 
 from __future__ import annotations
@@ -66,10 +69,11 @@ class Assumptions:
     Defaults are fitted by ``scripts/calibrate.py`` to the measured rows of measured.csv.
 
     Attributes:
-        compute_eff: achieved / peak tensor FLOP/s of a compute-bound kernel. Bounded by the best
-            measured GEMMs (77-87 % of peak on NVIDIA parts, measured.csv mle-01..03).
-        memory_eff: achieved / peak HBM bandwidth of a memory-bound kernel. Bounded by STREAM-like
-            tests (77-89 %, az-04..07).
+        compute_eff: a serving step's compute-bound kernels' FLOP/s as a share of the GPU's best
+            measured GEMM at that precision (``GPU.gemm_ceiling``: 47-87 % of the spec peak,
+            measured.csv mle-01..05, az-03), so the one share holds for every GPU and precision.
+        memory_eff: a memory-bound kernel's bytes/s as a share of the GPU's STREAM-like bandwidth
+            (``GPU.hbm_ceiling``: 77-89 % of the spec figure, az-04..07).
         host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
@@ -83,11 +87,12 @@ class Assumptions:
         cuda_graphs: decode-sized steps run as CUDA graphs (vLLM, SGLang and TensorRT-LLM defaults).
         cuda_graph_max_tokens: the largest step, in new tokens, that runs as a graph (vLLM's default
             largest capture size is 512).
-        measured_ceilings: cap the efficiencies at each GPU's microbenchmarks (off: spec peaks).
+        measured_ceilings: the efficiencies are shares of each GPU's microbenchmarks (off: shares of
+            the spec peaks, as the pure roofline floor prices them).
     """
 
-    compute_eff: float = 0.50
-    memory_eff: float = 0.89
+    compute_eff: float = 0.655
+    memory_eff: float = 0.885
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
     graph_kernel_s: float = 3.0e-6
@@ -95,7 +100,7 @@ class Assumptions:
     cuda_graph_max_tokens: int = 512
     measured_ceilings: bool = True
     overlap_host: bool = False
-    allreduce_latency_s: float = 24e-6
+    allreduce_latency_s: float = 17e-6
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
@@ -228,14 +233,16 @@ class Rates:
 
 
 def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Rates:
-    """Peak x efficiency, the efficiency capped at what the GPU's microbenchmarks measured."""
+    """Spec peak x the GPU's measured ceiling x efficiency: what the GPU's own microbenchmark
+    reached, times the share of it a serving step's kernels reach (spec peak x efficiency with
+    ``measured_ceilings`` off)."""
     prec = model.compute_precision
     a = assumptions
     cap = a.measured_ceilings
     return Rates(
-        gemm_flops=gpu.peak_flops(prec) * min(a.compute_eff, gpu.gemm_ceiling(prec) if cap else 1.0),
-        attention_flops=gpu.peak_flops("bf16") * min(a.compute_eff, gpu.gemm_ceiling("bf16") if cap else 1.0),
-        bandwidth=gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling() if cap else 1.0),
+        gemm_flops=gpu.peak_flops(prec) * (gpu.gemm_ceiling(prec) if cap else 1.0) * a.compute_eff,
+        attention_flops=gpu.peak_flops("bf16") * (gpu.gemm_ceiling("bf16") if cap else 1.0) * a.compute_eff,
+        bandwidth=gpu.hbm_bandwidth * (gpu.hbm_ceiling() if cap else 1.0) * a.memory_eff,
     )
 
 

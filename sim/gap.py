@@ -5,8 +5,8 @@ The model's estimate adds its assumptions in the order it applies them; each sta
 same step priced with one more of them, so the differences add up exactly to estimate - floor:
 
     floor        max(all FLOP / peak, weight and activation bytes / bandwidth)   (spec, one overlap)
-    + sustained bandwidth   bytes at bandwidth x memory_eff (never above the GPU's STREAM figure)
-    + compute efficiency    FLOP at peak x compute_eff (never above the GPU's best GEMM)
+    + sustained bandwidth   bytes at the GPU's STREAM figure x memory_eff
+    + compute efficiency    FLOP at the GPU's best measured GEMM x compute_eff
     + operators in turn     each operator its own max(math, memory), summed: no overlap between them
     + kernel and host costs per-kernel fixed cost, CPU launches without a graph, host time a step
     + KV-cache reads        the cached tokens' keys and values, read by attention
@@ -61,9 +61,10 @@ def explain_step(gpu: GPU, model: Model, new_tokens: float, attn_pairs: float, k
     the cached tokens read plus the new ones written, as there."""
     a = assumptions
     new_kv = float(new_tokens)  # the step's own KV writes stay in every stage; the cache reads come last
-    bw = min(a.memory_eff, gpu.hbm_ceiling())
-    spec_bw = dataclasses.replace(ROOFLINE_FLOOR, memory_eff=bw)
-    both = dataclasses.replace(spec_bw, compute_eff=a.compute_eff, measured_ceilings=True)
+    # Shares of the spec peaks (ROOFLINE_FLOOR has measured_ceilings off): bandwidth first, then both.
+    spec_bw = dataclasses.replace(ROOFLINE_FLOOR, memory_eff=gpu.hbm_ceiling() * a.memory_eff)
+    both = dataclasses.replace(ROOFLINE_FLOOR, compute_eff=a.compute_eff, memory_eff=a.memory_eff,
+                               measured_ceilings=True)
     fixed = dataclasses.replace(a)
 
     def price(assume: Assumptions, kv: float):

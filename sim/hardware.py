@@ -17,6 +17,14 @@ MiB = 2**20
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 
+#: A GPU with no GEMM microbenchmark takes the median of the measured BF16 best-shape GEMMs of
+#: NVIDIA's parts (A100 0.869, H100/H200 0.803, B200 0.776 of peak; measured.csv mle-01..03): an
+#: assumption, named where such a GPU is priced (L4, L40S).
+TYPICAL_GEMM_CEILING = 0.803
+#: A GPU with no STREAM-like measurement takes the median of the measured ones (A100 0.834, H100
+#: 0.887, H200 0.871, MI300X 0.774; az-04..07): an assumption (B200, L4, L40S).
+TYPICAL_HBM_CEILING = 0.852
+
 
 @dataclass(frozen=True)
 class GPU:
@@ -33,9 +41,10 @@ class GPU:
             bytes. Marketed "80 GB" cards hold 80 GiB less what the driver keeps.
         source: where the numbers come from.
         gemm_eff_measured: best measured dense-GEMM rate over the spec peak, per precision, from
-            the microbenchmark rows of measured.csv (None: no measurement). The cost model never
-            assumes more than this.
-        hbm_eff_measured: STREAM-like measured bandwidth over the spec bandwidth (None: none).
+            the microbenchmark rows of measured.csv (empty: no measurement). The cost model's
+            compute efficiency is a share of it.
+        hbm_eff_measured: STREAM-like measured bandwidth over the spec bandwidth (None: none). The
+            cost model's bandwidth efficiency is a share of it.
         allreduce_busbw: measured large-message all-reduce bus bandwidth, bytes/s, by GPU count
             ((n, busbw) pairs; MEASURED.md section 3.2). A count not listed takes the nearest
             listed one at or below it (the smallest listed if none is).
@@ -84,18 +93,32 @@ class GPU:
         return precision
 
     def gemm_ceiling(self, precision: str = "bf16") -> float:
-        """The measured GEMM efficiency ceiling for ``precision`` (1.0 where nothing was measured).
+        """The measured GEMM efficiency ceiling for ``precision``: the best dense GEMM's rate over the
+        spec peak (TYPICAL_GEMM_CEILING where nothing was measured).
         FP4 was measured nowhere: it takes the FP8 ceiling where the chip has FP4 units (an
         assumption), and the BF16 one where FP4 runs as BF16 math."""
         precision = self.math_precision(precision)
         measured = dict(self.gemm_eff_measured)
         if precision == "fp4":
-            return measured.get("fp4", measured.get("fp8", 1.0))
-        return measured.get(precision, 1.0)
+            return measured.get("fp4", measured.get("fp8", TYPICAL_GEMM_CEILING))
+        return measured.get(precision, TYPICAL_GEMM_CEILING)
+
+    def typical_ceilings(self, precision: str = "bf16") -> tuple[str, ...]:
+        """The microbenchmarks this GPU has none of, so its ceiling is the typical share: "GEMM" (at
+        ``precision``'s math; FP4 counts FP8's where measured) and/or "STREAM"."""
+        math_prec = self.math_precision(precision)
+        measured = dict(self.gemm_eff_measured)
+        out = []
+        if math_prec not in measured and not (math_prec == "fp4" and "fp8" in measured):
+            out.append("GEMM")
+        if self.hbm_eff_measured is None:
+            out.append("STREAM")
+        return tuple(out)
 
     def hbm_ceiling(self) -> float:
-        """The measured bandwidth efficiency ceiling (1.0 where nothing was measured)."""
-        return 1.0 if self.hbm_eff_measured is None else self.hbm_eff_measured
+        """The measured bandwidth efficiency ceiling: a STREAM-like test's rate over the spec
+        bandwidth (TYPICAL_HBM_CEILING where nothing was measured)."""
+        return TYPICAL_HBM_CEILING if self.hbm_eff_measured is None else self.hbm_eff_measured
 
     def allreduce_bandwidth(self, n_gpus: int) -> float:
         """All-reduce bus bandwidth across ``n_gpus`` of these GPUs, bytes/s (inf for one GPU)."""

@@ -10,6 +10,7 @@ from sim.cost import (
     DEFAULT_ASSUMPTIONS,
     Assumptions,
     StepCost,
+    achieved_rates,
     attention_sums,
     compute_bound_batch,
     decode_step_cost,
@@ -101,7 +102,8 @@ def roofline(gpu: GPU, model: Model, intensity, assumptions: Assumptions = DEFAU
     i = np.asarray(intensity, dtype=float)
     peak = gpu.peak_flops(model.compute_precision)
     spec = np.minimum(peak, i * gpu.hbm_bandwidth)
-    effective = np.minimum(peak * assumptions.compute_eff, i * gpu.hbm_bandwidth * assumptions.memory_eff)
+    rates = achieved_rates(gpu, model, assumptions)
+    effective = np.minimum(rates.gemm_flops, i * rates.bandwidth)
     return spec, effective
 
 

@@ -279,14 +279,14 @@ METHODS: dict[str, Method] = {
                    "per draft token.",
         ),
         Method(
-            "EAGLE", "head", alpha=0.29, k=3,
+            "EAGLE", "head", alpha=0.28, k=3,
             source="SGLang's EAGLE as EAGLE-3 Table 3 ran it: a chain of 3 drafts on "
                    "LLaMA-3.1-8B, one H100. alpha fitted (scripts/calibrate.py) to that table's 9 "
                    "measured gains, batch 2-64. The draft head is one decoder layer of the target "
                    "plus its LM head, priced by the operator model.",
         ),
         Method(
-            "EAGLE-3", "head", alpha=0.48, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
+            "EAGLE-3", "head", alpha=0.46, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
             source="SGLang's EAGLE-3 with its default tree (5 draft steps, top-4 candidates a "
                    "step, 8 tokens verified; SGLang docs). alpha fitted (scripts/calibrate.py) "
                    "jointly to EAGLE-3 Table 3 (a chain of 3, batch 2-64) and SGLang's measured "

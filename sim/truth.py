@@ -19,7 +19,10 @@ row:
   the mean context. The KV cache is sized as the row's engine sizes it: TensorRT-LLM takes 0.9 of
   the memory left after the weights (``kv_cache_free_gpu_mem_fraction``), vLLM and SGLang 0.9 of
   the card (``sim.memory.kv_budget_bytes``).
-- ``gemm_tflops`` / ``hbm_tbps``: the rates the model prices large GEMMs and memory-bound kernels at.
+- ``gemm_tflops`` / ``hbm_tbps``: the GPU's best-shape GEMM and STREAM-like rates the model assumes
+  (``GPU.gemm_ceiling`` / ``hbm_ceiling``); serving kernels run at ``compute_eff`` / ``memory_eff``
+  of them. The presets' ceilings are read from measured.csv's microbenchmark rows, so those rows
+  match by construction: they are the model's inputs, not evidence for it.
 
 Several GPUs are priced as tensor parallelism (Megatron layout, two all-reduces a layer). Rows
 whose engine spread the experts whole (expert parallelism: "EP" in the engine column, tpo-05 and
@@ -303,10 +306,14 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
     if row.kind == "gemm_tflops":
         if row.weights not in ("bf16", "fp8"):
             return Prediction(row, None, f"GEMM precision {row.weights!r}")
-        eff = min(a.compute_eff, gpu.gemm_ceiling(row.weights))
+        # A microbenchmark is no serving step: the model's best-shape GEMM runs at the GPU's ceiling
+        # (the preset GPUs' ceilings are these rows, so they match by construction; a reader's own
+        # GEMM row checks the ceiling the model assumes for that GPU).
+        eff = gpu.gemm_ceiling(row.weights) if a.measured_ceilings else 1.0
         return Prediction(row, gpu.peak_flops(row.weights) * eff / 1e12)
     if row.kind == "hbm_tbps":
-        return Prediction(row, gpu.hbm_bandwidth * min(a.memory_eff, gpu.hbm_ceiling()) / 1e12)
+        eff = gpu.hbm_ceiling() if a.measured_ceilings else 1.0
+        return Prediction(row, gpu.hbm_bandwidth * eff / 1e12)
     try:
         p, o = row_lengths(row)
     except RowError as exc:

@@ -25,7 +25,7 @@ def test_every_registered_page_renders():
 def test_page00_defaults_tell_the_thesis():
     at = open_app(PAGE)
     assert not at.exception
-    assert ms(metric(at, "Decode step")) == pytest.approx(6.32, rel=0.05)  # ms, V10
+    assert ms(metric(at, "Decode step")) == pytest.approx(6.32, rel=0.15)  # ms, V10's band (7.1)
     assert number(metric(at, "nvidia-smi util, decode")) > 90
     assert number(metric(at, "MFU, decode")) < 1
     assert number(metric(at, "MFU, prefill")) > 40
@@ -290,3 +290,16 @@ def test_the_expert_layout_travels_in_the_link_and_only_where_it_means_something
     assert "experts" not in [r.key for r in one.radio]  # one GPU: nothing to spread
     bad = open_app(PAGE, {**DEEPSEEK_8, "experts": "[x](https://example.invalid)"})
     assert not bad.exception and bad.radio(key="experts").value == "split (TP)"
+
+
+def test_a_gpu_without_microbenchmarks_says_its_ceilings_are_assumed():
+    """L4 has no GEMM or STREAM row in measured.csv, B200 no STREAM row: the sidebar says what they
+    take instead; H100 has both and says nothing."""
+    def note(at):
+        return [c.value for c in at.sidebar.caption if "microbenchmark of this GPU" in c.value]
+
+    assert note(open_app(PAGE)) == []
+    l4 = note(open_app(PAGE, {"gpu": "L4"}))
+    assert len(l4) == 1 and "No GEMM or STREAM" in l4[0] and "80%" in l4[0] and "85%" in l4[0]
+    b200 = note(open_app(PAGE, {"gpu": "B200"}))
+    assert len(b200) == 1 and "No STREAM microbenchmark" in b200[0] and "GEMM" not in b200[0]

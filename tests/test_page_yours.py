@@ -31,7 +31,7 @@ def test_example_is_read_priced_fitted_and_applied_to_every_page():
     before, after = number(metric(at, "Model's median |error| now")), number(metric(at, "After the fit"))
     assert after < before
     assert any(c.proto.id and "yours_errors" in c.proto.id for c in at.get("plotly_chart"))
-    assert [at.session_state[k] for k in SLIDERS] == [0.5, 0.89, 500.0, 3.0, 20.0]  # the defaults
+    assert [at.session_state[k] for k in SLIDERS] == [0.655, 0.885, 500.0, 3.0, 20.0]  # the defaults
     at.switch_page(TWO_PHASES).run()
     decode_before = ms(metric(at, "Decode step"))
     at.switch_page(PAGE).run()

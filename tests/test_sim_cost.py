@@ -166,3 +166,40 @@ def test_moe_decode_reads_only_the_active_experts_at_batch_1():
     for b in (1.0, 7.0, 64.0):
         assert coef.step_time_s(b, b * 129, b * 129, b) == pytest.approx(
             float(decode_step_cost(H100, mixtral, b, 128).time_s), rel=1e-12)
+
+
+# --- efficiencies as shares of each GPU's own microbenchmarks ---------------------------------------
+
+@pytest.mark.parametrize("gpu", list(GPUS))
+@pytest.mark.parametrize("weights", WEIGHT_DTYPES)
+def test_rates_are_shares_of_the_gpus_own_microbenchmarks(gpu, weights):
+    """gemm_best x compute_eff and stream x memory_eff: at efficiency 1 a serving kernel runs at the
+    GPU's measured best GEMM and STREAM rate, never faster; with the ceilings off, at the spec peaks."""
+    g, model = GPUS[gpu], MODELS["Llama-3.1-8B"].with_precision(weights, "bf16")
+    prec = model.compute_precision
+    a = DEFAULT_ASSUMPTIONS
+    rates = cost.achieved_rates(g, model, a)
+    assert rates.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec) * a.compute_eff)
+    assert rates.bandwidth == pytest.approx(g.hbm_bandwidth * g.hbm_ceiling() * a.memory_eff)
+    best = cost.achieved_rates(g, model, cost.Assumptions(compute_eff=1.0, memory_eff=1.0))
+    assert best.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec))
+    assert best.gemm_flops <= g.peak_flops(prec) and best.bandwidth <= g.hbm_bandwidth
+    spec = cost.achieved_rates(g, model, ROOFLINE_FLOOR)
+    assert (spec.gemm_flops, spec.bandwidth) == (g.peak_flops(prec), g.hbm_bandwidth)
+
+
+def test_gpus_without_a_microbenchmark_take_the_measured_gpus_median():
+    import statistics
+
+    from sim.hardware import TYPICAL_GEMM_CEILING, TYPICAL_HBM_CEILING
+
+    nvidia_bf16 = [dict(g.gemm_eff_measured)["bf16"] for g in GPUS.values()
+                   if g.gemm_eff_measured and g.name != "MI300X"]
+    streams = [g.hbm_eff_measured for g in GPUS.values() if g.hbm_eff_measured is not None]
+    assert abs(TYPICAL_GEMM_CEILING - statistics.median(nvidia_bf16)) < 5e-4
+    assert abs(TYPICAL_HBM_CEILING - statistics.median(streams)) < 5e-4
+    assert GPUS["L4"].gemm_ceiling("fp8") == TYPICAL_GEMM_CEILING
+    assert GPUS["L4"].typical_ceilings("bf16") == ("GEMM", "STREAM")
+    assert GPUS["B200"].hbm_ceiling() == TYPICAL_HBM_CEILING
+    assert GPUS["B200"].typical_ceilings("fp4") == ("STREAM",)  # FP4 takes the measured FP8 GEMM
+    assert GPUS["H100 SXM"].typical_ceilings("fp8") == ()

@@ -272,12 +272,12 @@ def _distserve(engine: str = "defaults"):
 def test_v20_with_the_defaults_the_gpu_is_faster_than_distserves_in_every_role():
     """DistServe's example inputs (13B, A100, 512 in / 64 out, P90 TTFT 0.4 s, P90 TPOT 40 ms) at the
     app's default assumptions (fitted to 2024-26 engines): every role is faster than the paper's
-    engine, the colocated GPU most (4.1 against 1.6 req/s), so the gain is only ~1.3x."""
+    engine, the colocated GPU most (4.1 against 1.6 req/s), so the gain is only ~1.6x."""
     d = _distserve()
     assert d.best[:2] == (2, 1)  # prefill is the scarce role, as in DistServe's example
     assert 5.0 < d.prefill_per_gpu < 12.0  # DistServe: 5.6 rps
     assert d.decode_per_gpu > 2 * d.prefill_per_gpu
-    assert 1.1 < d.gain < 1.6  # DistServe: 2.08x (2 prefill + 1 decode vs colocated)
+    assert 1.1 < d.gain < 1.75  # DistServe: 2.08x (2 prefill + 1 decode vs colocated)
     assert d.transfer_s_mean < 0.01  # 512 tokens of KV over NVLink: milliseconds
 
 
@@ -296,15 +296,15 @@ def test_v20_from_the_models_own_runs_at_distserves_engine_speed():
 
 def test_v20_depends_on_where_the_engines_time_goes():
     """The same two per-role rates matched with host time between steps instead of slow decode
-    kernels: a decode step at the colocated GPU's small batch then costs ~32 ms instead of ~27 (the
-    same at the decode GPU's batch), less of the 40 ms TPOT target is left for prefill stalls, and
-    the colocated GPU holds 0.87 req/s (gain 3.8x). The paper does not split its engine's time; its
-    engine is C++, which points at the kernels (README, page 05)."""
+    kernels: a decode step at the colocated GPU's small batch then costs more (the same at the decode
+    GPU's batch), less of the 40 ms TPOT target is left for prefill stalls, and the colocated GPU
+    holds 1.01 req/s against 1.50 (gain 3.3x against 2.2x). The paper does not split its engine's
+    time; its engine is C++, which points at the kernels (README, page 05)."""
     k, h = _distserve("kernels"), _distserve("host")
     assert h.prefill_per_gpu == pytest.approx(5.6, rel=0.03)
     assert h.decode_per_gpu == pytest.approx(10.0, rel=0.03)
     assert h.colocated_per_gpu < 0.7 * k.colocated_per_gpu
-    assert h.gain > 1.5 * k.gain
+    assert h.gain > 1.4 * k.gain
 
 
 def test_kv_transfer_is_priced_by_the_link():

@@ -274,7 +274,11 @@ def test_v06_speedup_falls_with_batch_size_for_every_method(gpu, method):
             assert np.max(np.diff(s) / s[:-1]) <= 0.025, (model.name, context)
             if context <= 1024 and fit >= 256:
                 by_batch = dict(zip(sweep.batches.tolist(), sweep.speedup.tolist(), strict=True))
-                assert by_batch[256] < 0.9 * by_batch[1], (model.name, context)
+                if by_batch[1] >= 1.0:
+                    assert by_batch[256] < 0.9 * by_batch[1], (model.name, context)
+                else:  # a loss already at batch 1 (EAGLE's full-vocabulary head on a 1B model,
+                    # L4 / L40S): it only deepens
+                    assert by_batch[256] < by_batch[1], (model.name, context)
 
 
 def test_v06_draft_model_fades_toward_one_on_h100():

@@ -18,16 +18,14 @@ TOLERANCE = 0.35
 #: Rows the model misses by more than that, and what it leaves out. Each is a known gap, not a pass:
 #: the test fails the day the model reaches them (strict xfail).
 KNOWN_GAPS = {
-    "gf-03": "gpt-fast's INT4 weight-only kernels (group 32) at batch 1 reach ~60 % of the bandwidth "
-             "its BF16 kernels reach; the model prices dequantisation as free.",
     "lmd-02": "lmdeploy 0.1's batch-32 throughput includes per-request Python threads; its own p50 "
-              "token latency (11 ms) is within 10 % of the model's step.",
+              "token latency (11 ms) is the model's step (11.0 ms).",
     "trt05-01": "TensorRT-LLM v0.5's FP8 ran at about BF16 speed in this release's rows; the model "
                 "prices FP8 weights as FP8.",
     "trtha-01": "the same TensorRT-LLM v0.5 FP8 effect: 5.4 ms a token is the BF16 weight-read time.",
     "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
-              "model allows there (MI300X's measured 47 % of peak).",
+              "model allows there (0.655 of MI300X's best measured FP8 GEMM, itself 47 % of peak).",
     "goss-01": "vLLM v0.10.2 runs gpt-oss-120b's MXFP4 experts on H100 with weight-only kernels "
                "(Triton / Marlin); the row's own mean TPOT (54 ms) is about twice the model's decode "
                "step at the batch the KV cache holds (~30 ms at ~500 sequences), which prices the "
@@ -57,8 +55,9 @@ def test_row_within_tolerance(row):
     if row.kind in ENGINE_KINDS:
         assert abs(pred.error) <= TOLERANCE, f"{row.id}: {pred.model_value:.4g} vs {row.value:g}"
     else:
-        # Microbenchmarks bound the efficiencies: the model never assumes more than they reached.
-        assert pred.model_value <= row.value * (1 + 1e-9)
+        # Microbenchmarks are the GPUs' ceilings (the presets' are read from these rows): the model's
+        # best-shape GEMM and STREAM rates are theirs; serving kernels run at a share of them.
+        assert pred.model_value == pytest.approx(row.value, rel=1e-3)
 
 
 def test_every_row_is_read_and_the_gaps_are_real():
@@ -70,16 +69,24 @@ def test_every_row_is_read_and_the_gaps_are_real():
 
 def test_targets_per_kind():
     """The issue's targets (median |error| <= 15 %, p90 <= 35 % per kind) over the engine rows the
-    model expresses, the named gaps set aside; the README states every kind with them included.
-    Time to first token misses the median target: of its rows left, an A100 BF16 prefill wants
-    eta_c ~ 0.66 and an H100 FP8 one ~ 0.42 (TensorRT-LLM v0.5 again), and one eta_c serves both."""
+    model expresses, the named gaps set aside: every kind meets both."""
     preds = [p for p in truth.predict_all(ROWS) if p.row.id not in KNOWN_GAPS]
     by_kind = {s.kind: s for s in truth.summarize(preds)}
-    for kind in ("static_batch_tok_s", "tpot_ms", "offline_tok_s"):
+    for kind in ENGINE_KINDS:
         assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
         assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
-    ttft = by_kind["ttft_ms"]
-    assert ttft.median_abs_error <= 0.25 and ttft.p90_abs_error <= 0.35, ttft
+
+
+def test_targets_per_kind_with_every_row():
+    """With every row in (the README's table): time to first token and time per output token meet
+    both targets and every kind meets the median; the static batches' p90 (37 %, four rows past
+    35 %) and the offline runs' (goss-01) do not."""
+    by_kind = {s.kind: s for s in truth.summarize(truth.predict_all(ROWS))}
+    for kind in ENGINE_KINDS:
+        assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
+    for kind in ("ttft_ms", "tpot_ms"):
+        assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
+    assert by_kind["static_batch_tok_s"].p90_abs_error < 0.40
 
 
 def test_cli_prints_every_row(capsys):
@@ -120,7 +127,7 @@ def test_the_defaults_are_the_calibration_fit():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     import calibrate
 
-    fitted, _ = calibrate.fit(ROWS)
+    fitted, _ = calibrate.fit(ROWS, starts=())  # from the defaults only (the script also starts elsewhere)
     d = DEFAULT_ASSUMPTIONS
     assert fitted.compute_eff == pytest.approx(d.compute_eff, abs=0.01)
     assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)

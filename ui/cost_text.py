@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
+from sim.hardware import TYPICAL_GEMM_CEILING, TYPICAL_HBM_CEILING
 
 STEP_MODEL_MD = r"""
 One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has $c_i$
@@ -26,22 +27,27 @@ $$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\
 | MLP (per layer) | $2T\cdot 3\,d\,d_{ff}$ (SwiGLU) | its weights + activations |
 | LM head (once, if $S>0$) | $2S\,d\,V$ | the BF16 head + $S$ rows of logits |
 
-GEMMs run at the weights' precision (FP8 weights: FP8 tensor math), attention at BF16. Without a
+$F$ is the GPU's best measured GEMM rate at the weights' precision and $B$ its STREAM-like
+bandwidth (the microbenchmark rows of measured.csv); $\eta_c$ and $\eta_m$ are the shares of them a
+serving step's kernels reach, the same for every GPU. GEMMs run at the weights' precision (FP8
+weights: FP8 tensor math), attention at BF16. Without a
 CUDA graph (steps over the capture size) a run of kernels takes at least their CPU launch time:
 $t_\text{op}=\max(\ldots + n\,t_\text{kernel},\; n\,t_\text{launch})$. `nvidia-smi` utilization is
 the share of wall time with a kernel running, $\sum t_\text{op}/t_\text{step}$; MFU = FLOP /
-($F\,t_\text{step}$) and MBU = bytes / ($B\,t_\text{step}$) against the spec peaks.
+($F_\text{spec}\,t_\text{step}$) and MBU = bytes / ($B_\text{spec}\,t_\text{step}$), against the spec
+sheet's peaks.
 """
 
 
 def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
     """The named assumptions with their values (the sidebar's "Assumptions" can change them)."""
     d = DEFAULT_ASSUMPTIONS
-    fitted = " (the fitted default)" if a == d else f" (fitted default {d.compute_eff:.2f})"
+    fitted = " (the fitted default)" if a == d else f" (fitted default {d.compute_eff:.3g})"
     return [
-        f"Compute-bound kernels reach η_c = {a.compute_eff:.2f} of the tensor-core peak{fitted}, "
-        f"memory-bound ones η_m = {a.memory_eff:.2f} of the HBM bandwidth; never more than the "
-        "GPU's own microbenchmarks reached (GEMM 51-87 %, STREAM 77-89 % of spec).",
+        f"Compute-bound kernels reach η_c = {a.compute_eff:.3g} of the GPU's best measured GEMM"
+        f"{fitted}, memory-bound ones η_m = {a.memory_eff:.3g} of its STREAM-like bandwidth: shares "
+        "of the GPU's own microbenchmarks (best GEMM 47-87 %, STREAM 77-89 % of the spec sheet; "
+        f"a GPU with none takes the typical {TYPICAL_GEMM_CEILING:.0%} and {TYPICAL_HBM_CEILING:.0%}).",
         f"Each kernel costs {a.graph_kernel_s * 1e6:.1f} µs on top of its roofline; a step that is not "
         f"a CUDA graph (over {a.cuda_graph_max_tokens} tokens) needs {a.kernel_launch_s * 1e6:.0f} µs "
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",

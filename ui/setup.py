@@ -19,7 +19,7 @@ from sim.cost import (
     Assumptions,
     calibration_step_s,
 )
-from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
+from sim.hardware import DEFAULT_GPU, GPU, GPUS, TYPICAL_GEMM_CEILING, TYPICAL_HBM_CEILING, custom_gpu
 from sim.models import ALL_MODELS, DEFAULT_MODEL, KV_DTYPES, MEASURED_MODELS, MODELS, WEIGHT_DTYPES, Model
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.price import render_price
@@ -142,6 +142,13 @@ def render_setup_controls() -> Setup:
     st.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
                f"{gpu.ridge_point(precision):.0f} FLOP/B"
                + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
+    typical = gpu.typical_ceilings(precision)
+    if typical:
+        shares = {"GEMM": f"best GEMM {TYPICAL_GEMM_CEILING:.0%} of its spec peak",
+                  "STREAM": f"STREAM {TYPICAL_HBM_CEILING:.0%} of its spec bandwidth"}
+        st.caption(f"No {' or '.join(typical)} microbenchmark of this GPU in measured.csv: it takes "
+                   f"the measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
+                   "assumption), and the efficiencies below are shares of that.")
 
     price = render_price(gpu.name, model.tp)
 
@@ -152,14 +159,16 @@ def render_setup_controls() -> Setup:
                    "engines (README, *The model*): "
                    f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 "
                    f"on {CALIBRATION_GPU} (SGLang measured {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
-        compute_eff = st.slider("Compute efficiency (share of peak FLOP/s)", 0.1, 1.0, d.compute_eff,
-                                0.01, key="compute_eff", bind="query-params",
-                                help="Of compute-bound kernels. Never above what the GPU's own "
-                                     "microbenchmark reached (MI300X: 51 %).")
-        memory_eff = st.slider("Bandwidth efficiency (share of peak bytes/s)", 0.3, 1.0, d.memory_eff,
-                               0.01, key="memory_eff", bind="query-params",
-                               help="Of memory-bound kernels. Never above the GPU's measured "
-                                    "STREAM bandwidth (H100: 89 %).")
+        compute_eff = st.slider("Compute efficiency (share of the GPU's best GEMM)", 0.1, 1.0,
+                                d.compute_eff, 0.005, key="compute_eff", bind="query-params",
+                                help="What compute-bound kernels reach, as a share of the GPU's own "
+                                     "best measured GEMM (H100 BF16: 80 % of its spec peak, "
+                                     "MI300X: 51 %). 1 = the microbenchmark's rate.")
+        memory_eff = st.slider("Bandwidth efficiency (share of the GPU's STREAM rate)", 0.3, 1.0,
+                               d.memory_eff, 0.005, key="memory_eff", bind="query-params",
+                               help="What memory-bound kernels reach, as a share of the GPU's "
+                                    "measured STREAM-like bandwidth (H100: 89 % of its spec "
+                                    "figure). 1 = the microbenchmark's rate.")
         # Float sliders: an int slider would truncate a linked "0.5" to 0 without a word.
         overhead_us = st.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
                                 10.0, format="%.0f", key="overhead_us", bind="query-params",
