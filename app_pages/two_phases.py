@@ -182,7 +182,8 @@ st.info(
 how_computed(
     STEP_MODEL_MD + r"""
 Prefill is one step with $q$ = the prompt length, $c = 0$, sampling once; decode is $q = 1$ per
-sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F/B$ at the spec peaks.
+sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F_\text{spec}/B_\text{spec}$,
+the spec sheet's peaks.
 """,
     assumptions=[
         *assumption_lines(setup.assumptions),

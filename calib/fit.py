@@ -88,8 +88,8 @@ def log_time_errors(predictions: Sequence[Prediction]) -> np.ndarray:
 
 
 def loss(predictions: Sequence[Prediction]) -> float:
-    """The fit's objective at these predictions: the soft-L1 cost least_squares minimises,
-    sum of 2 s^2 (sqrt(1 + (r / s)^2) - 1) over the log-time residuals r (s = SOFT_L1_SCALE)."""
+    """The fit's objective at these predictions: sum of 2 s^2 (sqrt(1 + (r / s)^2) - 1) over the
+    log-time residuals r (s = SOFT_L1_SCALE), twice the cost least_squares reports (same minimum)."""
     r = log_time_errors(predictions) / SOFT_L1_SCALE
     return float(np.sum(2.0 * SOFT_L1_SCALE**2 * (np.sqrt(1.0 + r**2) - 1.0)))
 

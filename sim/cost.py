@@ -778,7 +778,7 @@ def prefill_cost(gpu, model, prompt_tokens, batch=1, assumptions=DEFAULT_ASSUMPT
 
 def gemm_ridge_batch(gpu, model, assumptions=DEFAULT_ASSUMPTIONS) -> float:
     """Tokens per step from which a weight GEMM is compute-bound: 2 FLOP per weight per token
-    against the weight's bytes, at the achieved rates (about 180 for BF16 on an H100)."""
+    against the weight's bytes, at the achieved rates (about 200 for BF16 on an H100)."""
     rates = achieved_rates(gpu, model, assumptions)
     return rates.gemm_flops / rates.bandwidth * BYTES_PER_ELEMENT[model.weight_dtype] / 2.0
 

@@ -61,10 +61,12 @@ def explain_step(gpu: GPU, model: Model, new_tokens: float, attn_pairs: float, k
     the cached tokens read plus the new ones written, as there."""
     a = assumptions
     new_kv = float(new_tokens)  # the step's own KV writes stay in every stage; the cache reads come last
-    # Shares of the spec peaks (ROOFLINE_FLOOR has measured_ceilings off): bandwidth first, then both.
-    spec_bw = dataclasses.replace(ROOFLINE_FLOOR, memory_eff=gpu.hbm_ceiling() * a.memory_eff)
+    # Shares of the spec peaks (ROOFLINE_FLOOR has measured_ceilings off): bandwidth first, then both,
+    # each at the ceilings the caller's assumptions use.
+    stream = gpu.hbm_ceiling() if a.measured_ceilings else 1.0
+    spec_bw = dataclasses.replace(ROOFLINE_FLOOR, memory_eff=stream * a.memory_eff)
     both = dataclasses.replace(ROOFLINE_FLOOR, compute_eff=a.compute_eff, memory_eff=a.memory_eff,
-                               measured_ceilings=True)
+                               measured_ceilings=a.measured_ceilings)
     fixed = dataclasses.replace(a)
 
     def price(assume: Assumptions, kv: float):
@@ -77,7 +79,7 @@ def explain_step(gpu: GPU, model: Model, new_tokens: float, attn_pairs: float, k
     def no_comm(c, total) -> float:
         return float(total - c.comm_time_s)
 
-    in_turn = price(dataclasses.replace(both, measured_ceilings=True), new_kv)
+    in_turn = price(both, new_kv)
     own_kv, every_kv = price(fixed, new_kv), price(fixed, float(kv_tokens))
     times = (
         one_overlap(ROOFLINE_FLOOR),

@@ -17,13 +17,15 @@ MiB = 2**20
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 
-#: A GPU with no GEMM microbenchmark takes the median of the measured BF16 best-shape GEMMs of
-#: NVIDIA's parts (A100 0.869, H100/H200 0.803, B200 0.776 of peak; measured.csv mle-01..03): an
-#: assumption, named where such a GPU is priced (L4, L40S).
-TYPICAL_GEMM_CEILING = 0.803
-#: A GPU with no STREAM-like measurement takes the median of the measured ones (A100 0.834, H100
-#: 0.887, H200 0.871, MI300X 0.774; az-04..07): an assumption (B200, L4, L40S).
-TYPICAL_HBM_CEILING = 0.852
+#: A GPU with no GEMM microbenchmark takes, per math precision, the median of NVIDIA's measured
+#: best-shape GEMMs (measured.csv mle-01..03, mle-05 and its notes): BF16 A100 0.869, H100/H200
+#: 0.803, B200 0.776; FP8 H100 0.709, H200 0.734, B200 0.763. An assumption, named where such a GPU
+#: is priced (L4, L40S, a custom GPU). FP4 takes FP8's, as on the measured GPUs.
+TYPICAL_GEMM_CEILINGS = {"bf16": 0.803, "fp8": 0.734}
+TYPICAL_GEMM_CEILING = TYPICAL_GEMM_CEILINGS["bf16"]
+#: A GPU with no STREAM-like measurement takes the median of NVIDIA's measured ones (A100 0.834,
+#: H100 0.887, H200 0.871; az-04..06): an assumption (B200, L4, L40S, a custom GPU).
+TYPICAL_HBM_CEILING = 0.871
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,14 @@ class GPU:
             _check_positive("fp8_flops", self.fp8_flops, "FLOP/s")
         _check_positive("hbm_bandwidth", self.hbm_bandwidth, "bytes/s")
         _check_positive("hbm_bytes", self.hbm_bytes, "bytes")
+        # A measured share of the spec peak: above 1 would price kernels faster than the spec sheet.
+        for prec, share in self.gemm_eff_measured:
+            if prec not in PRECISIONS or not (isinstance(share, (int, float)) and 0 < share <= 1):
+                raise ValueError(f"gemm_eff_measured needs (precision, share in (0, 1]), got "
+                                 f"{(prec, share)!r}")
+        if self.hbm_eff_measured is not None and not (
+                isinstance(self.hbm_eff_measured, (int, float)) and 0 < self.hbm_eff_measured <= 1):
+            raise ValueError(f"hbm_eff_measured must be in (0, 1], got {self.hbm_eff_measured!r}")
 
     def peak_flops(self, precision: str = "bf16") -> float:
         """Dense tensor-core peak in FLOP/s for ``precision`` ('bf16', 'fp8' or 'fp4').
@@ -94,14 +104,14 @@ class GPU:
 
     def gemm_ceiling(self, precision: str = "bf16") -> float:
         """The measured GEMM efficiency ceiling for ``precision``: the best dense GEMM's rate over the
-        spec peak (TYPICAL_GEMM_CEILING where nothing was measured).
+        spec peak (TYPICAL_GEMM_CEILINGS where nothing was measured).
         FP4 was measured nowhere: it takes the FP8 ceiling where the chip has FP4 units (an
         assumption), and the BF16 one where FP4 runs as BF16 math."""
         precision = self.math_precision(precision)
         measured = dict(self.gemm_eff_measured)
         if precision == "fp4":
-            return measured.get("fp4", measured.get("fp8", TYPICAL_GEMM_CEILING))
-        return measured.get(precision, TYPICAL_GEMM_CEILING)
+            return measured.get("fp4", measured.get("fp8", TYPICAL_GEMM_CEILINGS["fp8"]))
+        return measured.get(precision, TYPICAL_GEMM_CEILINGS[precision])
 
     def typical_ceilings(self, precision: str = "bf16") -> tuple[str, ...]:
         """The microbenchmarks this GPU has none of, so its ceiling is the typical share: "GEMM" (at

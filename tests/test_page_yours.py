@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.cost import DEFAULT_ASSUMPTIONS
 from tests.conftest import metric, ms, number, open_app
 
 PAGE = "app_pages/yours.py"
@@ -31,17 +32,22 @@ def test_example_is_read_priced_fitted_and_applied_to_every_page():
     before, after = number(metric(at, "Model's median |error| now")), number(metric(at, "After the fit"))
     assert after < before
     assert any(c.proto.id and "yours_errors" in c.proto.id for c in at.get("plotly_chart"))
-    assert [at.session_state[k] for k in SLIDERS] == [0.655, 0.885, 500.0, 3.0, 20.0]  # the defaults
+    d = DEFAULT_ASSUMPTIONS
+    assert [at.session_state[k] for k in SLIDERS] == pytest.approx(  # the defaults
+        [d.compute_eff, d.memory_eff, d.host_overhead_s * 1e6, d.graph_kernel_s * 1e6,
+         d.kernel_launch_s * 1e6])
     at.switch_page(TWO_PHASES).run()
     decode_before = ms(metric(at, "Decode step"))
     at.switch_page(PAGE).run()
     at.button(key="yours_apply").click().run()
     assert not at.exception
     moved = {k: at.session_state[k] for k in SLIDERS}
-    assert moved["memory_eff"] != 0.89 or moved["overhead_us"] != 500.0
+    defaults = {"memory_eff": DEFAULT_ASSUMPTIONS.memory_eff,
+                "overhead_us": DEFAULT_ASSUMPTIONS.host_overhead_s * 1e6}
+    assert any(moved[k] != pytest.approx(v) for k, v in defaults.items())
     assert "Every page now uses these assumptions" in at.success[0].value
     for key, value in moved.items():  # the URL carries what moved, so a copied link has it
-        if key in ("memory_eff", "overhead_us") and value not in (0.89, 500.0):
+        if key in defaults and value != pytest.approx(defaults[key]):
             raw = at.query_params[key]
             assert float(raw if isinstance(raw, str) else raw[0]) == pytest.approx(value)
     at.switch_page(TWO_PHASES).run()

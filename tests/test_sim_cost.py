@@ -181,6 +181,9 @@ def test_rates_are_shares_of_the_gpus_own_microbenchmarks(gpu, weights):
     rates = cost.achieved_rates(g, model, a)
     assert rates.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec) * a.compute_eff)
     assert rates.bandwidth == pytest.approx(g.hbm_bandwidth * g.hbm_ceiling() * a.memory_eff)
+    attention = g.peak_flops("bf16") * g.gemm_ceiling("bf16") * a.compute_eff
+    assert rates.attention_flops == pytest.approx(attention)
+    assert 0 < g.gemm_ceiling(prec) <= 1 and 0 < g.hbm_ceiling() <= 1
     best = cost.achieved_rates(g, model, cost.Assumptions(compute_eff=1.0, memory_eff=1.0))
     assert best.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec))
     assert best.gemm_flops <= g.peak_flops(prec) and best.bandwidth <= g.hbm_bandwidth
@@ -195,11 +198,26 @@ def test_gpus_without_a_microbenchmark_take_the_measured_gpus_median():
 
     nvidia_bf16 = [dict(g.gemm_eff_measured)["bf16"] for g in GPUS.values()
                    if g.gemm_eff_measured and g.name != "MI300X"]
-    streams = [g.hbm_eff_measured for g in GPUS.values() if g.hbm_eff_measured is not None]
+    streams = [g.hbm_eff_measured for g in GPUS.values()
+               if g.hbm_eff_measured is not None and g.name != "MI300X"]
     assert abs(TYPICAL_GEMM_CEILING - statistics.median(nvidia_bf16)) < 5e-4
     assert abs(TYPICAL_HBM_CEILING - statistics.median(streams)) < 5e-4
-    assert GPUS["L4"].gemm_ceiling("fp8") == TYPICAL_GEMM_CEILING
+    assert GPUS["L4"].gemm_ceiling("bf16") == TYPICAL_GEMM_CEILING
+    nvidia_fp8 = [dict(g.gemm_eff_measured)["fp8"] for g in GPUS.values()
+                  if "fp8" in dict(g.gemm_eff_measured) and g.name != "MI300X"]
+    assert abs(GPUS["L4"].gemm_ceiling("fp8") - statistics.median(nvidia_fp8)) < 5e-4  # FP8's own
     assert GPUS["L4"].typical_ceilings("bf16") == ("GEMM", "STREAM")
     assert GPUS["B200"].hbm_ceiling() == TYPICAL_HBM_CEILING
     assert GPUS["B200"].typical_ceilings("fp4") == ("STREAM",)  # FP4 takes the measured FP8 GEMM
     assert GPUS["H100 SXM"].typical_ceilings("fp8") == ()
+
+
+@pytest.mark.parametrize("field, value", [("gemm_eff_measured", (("bf16", 0.0),)),
+                                          ("gemm_eff_measured", (("bf16", 1.2),)),
+                                          ("gemm_eff_measured", (("fp16", 0.8),)),
+                                          ("hbm_eff_measured", 0.0), ("hbm_eff_measured", 1.5)])
+def test_a_measured_share_outside_0_1_is_refused(field, value):
+    import dataclasses
+
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(GPUS["H100 SXM"], **{field: value})

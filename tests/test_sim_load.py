@@ -179,7 +179,7 @@ def test_stall_ratio_and_chunking_overhead_sarathi():
         return float(gaps[times[1:] > 4.0].max()), float(np.median(gaps))
 
     worst, step = around_the_long_prompt(pf)
-    assert 20 < worst / step < 40, worst / step  # the model: ~30x (Sarathi-Serve: up to 28.3x)
+    assert 20 < worst / step < 40, worst / step  # the model: ~25x (Sarathi-Serve: up to 28.3x)
     worst_chunked, _ = around_the_long_prompt(ch)
     assert worst_chunked / step < 5
     # chunking overhead: the long prompt's time to first token, chunked over unchunked
@@ -277,7 +277,7 @@ def test_v20_with_the_defaults_the_gpu_is_faster_than_distserves_in_every_role()
     assert d.best[:2] == (2, 1)  # prefill is the scarce role, as in DistServe's example
     assert 5.0 < d.prefill_per_gpu < 12.0  # DistServe: 5.6 rps
     assert d.decode_per_gpu > 2 * d.prefill_per_gpu
-    assert 1.1 < d.gain < 1.75  # DistServe: 2.08x (2 prefill + 1 decode vs colocated)
+    assert 1.1 < d.gain < 1.65  # DistServe: 2.08x (2 prefill + 1 decode vs colocated); here 1.59x
     assert d.transfer_s_mean < 0.01  # 512 tokens of KV over NVLink: milliseconds
 
 
@@ -298,13 +298,13 @@ def test_v20_depends_on_where_the_engines_time_goes():
     """The same two per-role rates matched with host time between steps instead of slow decode
     kernels: a decode step at the colocated GPU's small batch then costs more (the same at the decode
     GPU's batch), less of the 40 ms TPOT target is left for prefill stalls, and the colocated GPU
-    holds 1.01 req/s against 1.50 (gain 3.3x against 2.2x). The paper does not split its engine's
+    holds 0.99 req/s against 1.50 (gain 3.4x against 2.2x). The paper does not split its engine's
     time; its engine is C++, which points at the kernels (README, page 05)."""
     k, h = _distserve("kernels"), _distserve("host")
     assert h.prefill_per_gpu == pytest.approx(5.6, rel=0.03)
     assert h.decode_per_gpu == pytest.approx(10.0, rel=0.03)
     assert h.colocated_per_gpu < 0.7 * k.colocated_per_gpu
-    assert h.gain > 1.4 * k.gain
+    assert h.gain > 1.5 * k.gain
 
 
 def test_kv_transfer_is_priced_by_the_link():

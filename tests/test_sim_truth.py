@@ -19,7 +19,8 @@ TOLERANCE = 0.35
 #: the test fails the day the model reaches them (strict xfail).
 KNOWN_GAPS = {
     "lmd-02": "lmdeploy 0.1's batch-32 throughput includes per-request Python threads; its own p50 "
-              "token latency (11 ms) is the model's step (11.0 ms).",
+              "token latency (11 ms) is the model's step (11.0 ms), and its first tokens came up to "
+              "0.725 s apart (FTL max; mean 0.079 s), enough for the 0.51 s the model leaves out.",
     "trt05-01": "TensorRT-LLM v0.5's FP8 ran at about BF16 speed in this release's rows; the model "
                 "prices FP8 weights as FP8.",
     "trtha-01": "the same TensorRT-LLM v0.5 FP8 effect: 5.4 ms a token is the BF16 weight-read time.",
@@ -79,7 +80,7 @@ def test_targets_per_kind():
 
 def test_targets_per_kind_with_every_row():
     """With every row in (the README's table): time to first token and time per output token meet
-    both targets and every kind meets the median; the static batches' p90 (37 %, four rows past
+    both targets and every kind meets the median; the static batches' p90 (37 %, three rows past
     35 %) and the offline runs' (goss-01) do not."""
     by_kind = {s.kind: s for s in truth.summarize(truth.predict_all(ROWS))}
     for kind in ENGINE_KINDS:
@@ -131,7 +132,7 @@ def test_the_defaults_are_the_calibration_fit():
     d = DEFAULT_ASSUMPTIONS
     assert fitted.compute_eff == pytest.approx(d.compute_eff, abs=0.01)
     assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)
-    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s"):
+    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s"):
         assert math.isclose(getattr(fitted, name), getattr(d, name), rel_tol=0.05, abs_tol=1e-7), name
 
 

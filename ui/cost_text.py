@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
-from sim.hardware import TYPICAL_GEMM_CEILING, TYPICAL_HBM_CEILING
+from sim.hardware import TYPICAL_GEMM_CEILINGS, TYPICAL_HBM_CEILING
 
 STEP_MODEL_MD = r"""
 One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has $c_i$
@@ -47,7 +47,8 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         f"Compute-bound kernels reach η_c = {a.compute_eff:.3g} of the GPU's best measured GEMM"
         f"{fitted}, memory-bound ones η_m = {a.memory_eff:.3g} of its STREAM-like bandwidth: shares "
         "of the GPU's own microbenchmarks (best GEMM 47-87 %, STREAM 77-89 % of the spec sheet; "
-        f"a GPU with none takes the typical {TYPICAL_GEMM_CEILING:.0%} and {TYPICAL_HBM_CEILING:.0%}).",
+        f"a GPU with none takes NVIDIA's typical: BF16 GEMM {TYPICAL_GEMM_CEILINGS['bf16']:.0%}, FP8 "
+        f"{TYPICAL_GEMM_CEILINGS['fp8']:.0%}, STREAM {TYPICAL_HBM_CEILING:.0%}).",
         f"Each kernel costs {a.graph_kernel_s * 1e6:.1f} µs on top of its roofline; a step that is not "
         f"a CUDA graph (over {a.cuda_graph_max_tokens} tokens) needs {a.kernel_launch_s * 1e6:.0f} µs "
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",

@@ -19,7 +19,7 @@ from sim.cost import (
     Assumptions,
     calibration_step_s,
 )
-from sim.hardware import DEFAULT_GPU, GPU, GPUS, TYPICAL_GEMM_CEILING, TYPICAL_HBM_CEILING, custom_gpu
+from sim.hardware import DEFAULT_GPU, GPU, GPUS, TYPICAL_HBM_CEILING, custom_gpu
 from sim.models import ALL_MODELS, DEFAULT_MODEL, KV_DTYPES, MEASURED_MODELS, MODELS, WEIGHT_DTYPES, Model
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.price import render_price
@@ -69,10 +69,15 @@ def render_setup_controls() -> Setup:
     h100 = GPUS[DEFAULT_GPU]
     if gpu_name == CUSTOM:
         tflops = st.number_input("Dense BF16 TFLOP/s", *CUSTOM_TFLOPS, value=h100.bf16_flops / 1e12,
-                                 step=10.0, key="custom_tflops", bind="query-params")
+                                 step=10.0, key="custom_tflops", bind="query-params",
+                                 help="The spec sheet's dense peak. With no microbenchmark of this "
+                                      "GPU its best GEMM is taken as NVIDIA's typical share of it "
+                                      "(named below), as for every GPU without one.")
         bandwidth = st.number_input("HBM bandwidth, TB/s", *CUSTOM_BANDWIDTH_TBPS,
                                     value=h100.hbm_bandwidth / 1e12, step=0.1, key="custom_tbps",
-                                    bind="query-params")
+                                    bind="query-params",
+                                    help="The spec sheet's figure; a STREAM copy is taken to reach "
+                                         "NVIDIA's typical share of it (named below).")
         memory = st.number_input("Memory, GiB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 2**30,
                                  step=8.0, key="custom_gb", bind="query-params")
         gpu = custom_gpu(tflops, bandwidth, memory)
@@ -144,10 +149,11 @@ def render_setup_controls() -> Setup:
                + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
     typical = gpu.typical_ceilings(precision)
     if typical:
-        shares = {"GEMM": f"best GEMM {TYPICAL_GEMM_CEILING:.0%} of its spec peak",
+        shares = {"GEMM": f"best {gpu.math_precision(precision).upper()} GEMM "
+                          f"{gpu.gemm_ceiling(precision):.0%} of its spec peak",
                   "STREAM": f"STREAM {TYPICAL_HBM_CEILING:.0%} of its spec bandwidth"}
         st.caption(f"No {' or '.join(typical)} microbenchmark of this GPU in measured.csv: it takes "
-                   f"the measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
+                   f"NVIDIA's measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
                    "assumption), and the efficiencies below are shares of that.")
 
     price = render_price(gpu.name, model.tp)

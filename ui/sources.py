@@ -47,7 +47,7 @@ PAPERS: tuple[Source, ...] = (
     Source("Measured decode latency", "calibration of the cost model (00, all pages)",
            "Llama-3.1-8B on H100, SGLang: 158.34 tok/s = 6.32 ms/token; EAGLE-2/3 244.10 / 373.25 tok/s",
            "Li et al., EAGLE-3 (NeurIPS 2025), Table 4", "https://arxiv.org/abs/2503.01840"),
-    Source("Achievable bandwidth and FLOP/s", "default efficiencies (Assumptions)",
+    Source("Achievable bandwidth and FLOP/s", "each GPU's ceilings (the efficiencies are shares of them)",
            "STREAM-like HBM 87-95 % of peak on H100; best BF16 GEMM 80 % of peak (MAMF)",
            "samuel-bohman/AI-benchmarking-guide (Azure results); stas00/ml-engineering, accelerator README"),
     Source("nvidia-smi utilization.gpu", "the utilization gauges (01, 04)",
