@@ -110,12 +110,15 @@ def _expert_layouts(setup, batch: int, context: int) -> str:
 model = setup.model
 if model.n_experts:
     touched = float(model.experts_touched(batch))
+    routing = ("uniform routing, E(1 − (1 − k/E)^B)" if not model.routing_skew else
+               f"routing skew {model.routing_skew:g}: the r-th most popular expert's share ∝ r^−"
+               f"{model.routing_skew:g}, Σ_e 1 − (1 − π_e)^B")
     st.caption(
         f"**Mixture of experts.** Each token runs {model.experts_per_token} of {model.n_experts} "
         f"experts, but a step reads every expert its tokens touch: {touched:.1f} of "
-        f"{model.n_experts} a layer at batch {batch} (uniform routing, E(1 − (1 − k/E)^B)). Batch-1 "
+        f"{model.n_experts} a layer at batch {batch} ({routing}). Batch-1 "
         "decode reads only the active experts; by batch "
-        f"~{int(4 * model.n_experts / model.experts_per_token)} it reads nearly all of them, so the "
+        f"~{fmt.count(model.tokens_to_touch(0.95))} it reads nearly all of them (95 %), so the "
         "model stops looking like its active size long before the ridge point."
         + (" " + _expert_layouts(setup, batch, context) if model.tp > 1 else ""))
 

@@ -409,12 +409,13 @@ def attention_sums_scalar(model: Model, new_tokens: float, cached_tokens: float)
     return p_full - f * (p_full - p_win), k_full - f * (k_full - k_win)
 
 
-def _touched(e: float, k: float, tokens, groups: int = 1):
+def _touched(e: float, k: float, tokens, groups: int = 1, skew: float = 0.0):
     """Expert reads of a step, in experts' per-GPU shares: the distinct experts of E that ``tokens``
-    tokens routed top-k touch (uniform routing; 0 tokens, 0), or with the experts spread whole over
-    ``groups`` GPUs (expert parallelism) what the slowest GPU reads (``sim.models.expert_reads``)."""
-    if groups > 1:
-        return expert_reads(e, k, tokens, groups)
+    tokens routed top-k touch (uniform routing, or skewed by ``skew``; 0 tokens, 0), or with the
+    experts spread whole over ``groups`` GPUs (expert parallelism) what the slowest GPU reads
+    (``sim.models.expert_reads``)."""
+    if groups > 1 or skew:
+        return expert_reads(e, k, tokens, groups, skew)
     if isinstance(tokens, (int, float)):
         return e * -math.expm1(tokens * math.log1p(-k / e)) if k < e else (e if tokens > 0 else 0.0)
     t = np.asarray(tokens, dtype=float)
@@ -460,7 +461,7 @@ class StepTimeCoefficients:
     kv_bytes_per_token: np.ndarray  # (ops,) KV bytes per K token (attention's), runs folded in
     comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
     moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert, GPUs the experts
-    #                  are spread over whole: 1 under tensor parallelism), runs folded in
+    #                  are spread over whole: 1 under tensor parallelism, routing skew), runs folded in
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
@@ -503,7 +504,7 @@ class StepTimeCoefficients:
             x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
             graph = x0 <= self.graph_max_tokens
             total = 0.0
-            extra = {j: _touched(e, kk, x0, g) * sec for j, e, kk, sec, _, g in self.moe}
+            extra = {j: _touched(e, kk, x0, g, z) * sec for j, e, kk, sec, _, g, z in self.moe}
             for j, (c, m, w, s, n) in enumerate(self._rows):
                 if s and x3 <= 0:
                     continue
@@ -531,7 +532,7 @@ class StepTimeCoefficients:
         eager = t > self.graph_max_tokens
         any_eager = bool(np.any(eager))
         out = []
-        moe = {j: (_touched(e, kk, t, g), sec, b) for j, e, kk, sec, b, g in self.moe}
+        moe = {j: (_touched(e, kk, t, g, z), sec, b) for j, e, kk, sec, b, g, z in self.moe}
         for j, (c_terms, m_terms, w, on, n, f_terms, b_terms, wb, kvb) in enumerate(self._sparse):
             comp = _combine(c_terms, x, 0.0)
             mem = _combine(m_terms, x, w)
@@ -560,7 +561,7 @@ class StepTimeCoefficients:
         cache = self.__dict__.setdefault("_decode_terms", {})
         if n_seq in cache:
             return cache[n_seq]
-        extra = {j: _touched(e, kk, n_seq, g) * sec for j, e, kk, sec, _, g in self.moe}
+        extra = {j: _touched(e, kk, n_seq, g, z) * sec for j, e, kk, sec, _, g, z in self.moe}
         terms = [(c[0] * n_seq + c[3] * n_seq, c[1] + c[2],
                   w + extra.get(j, 0.0) + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
                  for j, (c, m, w, _, _) in enumerate(self._rows)]
@@ -579,8 +580,8 @@ class StepTimeCoefficients:
         kv = kv0 + grow * np.arange(steps, dtype=float)
         c, m = self.compute, self.memory
         w = self.weight_s.copy()
-        for j, e, kk, sec, _, g in self.moe:
-            w[j] += _touched(e, kk, n_seq, g) * sec
+        for j, e, kk, sec, _, g, z in self.moe:
+            w[j] += _touched(e, kk, n_seq, g, z) * sec
         comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
         mem = (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
         gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
@@ -615,7 +616,7 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         kernels=np.array([op.runs * op.kernels for op in ops], dtype=float),
         comm=np.array([op.comm for op in ops]),
         moe=tuple((j, op.experts[0], op.experts[1], op.runs * op.expert_bytes / rates.bandwidth,
-                   op.runs * op.expert_bytes, model.expert_groups)
+                   op.runs * op.expert_bytes, model.expert_groups, model.routing_skew)
                   for j, op in enumerate(ops) if op.experts[0]),
         graph_kernel_s=assumptions.graph_kernel_s,
         kernel_launch_s=assumptions.kernel_launch_s,
@@ -679,7 +680,7 @@ def step_cost(
     comm_time = np.zeros(t.shape)
     eager = t > coef.graph_max_tokens
     any_eager = bool(np.any(eager))
-    moe = {j: (_touched(e, kk, t, g), sec, b) for j, e, kk, sec, b, g in coef.moe}
+    moe = {j: (_touched(e, kk, t, g, z), sec, b) for j, e, kk, sec, b, g, z in coef.moe}
     moe_bytes = sum((touched * b for touched, _, b in moe.values()), np.zeros(t.shape))
     for j, ((c_terms, m_terms, w, on, n, *_), is_comm) in enumerate(zip(coef._sparse, coef.comm.tolist(),
                                                                            strict=True)):

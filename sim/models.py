@@ -54,7 +54,72 @@ QUANT_SCOPES = ("decoder", "experts")
 ACTIVATION_BYTES = 2.0
 
 
-def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int = 1):
+#: The steepest routing skew offered (the Zipf exponent s of ``routing_shares``).
+MAX_ROUTING_SKEW = 2.0
+
+
+@lru_cache(maxsize=256)
+def routing_shares(n_experts: int, experts_per_token: int, skew: float) -> np.ndarray:
+    """pi_e, the chance that one token routes to expert e (its inclusion probability), the most
+    popular expert first; the shares sum to k. skew = 0: k / E each (uniform routing). skew s > 0:
+    proportional to rank^-s (Zipf), an expert's share capped at 1 (no token takes an expert twice)
+    and the excess spread over the rest in proportion."""
+    e, k = int(n_experts), float(experts_per_token)
+    w = np.arange(1, e + 1, dtype=float) ** -float(skew)
+    pi, free = np.zeros(e), np.ones(e, dtype=bool)
+    while free.any():
+        share = (k - pi[~free].sum()) * w / w[free].sum()
+        over = free & (share >= 1.0)
+        if not over.any():
+            pi[free] = share[free]
+            break
+        pi[over], free = 1.0, free & ~over
+    pi.setflags(write=False)
+    return pi
+
+
+def skewed_touched(n_experts: int, experts_per_token: int, skew: float, tokens):
+    """Distinct experts ``tokens`` tokens touch under skewed routing: sum_e 1 - (1 - pi_e)^T, exact
+    for any router with those inclusion probabilities and independent tokens (equal to
+    E (1 - (1 - k/E)^T) at skew 0). Broadcasts over ``tokens``; 0 tokens touch none."""
+    pi = routing_shares(n_experts, experts_per_token, skew)
+    log_miss = np.log1p(-np.minimum(pi, 1.0 - 1e-16))
+    t = np.asarray(tokens, dtype=float)
+    touched = np.sum(-np.expm1(t[..., None] * log_miss), axis=-1) if t.ndim else float(
+        np.sum(-np.expm1(float(t) * log_miss)))
+    return np.where(t > 0, touched, 0.0) if t.ndim else (touched if t > 0 else 0.0)
+
+
+@lru_cache(maxsize=64)
+def _skewed_slowest_gpu(n_experts: int, experts_per_token: int, groups: int, skew: float):
+    """(T grid, the busiest GPU's expected touched experts at skew s / the same at skew 0), both
+    under independent experts: expert r (by popularity) on GPU r mod n, each GPU's count a
+    Poisson-binomial over its experts' chances 1 - (1 - pi_e)^T, E[max] = sum_j 1 - prod_g F_g(j).
+    ``expert_reads`` multiplies the exact uniform count by this ratio, so skew 0 is the exact one."""
+    e, n = int(n_experts), int(groups)
+    per = e // n
+    pis = [routing_shares(e, experts_per_token, skew), routing_shares(e, experts_per_token, 0.0)]
+    # Tokens until even the least popular expert is all but surely touched, log-spaced.
+    t_full = min(1e7, math.log(1e-6) / math.log1p(-min(float(pis[0].min()), 1 - 1e-16)))
+    t = np.unique(np.r_[0.0, 1.0, np.geomspace(1.0, max(t_full, 2.0), 256)])
+    out = []
+    for pi in pis:
+        q = -np.expm1(t[:, None] * np.log1p(-np.minimum(pi, 1 - 1e-16))[None, :])  # (T, E)
+        cdf_prod = np.ones((t.size, per + 1))
+        for g in range(n):
+            pmf = np.zeros((t.size, per + 1))
+            pmf[:, 0] = 1.0
+            for col in range(g, e, n):
+                qe = q[:, col:col + 1]
+                pmf = pmf * (1 - qe) + np.concatenate([np.zeros((t.size, 1)), pmf[:, :-1]], axis=1) * qe
+            cdf_prod *= np.cumsum(pmf, axis=1)
+        out.append(np.sum(1.0 - np.minimum(cdf_prod[:, :per], 1.0), axis=1))
+    ratio = np.divide(out[0], out[1], out=np.ones_like(out[0]), where=out[1] > 0)
+    return t, ratio
+
+
+def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int = 1,
+                 skew: float = 0.0):
     """Expert reads of one MoE layer for a step of ``tokens`` tokens, each routed to k of E experts
     uniformly, in units of one expert's per-GPU share. Broadcasts over ``tokens``.
 
@@ -69,14 +134,29 @@ def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int
     M given D taken at D's expected value (a little high where D varies: within 2.4 % of a Monte
     Carlo at E = 8, within 1 % from E = 32).
     With many tokens every expert is touched (reads -> E, as under TP); at batch 1 the k experts
-    land unevenly (tested against a Monte Carlo of the routing)."""
+    land unevenly (tested against a Monte Carlo of the routing).
+
+    ``skew`` s > 0 (``routing_shares``): D is the skewed count ``skewed_touched``; under expert
+    parallelism the uniform result above is scaled by the busiest GPU's count under skew over its
+    count at s = 0, both with the experts taken as independent (``_skewed_slowest_gpu``; popular
+    experts placed round-robin, one per GPU first). Tested against a Monte Carlo."""
     e, k, n = float(n_experts), float(experts_per_token), int(groups)
+    scalar = isinstance(tokens, (int, float))
     t = np.asarray(tokens, dtype=float)
     p = -np.expm1(t * np.log1p(-k / e)) if k < e else np.where(t > 0, 1.0, 0.0)
+    if skew > 0:
+        touched = skewed_touched(int(e), int(k), float(skew), tokens)
+        if n <= 1:
+            return touched
+        grid, ratio = _skewed_slowest_gpu(int(e), int(k), n, float(skew))
+        table = _slowest_gpu_experts(int(e), n)
+        uniform = n * np.interp(e * p, *table)
+        reads = np.minimum(uniform * np.interp(t, grid, ratio), n * np.ceil(e / n))
+        return float(reads) if scalar else reads
     if n <= 1:
         return e * p
     table = _slowest_gpu_experts(int(e), n)
-    if isinstance(tokens, (int, float)):  # a scheduler's scalar clock: one value a step
+    if scalar:  # a scheduler's scalar clock: one value a step
         return n * float(np.interp(e * float(p), *table))
     return n * np.interp(e * p, *table)
 
@@ -166,6 +246,9 @@ class Model:
             and vocabulary split; a KV head is replicated where there are fewer KV heads than GPUs;
             MLA's latent and its down-projections are replicated on every GPU, as engines do).
             ``weight_bytes`` and ``kv_bytes_per_token`` are per GPU.
+        routing_skew: how unevenly a mixture's router spreads tokens over its experts: 0 uniform
+            (the named default), s > 0 the r-th most popular expert's share proportional to r^-s
+            (``routing_shares``). Fewer distinct experts are touched a step, so fewer bytes read.
         expert_parallel: a mixture's routed experts are spread whole over the ``tp`` GPUs (E / tp
             each: expert parallelism, attention and the rest still tensor-parallel) instead of each
             expert split by width. The same bytes per GPU; the slowest GPU's expert reads set a
@@ -210,6 +293,7 @@ class Model:
     v_head_dim: int = 0
     shipped_dtype: str = "bf16"
     expert_parallel: bool = False
+    routing_skew: float = 0.0
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -241,6 +325,9 @@ class Model:
             raise ValueError("an MLA model needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
         if not isinstance(self.tp, int) or self.tp < 1:
             raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
+        if not (isinstance(self.routing_skew, (int, float)) and not isinstance(self.routing_skew, bool)
+                and 0.0 <= self.routing_skew <= MAX_ROUTING_SKEW):
+            raise ValueError(f"routing_skew must be in 0..{MAX_ROUTING_SKEW:g}, got {self.routing_skew!r}")
         if self.expert_parallel and not self.n_experts:
             raise ValueError(f"{self.name} has no experts to spread over GPUs (expert parallelism)")
         if self.expert_parallel and self.n_experts % self.tp:
@@ -393,13 +480,34 @@ class Model:
         return self.dense_mlp_params
 
     def experts_touched(self, tokens):
-        """Distinct experts a step of ``tokens`` tokens reads in each layer under uniform routing:
-        E (1 - (1 - k/E)^T) (MEASURED.md 2.3; 1 for a dense MLP). Broadcasts."""
+        """Distinct experts a step of ``tokens`` tokens reads in each layer: under uniform routing
+        E (1 - (1 - k/E)^T) (MEASURED.md 2.3), under ``routing_skew`` s > 0 the skewed count
+        (``skewed_touched``); 1 for a dense MLP. Broadcasts."""
         t = np.asarray(tokens, dtype=float)
         if not self.n_experts:
             return np.ones_like(t)
+        if self.routing_skew:
+            return np.asarray(skewed_touched(self.n_experts, self.experts_per_token, self.routing_skew, t))
         e, k = float(self.n_experts), float(self.experts_per_token)
         return e * -np.expm1(t * np.log1p(-k / e)) if k < e else np.full_like(t, e)
+
+    def tokens_to_touch(self, share: float = 0.95) -> int:
+        """The fewest tokens a step needs for its routing to touch ``share`` of the experts (1 for a
+        dense model): (log(1 - share) / log(1 - k/E)) rounded up under uniform routing, found by
+        bisection under skew (where the least popular experts take many more)."""
+        if not self.n_experts or self.experts_per_token >= self.n_experts:
+            return 1
+        target = share * self.n_experts
+        if not self.routing_skew:
+            k, e = self.experts_per_token, self.n_experts
+            return max(1, math.ceil(math.log1p(-share) / math.log1p(-k / e)))
+        lo, hi = 1, 2
+        while float(self.experts_touched(hi)) < target and hi < 10**9:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if float(self.experts_touched(mid)) < target else (lo, mid)
+        return hi if float(self.experts_touched(lo)) < target else lo
 
     @property
     def norm_params(self) -> int:
@@ -587,7 +695,8 @@ class Model:
         (the slowest GPU's, ``expert_reads``; ``experts_touched`` under tensor parallelism)."""
         if not self.n_experts:
             return np.ones_like(np.asarray(tokens, dtype=float))
-        return expert_reads(self.n_experts, self.experts_per_token, tokens, self.expert_groups)
+        return expert_reads(self.n_experts, self.experts_per_token, tokens, self.expert_groups,
+                            self.routing_skew)
 
 
 # The presets are the config.json files in sim/configs/ (sim.configs reads them; sources in

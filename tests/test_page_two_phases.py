@@ -308,3 +308,24 @@ def test_a_gpu_without_microbenchmarks_says_its_ceilings_are_assumed():
     assert len(l4) == 1 and "No GEMM or STREAM" in l4[0] and "80%" in l4[0] and "87%" in l4[0]
     b200 = note(open_app(PAGE, {"gpu": "B200"}))
     assert len(b200) == 1 and "No STREAM microbenchmark" in b200[0] and "GEMM" not in b200[0]
+
+
+def test_routing_skew_is_a_sidebar_setting_for_mixtures_only():
+    """Mixtral on 2 GPUs at batch 16: a skewed router touches fewer experts, so the decode step shrinks; the
+    caption says which routing it assumes, the setup label says it, and a link with it reopens it."""
+    def moe_caption(at):
+        return next(c.value for c in at.caption if "Mixture of experts" in c.value)
+
+    at = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2", "phases_batch": "16"})
+    assert not at.exception
+    assert "uniform routing" in moe_caption(at)
+    uniform = ms(metric(at, "Decode step"))
+    at.slider(key="skew").set_value(1.5).run()
+    assert not at.exception
+    assert "routing skew 1.5" in moe_caption(at) and "uniform" not in moe_caption(at)
+    assert ms(metric(at, "Decode step")) < uniform
+    assert "routing skew 1.5" in " ".join(c.value for c in at.caption)  # the setup label
+    again = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2", "phases_batch": "16", "skew": "1.5"})
+    assert ms(metric(again, "Decode step")) == ms(metric(at, "Decode step"))
+    dense = open_app(PAGE)
+    assert not [s for s in dense.slider if s.key == "skew"]

@@ -20,7 +20,16 @@ from sim.cost import (
     calibration_step_s,
 )
 from sim.hardware import DEFAULT_GPU, GPU, GPUS, TYPICAL_HBM_CEILING, custom_gpu
-from sim.models import ALL_MODELS, DEFAULT_MODEL, KV_DTYPES, MEASURED_MODELS, MODELS, WEIGHT_DTYPES, Model
+from sim.models import (
+    ALL_MODELS,
+    DEFAULT_MODEL,
+    KV_DTYPES,
+    MAX_ROUTING_SKEW,
+    MEASURED_MODELS,
+    MODELS,
+    WEIGHT_DTYPES,
+    Model,
+)
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.price import render_price
 from ui.sources import gpu_price
@@ -55,7 +64,8 @@ class Setup:
         if m.tp > 1:
             experts = ", experts whole per GPU" if m.expert_parallel else ""
             where = f"{m.tp} x {self.gpu.name}{experts} (memory, MFU, MBU and utilization per GPU)"
-        return f"{m.name} ({m.weight_dtype} weights, {m.kv_dtype} KV) on {where}"
+        skew = f", routing skew {m.routing_skew:g}" if m.n_experts and m.routing_skew else ""
+        return f"{m.name} ({m.weight_dtype} weights, {m.kv_dtype} KV{skew}) on {where}"
 
 
 DEFAULT_SETUP = Setup(GPUS[DEFAULT_GPU], MODELS[DEFAULT_MODEL], DEFAULT_ASSUMPTIONS)
@@ -132,6 +142,15 @@ def render_setup_controls() -> Setup:
                 st.warning(f"{failed}. Showing 1 GPU.", icon=":material/call_split:")
             if whole and not model.expert_parallel and model.tp > 1:
                 st.warning(f"{failed}. Showing the experts split (TP).", icon=":material/call_split:")
+    if base.n_experts:
+        skew = st.slider("Routing skew", 0.0, MAX_ROUTING_SKEW, 0.0, 0.1, key="skew",
+                         bind="query-params",
+                         help="How unevenly the router spreads tokens over the experts. 0: uniform "
+                              "(every expert equally likely, the named default). s > 0: the r-th most "
+                              "popular expert gets a share proportional to r^-s, so a step touches "
+                              "fewer distinct experts and reads fewer weights; with experts whole "
+                              "per GPU, the popular ones are placed one per GPU first.")
+        model = dataclasses.replace(model, routing_skew=float(skew))
     per = " per GPU" if model.tp > 1 else ""
     st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"

@@ -25,8 +25,8 @@ _SETTABLE = (bool, int, float, str)
 _NOT_SETTINGS = ("_csv_", "_reset")
 #: The global setup in the sidebar (ui.setup): kept by the sidebar itself, reset by its own button.
 SETUP_KEYS = ("gpu", "custom_tflops", "custom_tbps", "custom_gb", "model", "weights", "kv", "gpus", "experts",
-              "compute_eff", "memory_eff", "overhead_us", "graph_us", "launch_us", "cfg", "custom_cfg_text",
-              "price")
+              "skew", "compute_eff", "memory_eff", "overhead_us", "graph_us", "launch_us", "cfg",
+              "custom_cfg_text", "price")
 
 
 def _is_setting(key: str, prefix: str) -> bool:
