@@ -78,16 +78,31 @@ def routing_shares(n_experts: int, experts_per_token: int, skew: float) -> np.nd
     return pi
 
 
+@lru_cache(maxsize=256)
+def _skewed_touched_table(n_experts: int, experts_per_token: int, skew: float):
+    """(log T grid, touched experts at each): sum_e 1 - (1 - pi_e)^T from T = 1e-3 to where even the
+    least popular expert is all but surely touched: every whole count to 256 and 2,048 log-spaced
+    points (linear interpolation in log T is within 1e-5 of the sum between them; tested)."""
+    pi = routing_shares(n_experts, experts_per_token, skew)
+    log_miss = np.log1p(-np.minimum(pi, 1.0 - 1e-16))
+    t_full = min(1e12, math.log(1e-9) / float(log_miss.max()))
+    # Whole token counts up to 256 exactly (a batch-1 step touches exactly k), log-spaced beyond.
+    t = np.unique(np.r_[np.geomspace(1e-3, max(t_full, 2.0), 2048), np.arange(1.0, 257.0)])
+    touched = np.sum(-np.expm1(t[:, None] * log_miss[None, :]), axis=1)
+    return np.log(t), touched
+
+
 def skewed_touched(n_experts: int, experts_per_token: int, skew: float, tokens):
     """Distinct experts ``tokens`` tokens touch under skewed routing: sum_e 1 - (1 - pi_e)^T, exact
     for any router with those inclusion probabilities and independent tokens (equal to
-    E (1 - (1 - k/E)^T) at skew 0). Broadcasts over ``tokens``; 0 tokens touch none."""
-    pi = routing_shares(n_experts, experts_per_token, skew)
-    log_miss = np.log1p(-np.minimum(pi, 1.0 - 1e-16))
+    E (1 - (1 - k/E)^T) at skew 0), read off a table (``_skewed_touched_table``; below 1e-3 tokens
+    linear to 0). Broadcasts over ``tokens``; 0 tokens touch none; a float for a scalar."""
+    log_t, table = _skewed_touched_table(int(n_experts), int(experts_per_token), float(skew))
     t = np.asarray(tokens, dtype=float)
-    touched = np.sum(-np.expm1(t[..., None] * log_miss), axis=-1) if t.ndim else float(
-        np.sum(-np.expm1(float(t) * log_miss)))
-    return np.where(t > 0, touched, 0.0) if t.ndim else (touched if t > 0 else 0.0)
+    safe = np.maximum(t, 1e-3)
+    touched = np.interp(np.log(safe), log_t, table) * np.minimum(t / safe, 1.0)
+    touched = np.where(t > 0, touched, 0.0)
+    return float(touched) if touched.ndim == 0 else touched
 
 
 @lru_cache(maxsize=64)
@@ -97,6 +112,7 @@ def _skewed_slowest_gpu(n_experts: int, experts_per_token: int, groups: int, ske
     Poisson-binomial over its experts' chances 1 - (1 - pi_e)^T, E[max] = sum_j 1 - prod_g F_g(j).
     ``expert_reads`` multiplies the exact uniform count by this ratio, so skew 0 is the exact one."""
     e, n = int(n_experts), int(groups)
+    assert e % n == 0, "whole experts need E divisible by the GPU count (Model checks it)"
     per = e // n
     pis = [routing_shares(e, experts_per_token, skew), routing_shares(e, experts_per_token, 0.0)]
     # Tokens until even the least popular expert is all but surely touched, log-spaced.
@@ -145,9 +161,8 @@ def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int
     t = np.asarray(tokens, dtype=float)
     p = -np.expm1(t * np.log1p(-k / e)) if k < e else np.where(t > 0, 1.0, 0.0)
     if skew > 0:
-        touched = skewed_touched(int(e), int(k), float(skew), tokens)
         if n <= 1:
-            return touched
+            return skewed_touched(int(e), int(k), float(skew), tokens)
         grid, ratio = _skewed_slowest_gpu(int(e), int(k), n, float(skew))
         table = _slowest_gpu_experts(int(e), n)
         uniform = n * np.interp(e * p, *table)
@@ -497,6 +512,7 @@ class Model:
         bisection under skew (where the least popular experts take many more)."""
         if not self.n_experts or self.experts_per_token >= self.n_experts:
             return 1
+        share = min(float(share), 0.999)  # every expert surely touched takes unboundedly many tokens
         target = share * self.n_experts
         if not self.routing_skew:
             k, e = self.experts_per_token, self.n_experts
