@@ -44,3 +44,22 @@ def test_bad_link_settings_are_named_and_defaults_shown(page: Page, streamlit_se
     expect(page.locator(".st-key-phases_batch")).to_contain_text("1")
     expect(page.locator(".st-key-phases_prompt")).to_contain_text("8192")
     expect_no_exception(page)
+
+
+def test_routing_skew_moves_the_decode_step_and_travels_in_the_url(page: Page, streamlit_server):
+    """A mixture's routing-skew slider (sidebar): the URL takes it, the setup label names it, the
+    decode step at batch 16 shrinks, and a reload keeps it."""
+    open_page(page, streamlit_server.url, "two-phases", "model=Mixtral-8x7B&gpus=2&phases_batch=16")
+    before = metric_value(page, "Decode step").inner_text()
+    slider = page.locator(".st-key-skew").get_by_role("slider")
+    slider.focus()
+    slider.press("End")  # the steepest skew, 2
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"skew=2"), timeout=TIMEOUT_MS)
+    expect(page.get_by_text("routing skew 2", exact=False).first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(metric_value(page, "Decode step")).not_to_have_text(before, timeout=TIMEOUT_MS)
+    after = metric_value(page, "Decode step").inner_text()
+    page.reload()
+    wait_idle(page)
+    expect(metric_value(page, "Decode step")).to_have_text(after, timeout=TIMEOUT_MS)
+    expect_no_exception(page)
