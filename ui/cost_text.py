@@ -4,7 +4,15 @@
 from __future__ import annotations
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
-from sim.hardware import TYPICAL_GEMM_CEILINGS, TYPICAL_HBM_CEILING
+from sim.hardware import GPUS, TYPICAL_GEMM_CEILINGS, TYPICAL_HBM_CEILING
+
+#: The measured microbenchmark shares of the spec peaks, over every preset GPU.
+_GEMM_SHARES = [share for g in GPUS.values() for _, share in g.gemm_eff_measured]
+_STREAM_SHARES = [g.hbm_eff_measured for g in GPUS.values() if g.hbm_eff_measured is not None]
+
+
+def _span(shares: list[float]) -> str:
+    return f"{min(shares):.0%}-{max(shares):.0%}"
 
 STEP_MODEL_MD = r"""
 One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has $c_i$
@@ -46,7 +54,8 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
     return [
         f"Compute-bound kernels reach η_c = {a.compute_eff:.3g} of the GPU's best measured GEMM"
         f"{fitted}, memory-bound ones η_m = {a.memory_eff:.3g} of its STREAM-like bandwidth: shares "
-        "of the GPU's own microbenchmarks (best GEMM 47-87 %, STREAM 77-89 % of the spec sheet; "
+        f"of the GPU's own microbenchmarks (best GEMM {_span(_GEMM_SHARES)}, STREAM "
+        f"{_span(_STREAM_SHARES)} of the spec sheet; "
         f"a GPU with none takes NVIDIA's typical: BF16 GEMM {TYPICAL_GEMM_CEILINGS['bf16']:.0%}, FP8 "
         f"{TYPICAL_GEMM_CEILINGS['fp8']:.0%}, STREAM {TYPICAL_HBM_CEILING:.0%}).",
         f"Each kernel costs {a.graph_kernel_s * 1e6:.1f} µs on top of its roofline; a step that is not "

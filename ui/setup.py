@@ -19,7 +19,7 @@ from sim.cost import (
     Assumptions,
     calibration_step_s,
 )
-from sim.hardware import DEFAULT_GPU, GPU, GPUS, TYPICAL_HBM_CEILING, custom_gpu
+from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import (
     ALL_MODELS,
     DEFAULT_MODEL,
@@ -170,7 +170,7 @@ def render_setup_controls() -> Setup:
     if typical:
         shares = {"GEMM": f"best {gpu.math_precision(precision).upper()} GEMM "
                           f"{gpu.gemm_ceiling(precision):.0%} of its spec peak",
-                  "STREAM": f"STREAM {TYPICAL_HBM_CEILING:.0%} of its spec bandwidth"}
+                  "STREAM": f"STREAM {gpu.hbm_ceiling():.0%} of its spec bandwidth"}
         st.caption(f"No {' or '.join(typical)} microbenchmark of this GPU in measured.csv: it takes "
                    f"NVIDIA's measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
                    "assumption), and the efficiencies below are shares of that.")
@@ -187,13 +187,16 @@ def render_setup_controls() -> Setup:
         compute_eff = st.slider("Compute efficiency (share of the GPU's best GEMM)", 0.1, 1.0,
                                 d.compute_eff, 0.005, key="compute_eff", bind="query-params",
                                 help="What compute-bound kernels reach, as a share of the GPU's own "
-                                     "best measured GEMM (H100 BF16: 80 % of its spec peak, "
-                                     "MI300X: 51 %). 1 = the microbenchmark's rate.")
+                                     f"best measured GEMM ({gpu.name}'s at "
+                                     f"{gpu.math_precision(precision).upper()}: "
+                                     f"{gpu.gemm_ceiling(precision):.0%} of its spec peak). 1 = the "
+                                     "microbenchmark's rate.")
         memory_eff = st.slider("Bandwidth efficiency (share of the GPU's STREAM rate)", 0.3, 1.0,
                                d.memory_eff, 0.005, key="memory_eff", bind="query-params",
                                help="What memory-bound kernels reach, as a share of the GPU's "
-                                    "measured STREAM-like bandwidth (H100: 89 % of its spec "
-                                    "figure). 1 = the microbenchmark's rate.")
+                                    f"measured STREAM-like bandwidth ({gpu.name}'s: "
+                                    f"{gpu.hbm_ceiling():.0%} of its spec figure). 1 = the "
+                                    "microbenchmark's rate.")
         # Float sliders: an int slider would truncate a linked "0.5" to 0 without a word.
         overhead_us = st.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
                                 10.0, format="%.0f", key="overhead_us", bind="query-params",
