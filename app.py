@@ -56,6 +56,6 @@ def _page_body() -> None:
 
 
 _page_body()
-show_rejected(raw_params, url_notice)
+show_rejected(raw_params, url_notice, page.url_path)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
 freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

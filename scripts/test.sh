@@ -23,7 +23,8 @@ if [ -n "$PKGS" ]; then
 fi
 
 .venv/bin/ruff check .
-# Two worker processes (pytest-xdist), whole files per worker so a browser module keeps its page:
-# the suite is CPU-bound on the 2-core CI machine, and serially it took ~11 min there, ~7.5 in two.
-# PYTEST_WORKERS=0 runs it in one process; arguments after these (say -n 0) take precedence.
-.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@"
+# Two worker processes (pytest-xdist). --browser-lane (tests/conftest.py): the Chromium tests run in
+# one worker, one after another, while the other takes the remaining files; two Chromium tests at
+# once on 2 cores each ran 2-4 times slower. PYTEST_WORKERS=0 runs it all in one process; arguments
+# after these (say -n 0) take precedence.
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile --browser-lane "$@"

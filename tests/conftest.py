@@ -22,6 +22,58 @@ settings.register_profile("dev", deadline=None, max_examples=60,
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+# --- the browser lanes ------------------------------------------------------------------------------
+# Tests that drive Chromium (everything under tests/browser, and the hostile-links sample) are
+# CPU-hungry: one takes ~1.5 of the CI machine's 2 cores (renderer, its GPU process, the server),
+# and two at once each ran 2-4 times slower than alone, so two pytest-xdist workers sharing them out
+# gained almost nothing over one. With ``--browser-lane`` (scripts/test.sh) most of them run one after
+# another in one worker from the start, while the other worker takes the other files and then the
+# last few browser files (BROWSER_LATE), so neither worker waits idle at the end.
+BROWSER_LANE = ("tests/browser/", "tests/test_hostile_inputs_sample.py")
+BROWSER_LATE = tuple(f"tests/browser/test_{name}_browser.py" for name in ("two_phases", "watch", "yours"))
+
+
+def browser_lane(nodeid: str) -> str | None:
+    """"early", "late" or None (not a browser-lane test)."""
+    if nodeid.startswith(BROWSER_LATE):
+        return "late"
+    return "early" if nodeid.startswith(BROWSER_LANE) else None
+
+
+def pytest_addoption(parser):
+    parser.addoption("--browser-lane", action="store_true",
+                     help="with -n 2: the Chromium tests one after another in one worker from the start, "
+                          "the other files and then a few browser files in the other (tests/conftest.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With --browser-lane: the early lane first, then the other files, then the late lane (a stable
+    sort: the order within each is kept)."""
+    if config.getoption("browser_lane"):
+        items.sort(key=lambda item: {"early": 0, None: 1, "late": 2}[browser_lane(item.nodeid)])
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if not config.getoption("browser_lane"):
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserLane(LoadFileScheduling):
+        """pytest-xdist's per-file scheduling, with each lane's browser tests as one work unit. Units go
+        out in collection order (not largest first), so the early lane is the first handed out and the
+        late lane the last."""
+
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            config.option.loadscopereorder = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            lane = browser_lane(nodeid)
+            return f"browser-{lane}" if lane else super()._split_scope(nodeid)
+
+    return BrowserLane(config, log)
+
+
 def open_app(page: str | None = None, params: dict[str, str | list[str]] | None = None) -> AppTest:
     """Run the app from its entrypoint with URL query parameters ``params``, and switch to ``page``
     (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered.

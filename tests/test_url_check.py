@@ -36,6 +36,20 @@ def test_notice_only_on_the_first_run():
     at = run({"batch": "3"})
     at.select_slider(key="batch").set_value(8).run()
     assert not at.warning
+    at.run()  # and it does not come back
+    assert not at.warning
+
+
+def test_a_rerun_nobody_asked_for_keeps_the_notice():
+    """A full rerun with the view unchanged (the watchdog asks for one after a reconnect) shows the
+    notice again; the reader's first change ends it."""
+    at = run({"batch": "3", "eff": "0.8"})
+    assert len(at.warning) == 1
+    at.run()
+    at.run()
+    assert len(at.warning) == 1 and "batch=3" in at.code[0].value
+    at.slider(key="eff").set_value(0.7).run()
+    assert not at.warning
 
 
 def test_numbers_in_other_scripts_are_not_taken():

@@ -21,6 +21,7 @@ import math
 import streamlit as st
 
 _CHECKED = "_url_checked"
+_NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
 MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
 MAX_LISTED = 10  # settings listed in the notice; the rest are counted
 
@@ -91,13 +92,34 @@ def notice_lines(rejected: list[str]) -> str:
     return "\n".join(lines)
 
 
-def show_rejected(raw: dict[str, list[str]] | None, container) -> None:
+def _view(page: str) -> tuple:
+    """The page and its widgets' values now: what a reader changing anything would change (the
+    session's own entries, named with a leading underscore, are not widgets and are left out)."""
+    values = st.session_state.to_dict()
+    return page, tuple(sorted(
+        (key, repr(value)) for key, value in values.items()
+        if not key.startswith("_") and isinstance(value, str | int | float | bool | type(None))
+    ))
+
+
+def show_rejected(raw: dict[str, list[str]] | None, container, page: str = "") -> None:
     """Write a warning into ``container`` (placed at the top of the page) if anything was ignored.
 
+    On the session's first run the ignored settings are worked out and kept with the view they gave
+    (the ``page`` and its widgets' values). A later full run shows the notice again as long as the
+    view is still that one, so a rerun the reader did not ask for (the watchdog's after a reconnect)
+    keeps it; a change of any setting, or another page, ends it.
+
     The warning's text is fixed; the settings themselves go in a code block below it, as plain text."""
-    if not raw:
+    if raw is not None:
+        st.session_state[_NOTICE] = (rejected_params(raw) if raw else [], _view(page))
+    saved = st.session_state.get(_NOTICE)
+    if not saved:
         return
-    rejected = rejected_params(raw)
+    rejected, view = saved
+    if view != _view(page):
+        del st.session_state[_NOTICE]
+        return
     if rejected:
         with container.container(key="url_notice"):
             st.warning("This link had settings that could not be used, so their defaults are shown:",

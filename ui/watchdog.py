@@ -22,12 +22,27 @@ to check the reload.
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
-GRACE_MS = 10_000  # a closed connection not replaced within this long is lost (Streamlit retries first)
+
+def _test_scale() -> float:
+    """``GPU_LIES_WATCHDOG_SCALE`` (a number in [0.1, 1]) shortens the two waits below for the browser
+    tests that force a lost connection or a stuck chunk; anything else, or nothing, is 1."""
+    try:
+        scale = float(os.environ.get("GPU_LIES_WATCHDOG_SCALE", "1"))
+    except ValueError:
+        return 1.0
+    return min(1.0, max(0.1, scale)) if scale == scale else 1.0
+
+
+# A closed connection not replaced within GRACE_MS is lost (Streamlit retries first).
+GRACE_MS = round(10_000 * _test_scale())
 FIRST_RERUN_MS = 50  # after a reconnect, the full rerun is asked for this soon
 RERUN_AFTER_MS = 400  # and again if nothing came back this soon (the frontend not ready for the key)
-STUCK_MS = 12_000  # placeholders left this long with no script running: reload (once until a good load)
+# Placeholders left STUCK_MS with no script running: reload (once until a good load).
+STUCK_MS = round(12_000 * _test_scale())
 
 _SCRIPT = """<script>
 (() => {

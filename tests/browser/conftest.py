@@ -1,8 +1,13 @@
 """End-to-end fixtures: a real ``streamlit run`` server and Debian's headless Chromium (Playwright).
 
-Each test module gets a page in a fresh browser context. ``streamlit_server`` starts one server for
-the session; ``fresh_server`` starts a new one for tests that must prove a URL restores a view on a
-server that has never seen it.
+Each test gets a new page (a new Streamlit session) in one browser context shared by the whole run,
+so the frontend's scripts come from the browser's cache after the first test (a new context per test
+fetched and compiled them every time: about 2 s of CPU a test). Tests that need their own cookies,
+cache or screen make their own contexts. Every request any page of the shared context makes must go
+to a loopback host: a test that made one elsewhere fails at teardown.
+
+``streamlit_server`` starts one server for the session; ``fresh_server`` starts a new one for tests
+that must prove a URL restores a view on a server that has never seen it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, BrowserContext
+
+from tests.browser.helpers import outside_url
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -46,7 +54,7 @@ class Server:
     """A streamlit server on a free loopback port, stopped by its PID."""
 
     def __init__(self, extra_args: tuple[str, ...] = (), port: int | None = None,
-                 script: str = "app.py") -> None:
+                 script: str = "app.py", env: dict[str, str] | None = None) -> None:
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
@@ -54,7 +62,7 @@ class Server:
             [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -97,6 +105,37 @@ def fresh_server() -> Iterator[Server]:
     server = Server()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def quick_watchdog_server() -> Iterator[Server]:
+    """A server whose pages' watchdog waits a fifth as long (ui/watchdog.py: 2 s for a lost connection,
+    2.4 s for a stuck chunk), for the tests that force one."""
+    server = Server(env={"GPU_LIES_WATCHDOG_SCALE": "0.2"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_context(browser: Browser, browser_context_args) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(**browser_context_args)
+    ctx._gpu_lies_outside = []
+    ctx.on("request", lambda r: ctx._gpu_lies_outside.append(r.url) if outside_url(r.url) else None)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def context(shared_context: BrowserContext) -> Iterator[BrowserContext]:
+    """pytest-playwright's ``context`` (and so ``page``), shared: the test's pages are closed after it,
+    cookies cleared, and the outside requests it made (none allowed) reported."""
+    seen = len(shared_context._gpu_lies_outside)
+    yield shared_context
+    for p in list(shared_context.pages):
+        p.close()
+    shared_context.clear_cookies()
+    outside = shared_context._gpu_lies_outside[seen:]
+    assert not outside, f"requests to outside hosts: {outside[:5]}"
 
 
 def chromium_path() -> str:

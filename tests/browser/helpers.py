@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Page, expect
 
 TIMEOUT_MS = 20_000
 #: Loading placeholders get longer: a page left with them and no script running reloads itself
-#: after ui.watchdog.STUCK_MS (12 s) and must get the time to come back (README, *Restarts*).
+#: after ui.watchdog.STUCK_MS (12 s; the tests that force it use a server with a fifth of that) and
+#: must get the time to come back (README, *Restarts*).
 PLACEHOLDER_TIMEOUT_MS = 45_000
 #: CI runs a fixed sample of the long parametrized browser checks (the suite's ~6 minute budget);
 #: GPU_LIES_FULL_BROWSER=1 runs every case (README, "Tests").
 FULL = os.environ.get("GPU_LIES_FULL_BROWSER") == "1"
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def outside_url(url: str) -> bool:
+    """Whether a request goes anywhere but a loopback host (data:, blob: and about: are local)."""
+    parts = urlsplit(url)
+    return parts.scheme not in ("data", "blob", "about") and parts.hostname not in (None, *LOOPBACK)
 
 
 def ci_sample(cases: list, sample: list) -> list:

@@ -13,7 +13,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.helpers import TIMEOUT_MS, ci_sample, expect_no_exception, metric_value, open_page
+from tests.browser.helpers import (
+    TIMEOUT_MS,
+    ci_sample,
+    expect_no_exception,
+    metric_value,
+    open_page,
+    outside_url,
+)
 
 SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
          "phone": dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
@@ -127,12 +134,24 @@ CASES = ci_sample([(size, path) for size in SIZES for path in FIRST_SCREEN],
                    ("desktop", "what-to-watch")])
 
 
+@pytest.fixture(scope="module")
+def sized_contexts(browser: Browser, browser_context_args):
+    """One context per screen size for the module (its cache shared by that size's pages)."""
+    contexts: dict = {}
+    yield lambda size: contexts.setdefault(
+        size, browser.new_context(**{**browser_context_args, **SIZES[size]}))
+    for context in contexts.values():
+        context.close()
+
+
 @pytest.fixture
-def sized_page(request, browser: Browser, browser_context_args):
-    context = browser.new_context(**{**browser_context_args, **SIZES[request.param]})
-    page = context.new_page()
+def sized_page(request, sized_contexts):
+    page = sized_contexts(request.param).new_page()
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if outside_url(r.url) else None)
     yield page, request.param
-    context.close()
+    page.close()
+    assert not outside, f"requests to outside hosts: {outside[:5]}"
 
 
 @pytest.mark.parametrize(("sized_page", "path"), CASES, indirect=["sized_page"], ids=lambda c: str(c))

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import TIMEOUT_MS, ci_sample, expect_no_exception, open_page
+from tests.browser.helpers import FULL, TIMEOUT_MS, ci_sample, expect_no_exception, open_page
 from ui.nav import ALL_PAGES
 
 EVIL = "example.invalid"
@@ -88,6 +88,8 @@ def test_link_text_is_plain_text_and_no_outside_requests(page: Page, streamlit_s
     assert not requests.outside, requests.outside
 
 
+@pytest.mark.skipif(not FULL, reason="CI: every browser test's pages are checked for outside requests "
+                    "(tests/browser/conftest.py), and together they open every page")
 def test_a_whole_tour_requests_nothing_from_outside(page: Page, streamlit_server):
     """Every page in turn at its defaults, in one tab (fonts, icons and the favicon included): each
     renders its own heading and no exception."""

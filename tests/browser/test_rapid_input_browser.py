@@ -37,7 +37,8 @@ def test_rapid_input_keeps_the_connection_and_ends_on_the_last_value(context: Br
     assert not outcome.mismatches, outcome.mismatches
 
 
-def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, streamlit_server):
+def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, quick_watchdog_server):
+    server = quick_watchdog_server  # the watchdog's waits a fifth as long
     routes: list[WebSocketRoute] = []
 
     def relay(ws: WebSocketRoute) -> None:  # pass everything through, keep a handle to inject
@@ -45,7 +46,7 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, st
         routes.append(ws)
 
     page.route_web_socket(re.compile(r".*/_stcore/stream"), relay)
-    open_page(page, streamlit_server.url, "two-phases", "phases_batch=64&gpu=H200+SXM")
+    open_page(page, server.url, "two-phases", "phases_batch=64&gpu=H200+SXM")
     expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
     assert len(routes) == 1
     miss = ForwardMsg()
@@ -65,7 +66,7 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, st
     expect_no_exception(page)
 
 
-def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, streamlit_server):
+def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, quick_watchdog_server):
     """An element's code chunk that never arrives leaves it a loading placeholder with no script
     running; the watchdog reloads the page once and the URL brings the view back. Forced here by
     holding the metric element's chunk unanswered on the first load (a fresh context, so the
@@ -84,7 +85,7 @@ def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, stre
         page.route(re.compile(r".*/static/js/Metric\.[^/]*\.js$"), hold_first)
         loads: list = []
         page.on("load", lambda _: loads.append(1))
-        page.goto(f"{streamlit_server.url}/two-phases?phases_batch=64")
+        page.goto(f"{quick_watchdog_server.url}/two-phases?phases_batch=64")
         expect(page.get_by_test_id("stSkeleton").first).to_be_visible(timeout=TIMEOUT_MS)
         for _ in range(3 * TIMEOUT_MS // 100):  # poll for the reload (not a timing assertion)
             if len(loads) >= 2:

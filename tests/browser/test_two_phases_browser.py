@@ -1,4 +1,5 @@
-"""Page 00 in a real browser (that every page renders is test_injection_browser.py's tour): a
+"""Page 00 in a real browser (that every page renders: the first-screen, injection and navigation
+tests, and test_injection_browser.py's tour under GPU_LIES_FULL_BROWSER=1): a
 slider change updates the URL and the numbers, and a copied URL restores the same view on a freshly
 started server."""
 
