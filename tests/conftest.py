@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from streamlit.testing.v1 import AppTest
 
@@ -42,8 +43,9 @@ def browser_lane(nodeid: str) -> str | None:
 
 def pytest_addoption(parser):
     parser.addoption("--browser-lane", action="store_true",
-                     help="with -n 2: the Chromium tests one after another in one worker from the start, "
-                          "the other files and then a few browser files in the other (tests/conftest.py)")
+                     help="with -n 2 --dist loadfile: the Chromium tests one after another in one worker "
+                          "from the start, the other files and then a few browser files in the other "
+                          "(tests/conftest.py)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -53,9 +55,10 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: {"early": 0, None: 1, "late": 2}[browser_lane(item.nodeid)])
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
-    if not config.getoption("browser_lane"):
-        return None
+    if not config.getoption("browser_lane") or config.getoption("dist") != "loadfile":
+        return None  # the lanes are a variant of --dist loadfile; other modes stay as xdist has them
     from xdist.scheduler import LoadFileScheduling
 
     class BrowserLane(LoadFileScheduling):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, open_app
 
 
 def run(params: dict[str, str]) -> AppTest:
@@ -50,6 +50,31 @@ def test_a_rerun_nobody_asked_for_keeps_the_notice():
     assert len(at.warning) == 1 and "batch=3" in at.code[0].value
     at.slider(key="eff").set_value(0.7).run()
     assert not at.warning
+
+
+def test_in_the_app_too_and_another_page_ends_it():
+    """The app's entrypoint (AppTest lands on the home page: it cannot deep-link)."""
+    at = open_app(None, {"gpu": "TPU"})
+    assert any("gpu=TPU" in c.value for c in at.code)
+    at.run()
+    at.run()
+    assert any("gpu=TPU" in c.value for c in at.code)
+    at.switch_page("app_pages/two_phases.py").run()
+    assert not any("gpu=TPU" in c.value for c in at.code) and not at.exception
+
+
+def test_a_first_run_cut_short_still_gets_its_notice():
+    """The first run's parameters are kept until the notice has been worked out: a run stopped
+    before the end (here by an exception in the page, as a rerun request would stop it) leaves the
+    next run to name them."""
+    at = AppTest.from_file(str(ROOT / "tests/apps/url_check_app.py"), default_timeout=30)
+    at.query_params["batch"] = "3"
+    at.session_state["_cut_short"] = True
+    at.run()
+    assert not at.warning
+    at.session_state["_cut_short"] = False
+    at.run()
+    assert len(at.warning) == 1 and "batch=3" in at.code[0].value
 
 
 def test_numbers_in_other_scripts_are_not_taken():

@@ -21,6 +21,7 @@ import math
 import streamlit as st
 
 _CHECKED = "_url_checked"
+_RAW = "_url_raw"  # the first run's parameters, until the notice is worked out
 _NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
 MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
 MAX_LISTED = 10  # settings listed in the notice; the rest are counted
@@ -38,17 +39,19 @@ def _non_ascii_number(value: str) -> bool:
 
 
 def raw_params_on_first_run() -> dict[str, list[str]] | None:
-    """The URL's query parameters as the session's first run received them (None on later runs).
+    """The URL's query parameters as the session's first run received them (None on later runs, or
+    the same again while the notice has not been worked out: a rerun that cut the first run short).
 
     Parameters holding a number in non-ASCII digits are removed from the URL before any widget reads
     them (the widget shows its default; the notice names them)."""
     if st.session_state.get(_CHECKED):
-        return None
+        return st.session_state.get(_RAW)
     st.session_state[_CHECKED] = True
     raw = {key: st.query_params.get_all(key) for key in st.query_params}
     for key, values in raw.items():
         if any(_non_ascii_number(v) for v in values):
             del st.query_params[key]
+    st.session_state[_RAW] = raw  # until show_rejected has used it
     return raw
 
 
@@ -95,11 +98,18 @@ def notice_lines(rejected: list[str]) -> str:
 def _view(page: str) -> tuple:
     """The page and its widgets' values now: what a reader changing anything would change (the
     session's own entries, named with a leading underscore, are not widgets and are left out)."""
-    values = st.session_state.to_dict()
-    return page, tuple(sorted(
-        (key, repr(value)) for key, value in values.items()
-        if not key.startswith("_") and isinstance(value, str | int | float | bool | type(None))
-    ))
+    simple = str | int | float | bool | type(None)
+    view = []
+    for key, value in st.session_state.to_dict().items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, list | tuple) and all(isinstance(v, simple) for v in value):
+            value = tuple(value)  # a multiselect's choices
+        elif not isinstance(value, simple):
+            continue
+        view.append((key, repr(value) if not isinstance(value, str) or len(value) <= 200
+                     else (len(value), hash(value))))  # a long pasted text: its length and hash
+    return page, tuple(sorted(view))
 
 
 def show_rejected(raw: dict[str, list[str]] | None, container, page: str = "") -> None:
@@ -112,7 +122,10 @@ def show_rejected(raw: dict[str, list[str]] | None, container, page: str = "") -
 
     The warning's text is fixed; the settings themselves go in a code block below it, as plain text."""
     if raw is not None:
-        st.session_state[_NOTICE] = (rejected_params(raw) if raw else [], _view(page))
+        rejected = rejected_params(raw)
+        st.session_state.pop(_RAW, None)
+        if rejected:
+            st.session_state[_NOTICE] = (rejected, _view(page))
     saved = st.session_state.get(_NOTICE)
     if not saved:
         return

@@ -27,22 +27,22 @@ import os
 import streamlit as st
 
 
-def _test_scale() -> float:
-    """``GPU_LIES_WATCHDOG_SCALE`` (a number in [0.1, 1]) shortens the two waits below for the browser
-    tests that force a lost connection or a stuck chunk; anything else, or nothing, is 1."""
+def _test_scale(wait: str) -> float:
+    """``GPU_LIES_WATCHDOG_<wait>_SCALE`` (``GRACE`` or ``STUCK``): a number that shortens that wait
+    below for the browser test that forces it, clamped to [0.1, 1]; anything else, or nothing, is 1."""
     try:
-        scale = float(os.environ.get("GPU_LIES_WATCHDOG_SCALE", "1"))
+        scale = float(os.environ.get(f"GPU_LIES_WATCHDOG_{wait}_SCALE", "1"))
     except ValueError:
         return 1.0
     return min(1.0, max(0.1, scale)) if scale == scale else 1.0
 
 
 # A closed connection not replaced within GRACE_MS is lost (Streamlit retries first).
-GRACE_MS = round(10_000 * _test_scale())
+GRACE_MS = round(10_000 * _test_scale("GRACE"))
 FIRST_RERUN_MS = 50  # after a reconnect, the full rerun is asked for this soon
 RERUN_AFTER_MS = 400  # and again if nothing came back this soon (the frontend not ready for the key)
 # Placeholders left STUCK_MS with no script running: reload (once until a good load).
-STUCK_MS = round(12_000 * _test_scale())
+STUCK_MS = round(12_000 * _test_scale("STUCK"))
 
 _SCRIPT = """<script>
 (() => {

@@ -3,8 +3,8 @@
 Each test gets a new page (a new Streamlit session) in one browser context shared by the whole run,
 so the frontend's scripts come from the browser's cache after the first test (a new context per test
 fetched and compiled them every time: about 2 s of CPU a test). Tests that need their own cookies,
-cache or screen make their own contexts. Every request any page of the shared context makes must go
-to a loopback host: a test that made one elsewhere fails at teardown.
+cache or screen make their own contexts. Every request and websocket any browser test's pages open
+must go to a loopback host (``helpers.watch_outside``): a test that made one elsewhere fails.
 
 ``streamlit_server`` starts one server for the session; ``fresh_server`` starts a new one for tests
 that must prove a URL restores a view on a server that has never seen it.
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext
 
-from tests.browser.helpers import outside_url
+from tests.browser.helpers import watch_outside
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -107,11 +107,20 @@ def fresh_server() -> Iterator[Server]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def quick_watchdog_server() -> Iterator[Server]:
-    """A server whose pages' watchdog waits a fifth as long (ui/watchdog.py: 2 s for a lost connection,
-    2.4 s for a stuck chunk), for the tests that force one."""
-    server = Server(env={"GPU_LIES_WATCHDOG_SCALE": "0.2"})
+@pytest.fixture
+def quick_grace_server() -> Iterator[Server]:
+    """A server whose pages' watchdog calls a closed connection lost after 2 s, not 10
+    (ui/watchdog.py), for the test that forces one; its stuck-page wait stays 12 s."""
+    server = Server(env={"GPU_LIES_WATCHDOG_GRACE_SCALE": "0.2"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def quick_stuck_server() -> Iterator[Server]:
+    """A server whose pages' watchdog reloads a page stuck on placeholders after 2.4 s, not 12, for
+    the test that forces one; its lost-connection wait stays 10 s."""
+    server = Server(env={"GPU_LIES_WATCHDOG_STUCK_SCALE": "0.2"})
     yield server
     server.stop()
 
@@ -119,8 +128,7 @@ def quick_watchdog_server() -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def shared_context(browser: Browser, browser_context_args) -> Iterator[BrowserContext]:
     ctx = browser.new_context(**browser_context_args)
-    ctx._gpu_lies_outside = []
-    ctx.on("request", lambda r: ctx._gpu_lies_outside.append(r.url) if outside_url(r.url) else None)
+    ctx._gpu_lies_outside = watch_outside(ctx)
     yield ctx
     ctx.close()
 

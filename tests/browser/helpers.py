@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from urllib.parse import urlsplit
 
@@ -17,13 +18,41 @@ PLACEHOLDER_TIMEOUT_MS = 45_000
 FULL = os.environ.get("GPU_LIES_FULL_BROWSER") == "1"
 
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOCAL_SCHEMES = ("data", "blob", "about", "chrome-error")
 
 
 def outside_url(url: str) -> bool:
-    """Whether a request goes anywhere but a loopback host (data:, blob: and about: are local)."""
+    """Whether a request goes anywhere but a loopback host (data:, blob:, about: and an error page's
+    chrome-error: are local; so is any 127.x.y.z, ::1 and localhost)."""
     parts = urlsplit(url)
-    return parts.scheme not in ("data", "blob", "about") and parts.hostname not in (None, *LOOPBACK)
+    if parts.scheme in LOCAL_SCHEMES or not parts.hostname or parts.hostname == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:  # a name, not an address
+        return True
+
+
+def watch_outside(target) -> list[str]:
+    """Collect every request and websocket that a context's pages (or one page) open to an outside
+    host, into the list returned. Attach it before the pages are opened."""
+    outside: list[str] = []
+
+    def check(url: str) -> None:
+        if outside_url(url):
+            outside.append(url)
+
+    def watch_page(page) -> None:
+        page.on("websocket", lambda ws: check(ws.url))
+
+    target.on("request", lambda r: check(r.url))
+    if hasattr(target, "new_page"):  # a context: its pages' websockets too
+        target.on("page", watch_page)
+        for page in target.pages:
+            watch_page(page)
+    else:
+        watch_page(target)
+    return outside
 
 
 def ci_sample(cases: list, sample: list) -> list:

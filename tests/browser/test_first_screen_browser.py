@@ -19,7 +19,7 @@ from tests.browser.helpers import (
     expect_no_exception,
     metric_value,
     open_page,
-    outside_url,
+    watch_outside,
 )
 
 SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
@@ -147,8 +147,7 @@ def sized_contexts(browser: Browser, browser_context_args):
 @pytest.fixture
 def sized_page(request, sized_contexts):
     page = sized_contexts(request.param).new_page()
-    outside: list[str] = []
-    page.on("request", lambda r: outside.append(r.url) if outside_url(r.url) else None)
+    outside = watch_outside(page)
     yield page, request.param
     page.close()
     assert not outside, f"requests to outside hosts: {outside[:5]}"

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import FULL, TIMEOUT_MS, ci_sample, expect_no_exception, open_page
+from tests.browser.helpers import FULL, TIMEOUT_MS, ci_sample, expect_no_exception, open_page, watch_outside
 from ui.nav import ALL_PAGES
 
 EVIL = "example.invalid"
@@ -29,7 +29,8 @@ INJECTIONS = [
     ":red[red] **bold** $x^2$ :material/home:",
 ]
 PAGES = list(ALL_PAGES)
-#: The notice is the entrypoint's, the same on every page: CI checks three (the tour below opens all).
+#: The notice is the entrypoint's, the same on every page: CI checks three (every page under
+#: GPU_LIES_FULL_BROWSER=1).
 SAMPLE = ci_sample(PAGES, [p for p in PAGES if p.url_path in ("home", "two-phases", "your-numbers")])
 
 
@@ -112,3 +113,24 @@ def test_a_page_that_stops_early_still_names_the_bad_settings(page: Page, stream
     expect(page.locator(".st-key-url_notice")).to_be_visible(timeout=TIMEOUT_MS)
     expect_no_live_markup(page)
     expect_no_exception(page)
+
+
+def test_the_outside_request_check_sees_requests_and_websockets(browser):
+    """The check every browser test ends with (tests/browser/helpers.py's watch_outside) does see an
+    outside image and an outside websocket, and passes loopback ones."""
+    context = browser.new_context()
+    outside = watch_outside(context)
+    try:
+        page = context.new_page()
+        page.set_content(f"""<img src="https://{EVIL}/i.png"><img src="http://127.0.0.1:9/x.png">
+            <script>try {{ new WebSocket("wss://{EVIL}/s"); new WebSocket("ws://localhost:9/s"); }}
+            catch (e) {{}}</script>""")
+        for _ in range(100):  # until both are reported (polling; no timing is asserted)
+            if sum(EVIL in u for u in outside) >= 2:
+                break
+            page.wait_for_timeout(100)
+    finally:
+        context.close()
+    assert any(u.startswith(f"https://{EVIL}/i.png") for u in outside), outside
+    assert any(u.startswith(f"wss://{EVIL}/s") for u in outside), outside
+    assert not any("127.0.0.1" in u or "localhost" in u for u in outside), outside

@@ -16,7 +16,14 @@ from playwright.sync_api import Browser, Page, expect
 from sim.hardware import GPUS
 from sim.models import MODELS
 from sim.phases import two_phases
-from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
+from tests.browser.helpers import (
+    TIMEOUT_MS,
+    expect_no_exception,
+    metric_value,
+    open_page,
+    wait_idle,
+    watch_outside,
+)
 from ui import format as fmt
 from ui.setup import DEFAULT_SETUP
 
@@ -54,9 +61,11 @@ def pick(page: Page, key: str, option: str) -> None:
 @pytest.fixture
 def two_readers(browser: Browser, browser_context_args):
     a_ctx, b_ctx = browser.new_context(**browser_context_args), browser.new_context(**browser_context_args)
+    outside = [watch_outside(a_ctx), watch_outside(b_ctx)]
     yield a_ctx.new_page(), b_ctx.new_page()
     a_ctx.close()
     b_ctx.close()
+    assert not outside[0] and not outside[1], outside
 
 
 def test_two_readers_do_not_share_state(two_readers, streamlit_server):

@@ -27,7 +27,7 @@ def test_pages_work_through_the_proxy_under_its_csp(page: Page, proxy):
     page.on("request", lambda r: outside.append(r.url)
             if urlsplit(r.url).netloc not in ("", urlsplit(proxy.url).netloc)
             and not r.url.startswith(("data:", "blob:")) else None)
-    # Page 00 and 01 (every page, without the proxy: tests/browser/test_injection_browser.py)
+    # Pages 00 and 01 here; every page is opened without the proxy by the other browser tests
     open_page(page, proxy.url, SECTIONS[0].url_path)
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=TIMEOUT_MS)
     expect_no_exception(page)

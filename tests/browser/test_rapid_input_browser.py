@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, WebSocketRoute, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, open_page, wait_idle
+from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, open_page, wait_idle, watch_outside
 from tests.browser.rapid import TARGETS, run_once
 
 # (key, mode): the toggle with clicks scheduled in the page (trusted clicks each wait for the page).
@@ -37,8 +37,8 @@ def test_rapid_input_keeps_the_connection_and_ends_on_the_last_value(context: Br
     assert not outcome.mismatches, outcome.mismatches
 
 
-def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, quick_watchdog_server):
-    server = quick_watchdog_server  # the watchdog's waits a fifth as long
+def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, quick_grace_server):
+    server = quick_grace_server  # the watchdog takes 2 s, not 10, to call a closed connection lost
     routes: list[WebSocketRoute] = []
 
     def relay(ws: WebSocketRoute) -> None:  # pass everything through, keep a handle to inject
@@ -66,12 +66,13 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, qu
     expect_no_exception(page)
 
 
-def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, quick_watchdog_server):
+def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, quick_stuck_server):
     """An element's code chunk that never arrives leaves it a loading placeholder with no script
     running; the watchdog reloads the page once and the URL brings the view back. Forced here by
     holding the metric element's chunk unanswered on the first load (a fresh context, so the
     browser's cache does not already have it)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside = watch_outside(context)
     try:
         page = context.new_page()
         held: list = []
@@ -85,7 +86,7 @@ def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, quic
         page.route(re.compile(r".*/static/js/Metric\.[^/]*\.js$"), hold_first)
         loads: list = []
         page.on("load", lambda _: loads.append(1))
-        page.goto(f"{quick_watchdog_server.url}/two-phases?phases_batch=64")
+        page.goto(f"{quick_stuck_server.url}/two-phases?phases_batch=64")  # stuck after 2.4 s, not 12
         expect(page.get_by_test_id("stSkeleton").first).to_be_visible(timeout=TIMEOUT_MS)
         for _ in range(3 * TIMEOUT_MS // 100):  # poll for the reload (not a timing assertion)
             if len(loads) >= 2:
@@ -99,3 +100,4 @@ def test_a_page_stuck_on_a_chunk_that_never_arrives_reloads_itself(browser, quic
         expect_no_exception(page)
     finally:
         context.close()
+    assert not outside, outside

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.helpers import TIMEOUT_MS, expect_no_exception, metric_value, open_page, wait_idle
+from tests.browser.helpers import (
+    TIMEOUT_MS,
+    expect_no_exception,
+    metric_value,
+    open_page,
+    wait_idle,
+    watch_outside,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 
@@ -48,6 +55,7 @@ def test_paste_apply_and_the_link_carries_the_calibration(page: Page, browser: B
     expect_no_exception(page)
     # The copied link, in a browser that has never seen this session: the same calibrated step.
     other = browser.new_context(**browser_context_args)
+    outside = watch_outside(other)
     try:
         fresh = other.new_page()
         fresh.goto(link)
@@ -55,6 +63,7 @@ def test_paste_apply_and_the_link_carries_the_calibration(page: Page, browser: B
         expect(metric_value(fresh, "Decode step")).to_have_text(step, timeout=TIMEOUT_MS)
     finally:
         other.close()
+    assert not outside, outside
 
 
 def test_an_uploaded_result_file_is_read(page: Page, streamlit_server):
