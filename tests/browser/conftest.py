@@ -2,9 +2,10 @@
 
 Each test gets a new page (a new Streamlit session) in one browser context shared by the whole run,
 so the frontend's scripts come from the browser's cache after the first test (a new context per test
-fetched and compiled them every time: about 2 s of CPU a test). Tests that need their own cookies,
-cache or screen make their own contexts. Every request and websocket any browser test's pages open
-must go to a loopback host (``helpers.watch_outside``): a test that made one elsewhere fails.
+fetched them every time: the home page loaded in 4.4 s in a new context, 1.8 s from the cache).
+Tests that need their own cookies, cache or screen make their own contexts. Every request and
+websocket any browser test's pages open must go to a loopback host (``helpers.watch_outside``): a
+test that made one elsewhere fails.
 
 ``streamlit_server`` starts one server for the session; ``fresh_server`` starts a new one for tests
 that must prove a URL restores a view on a server that has never seen it.
