@@ -35,7 +35,7 @@ BROWSER_LATE = tuple(f"tests/browser/test_{name}_browser.py" for name in ("two_p
 
 
 def browser_lane(nodeid: str) -> str | None:
-    """"early", "late" or None (not a browser-lane test)."""
+    """Which lane a test is in: "early", "late", or None (not a browser-lane test)."""
     if nodeid.startswith(BROWSER_LATE):
         return "late"
     return "early" if nodeid.startswith(BROWSER_LANE) else None
