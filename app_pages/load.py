@@ -433,10 +433,7 @@ st.caption(
     + " "
     + _measured_note(setup)
 )
-windowed_layers_note(setup, "Its steps are priced so here too, but the scheduler counts the "
-                     "cache's room in tokens of every layer, so for this model it holds fewer requests "
-                     "at once than an engine that keeps the windowed layers' pages apart, and its "
-                     "capacities are likely understated.")
+windowed_layers_note(setup, load.window_memory_note(setup.model))
 chart(
     view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",
@@ -622,6 +619,7 @@ def _distserve_steps() -> dict:
 
 
 step_ms = _distserve_steps()
+_full_layers = " of the full-attention layers" if 0 < setup.model.window_share < 1 else ""
 example, matched, host_read = examples["defaults"], examples["kernels"], examples["host"]
 how_computed(
     rf"""
@@ -640,8 +638,10 @@ steps between events is priced in closed form (at a fixed batch a decode step is
 tokens until an operator changes bound). The whole schedule is priced again in one vectorised call for
 the FLOPs, bytes and kernel time (the two agree to rounding; a test checks it).
 
-**Memory.** The KV cache holds {run.kv_budget_tokens:,} tokens here (card × 0.9 − weights − activations,
-section 02). A prompt is admitted only if its KV fits with one step of decode tokens to spare; when
+**Memory.** The KV cache holds {run.kv_budget_tokens:,} tokens{_full_layers} here (card × 0.9 − weights −
+activations, section 02). At most {load.engine_max_seqs(setup.gpu):,} requests run at once (vLLM's default
+`max_num_seqs` on this GPU; under chunked prefill also at most $C$, one decode token each). A prompt is
+admitted only if its KV fits with one step of decode tokens to spare; when
 the decodes' next tokens do not fit, the most recently admitted request is preempted and later
 recomputed (prompt and tokens so far), as vLLM does.
 
@@ -694,9 +694,12 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
     assumptions=[
         "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
         "are per replica). No pipeline parallelism.",
-        "First come, first served; at most 256 running requests (vLLM's max_num_seqs), and no more than the "
-        "chunk budget under chunked prefill.",
-        "KV memory in tokens; the last page's slack (under 16 tokens a request) is ignored.",
+        f"First come, first served; at most {load.engine_max_seqs(setup.gpu):,} running requests (vLLM's "
+        "default max_num_seqs on this GPU: 1,024 on cards of 70 GiB or more other than the A100, 256 "
+        "elsewhere), and no more than the chunk budget under chunked prefill.",
+        "KV memory in tokens (of the full-attention layers for a model with windowed layers, each request "
+        "also holding its windowed layers' window); the last page's slack (under 16 tokens a request) is "
+        "ignored.",
         "A request whose prompt plus output cannot fit the KV cache at all is rejected (vLLM refuses it).",
         "Prefill-first batches whole prompts up to 8,192 tokens a step; a longer prompt runs alone.",
         "Decode-first is request-level batching (FasterTransformer-style): the batch runs to completion.",
@@ -713,7 +716,8 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
         "Sarathi-Serve (Agrawal et al., OSDI '24): chunked prefill, token budgets of 512 / 2,048, "
         "'up to 28.3×' TBT with naive hybrid batching, chunking overhead 'at most ~25%' (REFERENCE.md §3.4).",
         "DistServe (Zhong et al., OSDI '24): per-GPU goodput, the 13B/A100 example (REFERENCE.md §3.5, V20).",
-        "vLLM: chunked prefill, automatic prefix caching, recompute preemption, max_num_seqs 256.",
+        "vLLM: chunked prefill, automatic prefix caching, recompute preemption, max_num_seqs defaults "
+        "(vllm/engine/arg_utils.py).",
         "Interconnect: MEASURED.md §3.1 (NVLink per direction; nvbandwidth pair copy 396.4 of 450 GB/s).",
         "utilization.gpu definition: NVML API reference (REFERENCE.md §4).",
     ],

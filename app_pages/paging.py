@@ -186,16 +186,17 @@ else:
     st.caption(summary(runs) + (" ✕ = a static batch (prefill included, so below the decode-only "
                                 "curve at short outputs)." if batch_trace(runs) else "")
                + (" An offline run (every request queued at once, prompts prefilled between decode "
-                  "steps) is drawn at the batch the model's KV cache holds for it, where the model runs "
-                  "it: ✕ measured, ○ the model's value for the same run (both include the prompts' "
-                  "prefill, which the decode-only curve leaves out)." if offline else "")
+                  "steps) is drawn at the batch the model runs it at (a ShareGPT-length run: its mean "
+                  "batch, which shrinks as the long outputs finish): ✕ measured, ○ the model's value "
+                  "for the same run (both include the prompts' prefill, which the decode-only curve "
+                  "leaves out)." if offline else "")
                + (" TensorRT-LLM sizes its KV cache from the memory left after the weights "
                   f"(kv_cache_free_gpu_mem_fraction {DEFAULT_MEMORY_UTILIZATION:g}), not from "
                   f"{DEFAULT_MEMORY_UTILIZATION:.0%} of the card as this chart's budget does, so its "
                   "runs can sit past the shaded limit."
                   if any(pt.batch > fit.batch["paged"] for pt in offline) else ""))
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
-    if fit.batch["reserved"] and fit.batch["reserved"] > ridge and fit.throughput_gain < 1.5:
+    if fit.batch["reserved"] and fit.batch["paged"] > ridge and fit.throughput_gain < 1.5:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
                    f"{fit.throughput_gain:.2f}× the tokens per second here: past about {ridge:,.0f} "
                    "sequences the weight GEMMs turn compute-bound, and each extra sequence brings its "
@@ -287,10 +288,11 @@ every page (section 00).
         "per step after that. Time is in steps here, not seconds.",
         "Reserved: first come first served, no skipping past a head that does not fit (no reordering to "
         "pack holes). Paged: no watermark of spare pages, no cap on the number of sequences.",
-        f"Real card: {DEFAULT_MEMORY_UTILIZATION:.0%} of memory for weights and KV cache (vLLM's default "
-        "gpu_memory_utilization; the "
-        "rest covers activations and the CUDA context). External fragmentation is ignored there (it only "
-        "lowers the reserved batch), and the engine's max_num_seqs cap is not applied.",
+        f"Real card: {DEFAULT_MEMORY_UTILIZATION:.0%} of memory (vLLM's default gpu_memory_utilization) for "
+        "the weights as the engine holds them, its start-up reserve (the larger of a forward pass's "
+        "activations and the sampler's warm-up, plus 1 GiB of CUDA context) and the KV cache; the rest "
+        "is the driver's. External fragmentation is ignored there (it only lowers the reserved batch), "
+        "and the engine's max_num_seqs cap is not applied.",
         f"Chunked prefill: the decoders' contexts are held at {CHUNK_CONTEXT:,} tokens over the steps shown; "
         "the prompt arrives as the first prompt-carrying step starts. No tile-quantisation effects "
         "(Sarathi-Serve: chunk 257 instead of 256 can cost 32 %).",

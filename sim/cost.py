@@ -197,7 +197,7 @@ def operators(model: Model) -> tuple[Operator, ...]:
                  + dense * model.dense_mlp_params / model.tp) * wd
         mlp = Operator("mlp", L, m + 3 + (m if fs else 0), (flops, 0, 0, 0), (act, 0, 0, 0), fixed,
                        False, True, experts=(e, kk),
-                       expert_bytes=moe * model.expert_params / model.tp * w)
+                       expert_bytes=moe * model.expert_params / model.tp * w * model.expert_storage_factor)
     else:
         mlp = Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
                        model.mlp_params / model.tp * w, False, True)

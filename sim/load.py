@@ -26,7 +26,14 @@ and the time with a kernel running (what ``nvidia-smi`` would read); the two agr
 **Memory** (``sim.memory.kv_budget_bytes``): a request is admitted only if its prompt's KV fits (after
 evicting unused cached prefixes); a step's decode tokens must fit too, or the most recently admitted
 running request is preempted and later recomputed (prompt + tokens generated so far), vLLM's
-recompute preemption, counted. A request whose prompt + output cannot fit at all is rejected.
+recompute preemption, counted. A request whose prompt + output cannot fit at all is rejected. At most
+``max_seqs`` requests run at once (vLLM's ``max_num_seqs`` for the GPU, ``sim.memory.engine_max_seqs``).
+Windowed layers (gpt-oss, Llama 4) hold at most their window: the cache is counted in tokens of the
+full-attention layers (``kv_unit_bytes``), and each admitted request also holds its windowed layers'
+share, min(W, prompt + output) of their tokens, from admission to release (``window_hold_tokens``:
+exact once a request's context passes the window, as vLLM's hybrid allocator frees blocks that fall
+out of it; above it while a context is shorter). A model whose every layer is windowed (Mistral)
+counts every token (an upper bound past its window).
 
 **Prefix caching**: a share of requests start with one of ``n_prefixes`` shared prefixes of
 ``prefix_tokens`` tokens (a system prompt). With caching on, a prefix's KV stays in the KV cache
@@ -62,7 +69,7 @@ from sim.cost import (
     step_time_coefficients,
 )
 from sim.hardware import GB, GPU
-from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
+from sim.memory import MAX_BATCHED_TOKENS, engine_max_seqs, kv_budget_bytes
 from sim.metrics import SLO, ServingMetrics, per_gpu_goodput, run_metrics
 from sim.models import Model
 from sim.validate import check_choice, check_float, check_int
@@ -78,8 +85,6 @@ PREFIX_TOKENS_RANGE = (0, 16_384)
 N_PREFIXES_RANGE = (1, 10_000)
 SEED_RANGE = (0, 2**32 - 1)
 
-#: vLLM's default ``max_num_seqs``: requests running at once.
-MAX_SEQS = 256
 DEFAULT_CHUNK_TOKENS = 512  # Sarathi-Serve's token budget under its strict SLO (REFERENCE.md 3.4)
 DEFAULT_SEED = 0
 
@@ -88,6 +93,10 @@ DEFAULT_SEED = 0
 #: 1 % above ~6,000; output median 180, capped.
 SHAREGPT_PROMPT = (600.0, 1.0, 16, 16_384)  # median tokens, sigma of ln, min, max
 SHAREGPT_OUTPUT = (180.0, 0.8, 4, 2_048)
+#: vLLM's benchmark keeps a ShareGPT conversation only if its prompt and output have at least 4 tokens,
+#: the prompt at most 1,024 and both together at most 2,048 (vllm/benchmarks/datasets.py,
+#: ``is_valid_sequence``).
+SHAREGPT_FILTER = (4, 1_024, 2_048)
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,31 @@ def make_stream(n_requests: int, rate_per_s: float, *, lengths: str = "sharegpt"
     pid = np.where(has, rng.integers(0, npre, n), -1)
     prompt = prompt + np.where(has, ptok, 0)
     return Stream(arrival, prompt, out, pid.astype(np.int64), ptok)
+
+
+def sharegpt_sample(n_requests: int, prompt_mean: float, output_mean: float, *, seed: int = DEFAULT_SEED,
+                    arrival_s=None) -> Stream:
+    """``n_requests`` ShareGPT-like requests with the given mean prompt and output lengths, as vLLM's
+    benchmark samples them: the lognormal shapes of ``SHAREGPT_PROMPT`` / ``SHAREGPT_OUTPUT`` (their
+    spreads and long tails), scaled until the means match after ``SHAREGPT_FILTER``'s limits are
+    applied (prompt <= 1,024, prompt + output <= 2,048). All arrive at t = 0 unless ``arrival_s`` is
+    given. A benchmark run of such requests lasts until its longest outputs finish, which is why its
+    throughput is not the mean request's (``sim.truth``'s offline ShareGPT rows)."""
+    n = check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
+    lo, max_prompt, max_total = SHAREGPT_FILTER
+    check_float("prompt_mean", prompt_mean, lo, max_prompt)
+    check_float("output_mean", output_mean, lo, max_total - lo)
+    rng = np.random.default_rng(check_int("seed", seed, *SEED_RANGE))
+    base_p = _lognormal(rng, (*SHAREGPT_PROMPT[:2], 1, 10**9), n).astype(float)
+    base_o = _lognormal(rng, (*SHAREGPT_OUTPUT[:2], 1, 10**9), n).astype(float)
+    a, b = prompt_mean / base_p.mean(), output_mean / base_o.mean()
+    for _ in range(60):  # a fixed point: clipping lowers the means, so the scales grow to match
+        prompt = np.clip(np.rint(base_p * a), lo, max_prompt)
+        out = np.clip(np.rint(base_o * b), lo, max_total - prompt)
+        a *= prompt_mean / prompt.mean()
+        b *= output_mean / out.mean()
+    arrival = np.zeros(n) if arrival_s is None else np.broadcast_to(np.asarray(arrival_s, float), (n,)).copy()
+    return Stream(arrival, prompt.astype(np.int64), out.astype(np.int64), np.full(n, -1, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -336,9 +370,41 @@ class LoadRun:
                 and self.steady(0.05 * targets.ttft_s))
 
 
+def kv_unit_bytes(model: Model) -> float:
+    """Bytes of one token of the scheduler's KV count on one GPU: a token in the full-attention layers
+    for a model with some windowed layers, a token in every layer otherwise."""
+    f = model.window_share
+    return (1.0 - f) * model.kv_bytes_per_token if 0.0 < f < 1.0 else model.kv_bytes_per_token
+
+
+def window_hold_tokens(model: Model, total_tokens) -> np.ndarray:
+    """What a request's windowed layers hold, in ``kv_unit_bytes`` tokens, for a request that will
+    reach ``total_tokens`` of context: f / (1 - f) x min(W, total) (0 without windowed layers, and for
+    a model whose every layer is windowed, whose every token is counted instead)."""
+    t = np.asarray(total_tokens, dtype=np.int64)
+    f = model.window_share
+    if not 0.0 < f < 1.0:
+        return np.zeros_like(t)
+    return np.ceil(f / (1.0 - f) * np.minimum(t, int(model.sliding_window))).astype(np.int64)
+
+
+def window_memory_note(model: Model) -> str:
+    """One sentence: how the scheduler counts a windowed model's KV cache (empty without windows)."""
+    f = model.window_share
+    if not f:
+        return ""
+    if f >= 1.0:
+        return ("The scheduler counts every token of its KV cache, so past the window it holds fewer "
+                "requests at once than an engine that frees the pages sliding out of it.")
+    return ("The scheduler counts the cache in tokens of the full-attention layers, and each running "
+            f"request also holds its windowed layers' last {int(model.sliding_window):,} tokens, as "
+            "vLLM's hybrid KV-cache manager keeps them (from admission on: a little more than an "
+            "engine holds while a context is still shorter than the window).")
+
+
 def kv_budget_tokens(gpu: GPU, model: Model) -> int:
-    """KV-cache tokens one GPU holds (``sim.memory.kv_budget_bytes`` / KV bytes a token)."""
-    return max(int(kv_budget_bytes(gpu, model) // model.kv_bytes_per_token), 0)
+    """KV-cache tokens one GPU holds (``sim.memory.kv_budget_bytes`` / ``kv_unit_bytes``)."""
+    return max(int(kv_budget_bytes(gpu, model) // kv_unit_bytes(model)), 0)
 
 
 class _Cache:
@@ -380,10 +446,13 @@ class _Cache:
 def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
              chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
              assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_tokens: int | None = None,
-             mode: str = "colocated", transfer_s: np.ndarray | None = None) -> LoadRun:
+             mode: str = "colocated", transfer_s: np.ndarray | None = None,
+             max_seqs: int | None = None) -> LoadRun:
     """Run ``stream`` through one GPU's scheduler under ``policy``.
 
-    ``kv_tokens``: the KV-cache size in tokens (default: what the card holds after the weights).
+    ``kv_tokens``: the KV-cache size in ``kv_unit_bytes`` tokens (default: what the card holds after
+    the weights). ``max_seqs``: requests running at once (default: the engine's for the GPU,
+    ``sim.memory.engine_max_seqs``; under chunked prefill also at most ``chunk_tokens``).
     ``mode`` 'colocated' (prefill and decode here), 'prefill' (a prefill-only GPU: each request
     leaves after its first token), 'decode' (a decode-only GPU: requests arrive with their prompt's
     KV, their first token made elsewhere ``transfer_s`` before arrival).
@@ -400,8 +469,10 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     olen = stream.output_tokens.tolist() if mode != "prefill" else [1] * n
     pid = stream.prefix_id.tolist() if prefix_caching and mode == "colocated" else [-1] * n
     ptok = int(stream.prefix_tokens)
+    pu = ptok + int(window_hold_tokens(model, ptok))  # a cached prefix's KV, windowed layers included
     xfer = [0.0] * n if transfer_s is None else np.broadcast_to(transfer_s, (n,)).tolist()
-    max_seqs = min(MAX_SEQS, chunk) if policy == "chunked" else MAX_SEQS
+    seqs = engine_max_seqs(gpu) if max_seqs is None else check_int("max_seqs", max_seqs, 1, 10**6)
+    max_seqs = min(seqs, chunk) if policy == "chunked" else seqs
     step_budget = chunk if policy == "chunked" else MAX_BATCHED_TOKENS
     linear = (not coef.overlap_host)
 
@@ -419,7 +490,9 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     computed = [0] * n
     hit = [False] * n
     seen = [False] * n
-    rejected = [plen[r] + olen[r] > budget for r in range(n)]
+    # Each admitted request's windowed layers (see the module docstring), held until it is released.
+    wext = window_hold_tokens(model, np.add(plen, olen, dtype=np.int64)).tolist()
+    rejected = [plen[r] + olen[r] + wext[r] > budget for r in range(n)]
     prefill_ends: dict[int, list] = {}
 
     cache = _Cache()
@@ -460,31 +533,38 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         nonlocal used
         p = pid[r]
         e = cache.entries.get(p) if p >= 0 else None
+        # The request's windowed layers' share, held with it (x >= what a cached prefix's windowed
+        # layers hold, pu - ptok: a request holding a cached prefix holds plen + gen + x in all, as one
+        # that computes its prompt does, so whatever fits alone fits either way).
+        x = wext[r]
         if e is not None and e[2]:  # a cache hit: the prefix's KV is there
             want = plen[r] + gen[r] - ptok
-            if want + len(decoders) > budget - used + cache.evictable - (ptok if e[1] == 0 else 0):
+            mem = want + x - (pu - ptok)
+            if mem + len(decoders) > budget - used + cache.evictable - (e[0] if e[1] == 0 else 0):
                 return False
             cache.use(p)
             hold[r] = p
-            used -= cache.evict(used + want + len(decoders) - budget)
-            ctx0[r], priv[r] = ptok, want
+            used -= cache.evict(used + mem + len(decoders) - budget)
+            ctx0[r], priv[r] = ptok, mem
         else:
             want = plen[r] + gen[r]
-            if want + len(decoders) > budget - used + cache.evictable:
+            new_entry = p >= 0 and e is None and ptok > 0  # computes the prefix and leaves it cached
+            mem = want + x
+            if mem + len(decoders) > budget - used + cache.evictable:
                 return False
-            used -= cache.evict(used + want + len(decoders) - budget)
-            ctx0[r], priv[r] = 0, want
-            if p >= 0 and e is None and ptok > 0:  # computes the prefix and leaves it in the cache
-                cache.entries[p] = [ptok, 1, False]
-                cache.tokens += ptok
+            used -= cache.evict(used + mem + len(decoders) - budget)
+            ctx0[r], priv[r] = 0, mem
+            if new_entry:
+                cache.entries[p] = [pu, 1, False]
+                cache.tokens += pu
                 hold[r] = p
-                priv[r] = want - ptok
+                priv[r] = mem - pu
         if not seen[r]:
             hit[r] = ctx0[r] > 0
             seen[r] = True
         need[r] = want
         done[r] = 0
-        used += want
+        used += mem
         return True
 
     def release(r: int) -> None:
@@ -895,7 +975,8 @@ def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumpt
     per_prefill_token = price(chunk, pre_p, pre_k, 1) / chunk
     budget = max(kv_budget_tokens(gpu, model), 1)
     ctx = p + o / 2
-    batch = float(max(1, min(MAX_SEQS, budget // max(int(ctx), 1))))
+    held = max(int(ctx) + int(window_hold_tokens(model, p + o)), 1)
+    batch = float(max(1, min(engine_max_seqs(gpu), budget // held)))
     dec_p, dec_k = (float(v) for v in attention_sums(model, 1, ctx))
     per_decode_token = price(batch, batch * dec_p, batch * dec_k, batch) / batch
     if mode == "prefill":
@@ -1048,8 +1129,10 @@ def ideal_hit_rate(stream: Stream) -> float:
 
 def cache_room_prefixes(gpu: GPU, model: Model, prefix_tokens: int) -> float:
     """Prefixes of ``prefix_tokens`` tokens the whole KV cache could hold if nothing else ran (an upper
-    bound: running requests' KV shares the same memory)."""
-    return kv_budget_tokens(gpu, model) / prefix_tokens if prefix_tokens else math.inf
+    bound: running requests' KV shares the same memory), windowed layers counted at their window."""
+    if not prefix_tokens:
+        return math.inf
+    return kv_budget_tokens(gpu, model) / (prefix_tokens + int(window_hold_tokens(model, prefix_tokens)))
 
 
 # ---------------------------------------------------------------------------------------------------

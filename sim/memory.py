@@ -10,9 +10,10 @@ Serving engines budget the card the same way (vLLM's ``gpu_memory_utilization``,
                  holding at most their window: sim.models.Model.kv_bytes_per_sequence)
     fits       = weights + activations + kv needed <= budget
 
-Activations are the workspace of the largest step the engine profiles (``max_batched_tokens``
-tokens through one layer's widest tensors, the logits of ``max_seqs`` sampled rows in FP32) plus a
-fixed reserve for the CUDA context, GEMM workspaces and captured graphs. The rest of the card
+Activations are the peak of the engine's start-up profile run (vLLM's ``profile_run``): the larger
+of the model's forward pass over ``max_batched_tokens`` tokens (one layer's widest tensors) and the
+sampler's warm-up over ``max_num_seqs`` rows of logits (``sampler_warmup_bytes``), plus a fixed
+reserve for the CUDA context, GEMM workspaces and captured graphs. The rest of the card
 (1 - utilization) is left to the driver and other processes.
 """
 
@@ -32,21 +33,52 @@ UTILIZATION_RANGE = (0.1, 1.0)
 #: Tokens of the largest step the engine profiles its activation peak with (vLLM V1's
 #: ``max_num_batched_tokens`` for chunked prefill on large GPUs).
 MAX_BATCHED_TOKENS = 8192
-#: Rows of logits the engine keeps in FP32 (vLLM's default ``max_num_seqs``, 256).
-MAX_SEQS_LOGITS = 256
+#: vLLM V1's default ``max_num_seqs`` (requests running at once): 1024 on GPUs with at least 70 GiB
+#: other than the A100, 256 elsewhere (vllm/engine/arg_utils.py: "For GPUs like H100 and MI300x, use
+#: larger default values"; the A100 is excluded after a measured regression, vLLM PR #17885).
+MAX_SEQS_LARGE_GPU, MAX_SEQS_DEFAULT = 1024, 256
+LARGE_GPU_BYTES = 70 * GiB
+#: Bytes per logit the sampler's start-up run holds at its peak. vLLM V1 warms its sampler up with
+#: top-p 0.9 and top-k on every row (``_dummy_sampler_run``), the PyTorch path: the BF16 logits (2),
+#: their FP32 copy (4), the sorted copy (4) with its int64 indices (8) and the softmax over it (4)
+#: are alive at once (vllm/v1/sample/ops/topk_topp_sampler.py ``apply_top_k_top_p``). The sort's own
+#: scratch space is not counted, so this is a floor.
+SAMPLER_WARMUP_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0 + 8.0 + 4.0
 #: CUDA context, cuBLAS/attention workspaces and CUDA-graph pools, bytes.
 FIXED_RESERVE_BYTES = 1.0 * GiB
 
 
-def activation_bytes(model: Model) -> float:
-    """Peak activation workspace on one GPU, bytes: one layer's widest live tensors for
-    MAX_BATCHED_TOKENS tokens (hidden in and out, the GPU's share of the MLP's up/gate output and
-    of q/k/v), FP32 logits of MAX_SEQS_LOGITS rows over its share of the vocabulary, and the fixed
-    reserve."""
+def engine_max_seqs(gpu: GPU | None) -> int:
+    """Requests an engine runs at once by default on ``gpu`` (vLLM V1's ``max_num_seqs``; None: the
+    smaller default)."""
+    if gpu is not None and gpu.hbm_bytes >= LARGE_GPU_BYTES and "a100" not in gpu.name.lower():
+        return MAX_SEQS_LARGE_GPU
+    return MAX_SEQS_DEFAULT
+
+
+def forward_workspace_bytes(model: Model) -> float:
+    """One GPU's activations for a forward pass over MAX_BATCHED_TOKENS tokens, bytes: one layer's
+    widest live tensors (hidden in and out, the GPU's share of the MLP's up/gate output and of
+    q/k/v)."""
     widest = (2 * model.hidden + model.mlp_matrices * model.intermediate_per_gpu
               + (model.heads_per_gpu + 2 * model.kv_heads_per_gpu) * model.head_dim)
-    return (MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES + MAX_SEQS_LOGITS * model.vocab_per_gpu * 4.0
-            + FIXED_RESERVE_BYTES)
+    return MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES
+
+
+def sampler_warmup_bytes(model: Model, gpu: GPU | None = None) -> float:
+    """The sampler's start-up run on one GPU, bytes: ``engine_max_seqs`` rows (at most
+    MAX_BATCHED_TOKENS) of logits over the whole vocabulary (tensor-parallel engines gather the
+    logits on every GPU) at SAMPLER_WARMUP_BYTES_PER_LOGIT each. For a 201k-token vocabulary
+    (gpt-oss) on an H100: 1,024 rows, 4.2 GiB."""
+    rows = min(engine_max_seqs(gpu), MAX_BATCHED_TOKENS)
+    return rows * float(model.vocab) * SAMPLER_WARMUP_BYTES_PER_LOGIT
+
+
+def activation_bytes(model: Model, gpu: GPU | None = None) -> float:
+    """Peak of the engine's start-up profile run on one GPU, bytes: the larger of the forward pass's
+    workspace (``forward_workspace_bytes``) and the sampler's warm-up (``sampler_warmup_bytes``;
+    they run one after the other), plus the fixed reserve."""
+    return max(forward_workspace_bytes(model), sampler_warmup_bytes(model, gpu)) + FIXED_RESERVE_BYTES
 
 
 @dataclass(frozen=True)
@@ -152,15 +184,12 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         raise ValueError(f"context_tokens must be an integer >= 0, got {context_tokens!r}")
     return MemoryPlan(
         gpu_name=gpu.name, model_name=model.name, total_bytes=gpu.hbm_bytes,
-        utilization=float(utilization), weight_bytes=model.weight_bytes,
-        activation_bytes=activation_bytes(model), kv_bytes_per_token=model.kv_bytes_per_token,
+        utilization=float(utilization), weight_bytes=model.served_weight_bytes,
+        activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=model.kv_bytes_per_token,
         batch=int(batch), context_tokens=int(context_tokens),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
         window_share=model.window_share,
     )
-
-
-KV_POLICIES = ("total", "free")
 
 
 KV_POLICIES = ("total", "free")

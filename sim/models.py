@@ -26,7 +26,9 @@ weight, scales included:
     NVFP4: 4 bits + one FP8 (E4M3) scale per 16 weights = 4.5 bits (a per-tensor FP32 scale aside)
     MXFP4: 4 bits + one E8M0 (8-bit) scale per 32 weights = 4.25 bits
 FP4 formats run FP4 tensor math where the GPU has FP4 units (B200) and are weight-only elsewhere
-(dequantised to BF16 in the GEMM); INT8 and INT4 are weight-only.
+(dequantised to BF16 in the GEMM); INT8 and INT4 are weight-only. ``weight_bytes`` is the checkpoint
+as shipped; ``served_weight_bytes`` what the engine holds and reads, which differs where it repacks:
+vLLM pads MXFP4 experts to its kernels' tiles (``expert_storage_factor``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ KV_DTYPES = ("bf16", "fp8")
 QUANT_SCOPES = ("decoder", "experts")
 #: Bytes per activation element (BF16 activations between kernels).
 ACTIVATION_BYTES = 2.0
+#: vLLM stores MXFP4 experts padded to its mixture-of-experts kernels' tiles: the Marlin kernel that
+#: GPUs without FP4 math run needs n % 256 == 0 and k % 128 == 0, so the hidden size is padded to a
+#: multiple of 256 and each GPU's expert width to a multiple of 128
+#: (vllm/model_executor/layers/quantization/mxfp4.py; its other MXFP4 kernels pad as much or more).
+#: For gpt-oss (2880 x 2880 on one GPU: 3072 x 2944) that is 9.0 % more expert bytes, the 5.2 GiB
+#: between gpt-oss-120b's 60.8 GiB checkpoint and the 66.0 GiB vLLM logs as "Model loading took" on
+#: one H100 (vllm-project/vllm#23278).
+MXFP4_PAD_HIDDEN, MXFP4_PAD_WIDTH = 256, 128
 
 
 #: The steepest routing skew offered (the Zipf exponent s of ``routing_shares``).
@@ -637,6 +647,28 @@ class Model:
         bf16 = BYTES_PER_ELEMENT["bf16"]
         return (experts * self.weight_bytes_per_element + other * self.dense_bytes_per_element
                 + (biases + rest) * bf16)
+
+    @property
+    def expert_storage_factor(self) -> float:
+        """Bytes the engine stores, and reads, for a routed expert's weight matrices over the
+        checkpoint's: MXFP4 experts padded to vLLM's kernel tiles (MXFP4_PAD_HIDDEN, MXFP4_PAD_WIDTH,
+        on each GPU's share of the width); 1 for every other precision and for dense models."""
+        if self.weight_dtype != "mxfp4" or not self.n_experts:
+            return 1.0
+        width = self.expert_width if self.expert_parallel else self.expert_width // self.tp
+        padded = (-(-self.hidden // MXFP4_PAD_HIDDEN) * MXFP4_PAD_HIDDEN
+                  * -(-width // MXFP4_PAD_WIDTH) * MXFP4_PAD_WIDTH)
+        return padded / (self.hidden * width)
+
+    @property
+    def served_weight_bytes(self) -> float:
+        """Bytes of weights one GPU holds in the engine's layout: ``weight_bytes`` with the routed
+        experts' matrices at ``expert_storage_factor`` (what the memory check counts)."""
+        if self.expert_storage_factor == 1.0:
+            return self.weight_bytes
+        experts = self.routed_expert_params - self.routed_expert_bias_params
+        return (self.weight_bytes + (self.expert_storage_factor - 1.0) * experts / self.tp
+                * self.weight_bytes_per_element)
 
     @property
     def lm_head_bytes(self) -> float:

@@ -502,7 +502,7 @@ def card_fit(
                      out=np.zeros(n + 2), where=cost.time_s > 0)
     return CardFit(
         gpu_name=gpu.name, model_name=model.name, memory_utilization=float(memory_utilization),
-        memory_bytes=memory, weight_bytes=model.weight_bytes, kv_budget_bytes=budget,
+        memory_bytes=memory, weight_bytes=model.served_weight_bytes, kv_budget_bytes=budget,
         kv_bytes_per_token=model.kv_bytes_per_token, page_tokens=page_tokens, max_output=max_output,
         slots_per_request=slots, context_tokens=context, batch=batch,
         step_s={"reserved": float(cost.time_s[n]), "paged": float(cost.time_s[n + 1])},

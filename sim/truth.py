@@ -13,12 +13,17 @@ row:
   sequence's tokens is t_decode(N) / (1 - lambda * t_prefill). Poisson load (``qps``): N = lambda x
   end-to-end time (Little's law); closed loop (``concurrency`` C): N = C and lambda = C / end-to-end.
   Both solved by fixed-point iteration.
-- ``offline_tok_s``: ``requests`` queued at t = 0; the engine runs as many as its KV cache holds at
-  full length (prompt + output, reserved up front, TensorRT-LLM's guaranteed-no-evict policy),
-  at most MAX_NUM_SEQS; every request is prefilled in chunks of MAX_BATCHED_TOKENS and decoded at
-  the mean context. The KV cache is sized as the row's engine sizes it: TensorRT-LLM takes 0.9 of
-  the memory left after the weights (``kv_cache_free_gpu_mem_fraction``), vLLM and SGLang 0.9 of
-  the card (``sim.memory.kv_budget_bytes``).
+- ``offline_tok_s``: ``requests`` queued at t = 0. Fixed lengths: the engine runs as many as its KV
+  cache holds at full length (prompt + output, reserved up front, TensorRT-LLM's
+  guaranteed-no-evict policy), at most MAX_NUM_SEQS; every request is prefilled in chunks of
+  MAX_BATCHED_TOKENS and decoded at the mean context. ShareGPT lengths: the run lasts until its
+  longest outputs finish, so it is run through the step scheduler of section 05
+  (``sim.load.simulate``, chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
+  ``max_num_seqs``, recompute preemption) on requests drawn with the row's mean lengths as vLLM's
+  benchmark samples them (``sim.load.sharegpt_sample``); output tokens / the run's wall time. The
+  KV cache is sized as the row's engine sizes it: TensorRT-LLM takes 0.9 of the memory left after
+  the weights (``kv_cache_free_gpu_mem_fraction``), vLLM and SGLang 0.9 of the card
+  (``sim.memory.kv_budget_bytes``).
 - ``gemm_tflops`` / ``hbm_tbps``: the GPU's best-shape GEMM and STREAM-like rates the model assumes
   (``GPU.gemm_ceiling`` / ``hbm_ceiling``); serving kernels run at ``compute_eff`` / ``memory_eff``
   of them. The presets' ceilings are read from measured.csv's microbenchmark rows, so those rows
@@ -43,11 +48,13 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, attention_sums, step_cost
 from sim.hardware import GPUS
+from sim.load import kv_unit_bytes, sharegpt_sample, simulate
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.models import ALL_MODELS, Model
 from sim.phases import ttft_curve
@@ -275,10 +282,55 @@ def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy
     return batch
 
 
+@lru_cache(maxsize=64)
+def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total"):
+    """``requests`` ShareGPT-like requests of the given mean lengths, all queued at t = 0, through the
+    step scheduler (``sim.load.simulate``: chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
+    max_num_seqs for the GPU), priced with the default assumptions: the ``LoadRun``, or why not.
+
+    With every request there at t = 0 the schedule is decided by tokens and memory alone (no arrival
+    falls between steps), so it is the same under any assumptions; ``offline_tokens_per_s`` prices
+    its steps again with the caller's (tested against a run under those assumptions). Cached: a
+    reader's fit prices the same run for every trial."""
+    budget = kv_budget_bytes(gpu, model, policy=kv_policy)
+    if budget < model.kv_bytes_per_token:
+        return "the weights and activations leave no room for the KV cache"
+    try:
+        stream = sharegpt_sample(requests, prompt, output)
+    except ValueError as exc:
+        return f"a ShareGPT sample as vLLM's benchmark draws it cannot have these lengths: {exc}"
+    run = simulate(gpu, model, stream, "chunked", chunk_tokens=MAX_BATCHED_TOKENS, prefix_caching=False,
+                   kv_tokens=int(budget // kv_unit_bytes(model)))
+    if run.rejected.any():
+        return f"the KV cache cannot hold {int(run.rejected.sum())} of the requests at full length"
+    return run
+
+
+def offline_run_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total",
+                      workload: str = "fixed") -> int | str:
+    """The batch an offline run decodes at, or why none: ``offline_batch`` for fixed lengths; for
+    ShareGPT lengths, whose batch shrinks as the long outputs finish, the scheduler run's mean
+    decode batch weighted by its steps' time."""
+    if workload != "sharegpt":
+        return offline_batch(gpu, model, prompt, output, requests, kv_policy)
+    run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
+    if isinstance(run, str):
+        return run
+    w = run.step_time_s
+    return max(1, round(float(np.sum(w * run.step_decode) / np.sum(w)))) if w.sum() > 0 else 1
+
+
 def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
-                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total"
-                         ) -> float | str:
+                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total",
+                         workload: str = "fixed") -> float | str:
     """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
+    if workload == "sharegpt":
+        run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
+        if isinstance(run, str):
+            return run
+        t, p, k, s = run.step_sums
+        wall = float(step_cost(gpu, model, t, p, k, assumptions, sampled_tokens=s).time_s.sum())
+        return run.output_tokens / wall
     batch = offline_batch(gpu, model, prompt, output, requests, kv_policy)
     if isinstance(batch, str):
         return batch
@@ -331,7 +383,8 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
         return Prediction(row, 1e3 * online_tpot_s(gpu, model, p, o, qps=row.qps,
                                                    concurrency=row.concurrency, assumptions=a))
     if row.kind == "offline_tok_s":
-        value = offline_tokens_per_s(gpu, model, p, o, row.requests or 1000, a, kv_policy_for(row.engine))
+        value = offline_tokens_per_s(gpu, model, p, o, row.requests or 1000, a, kv_policy_for(row.engine),
+                                     row.workload)
         if isinstance(value, str):
             return Prediction(row, None, value)
         return Prediction(row, value)

@@ -274,7 +274,43 @@ def test_fp4_runs_fp4_math_only_where_the_gpu_has_it():
     ops = {op.name: op for op in operators(oss)}
     assert not ops["qkv"].tensor_precision and not ops["o_proj"].tensor_precision
     assert ops["o_proj"].weight_bytes == 64 * 64 * 2880 * 2.0
-    assert ops["mlp"].expert_bytes == pytest.approx(oss.expert_params * 0.53125)
+    # MXFP4 bytes (0.53125 a weight), in vLLM's padded layout (below).
+    assert ops["mlp"].expert_bytes == pytest.approx(oss.expert_params * 0.53125 * oss.expert_storage_factor)
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b"])
+@pytest.mark.parametrize("tp, expert_parallel, factor", [
+    (1, False, 3072 * 2944 / 2880**2),  # 2880 x 2880 padded to 3072 x 2944
+    (2, False, 3072 * 1536 / (2880 * 1440)),  # each GPU's 1440-wide share padded to 1536
+    (4, False, 3072 * 768 / (2880 * 720)),
+    (8, False, 3072 * 384 / (2880 * 360)),
+    (4, True, 3072 * 2944 / 2880**2),  # whole experts: the full width, padded once
+])
+def test_mxfp4_experts_are_held_in_vllms_padded_layout(name, tp, expert_parallel, factor):
+    """vLLM pads MXFP4 experts to its kernels' tiles (hidden to 256, each GPU's expert width to 128):
+    the engine holds and reads more than the checkpoint ships. Other precisions and dense models
+    are held as shipped."""
+    from sim.hardware import GPUS
+    from sim.memory import memory_plan
+
+    m = ALL_MODELS[name].with_precision("mxfp4").with_tp(tp, expert_parallel)
+    assert m.expert_storage_factor == pytest.approx(factor)
+    experts = (m.routed_expert_params - m.routed_expert_bias_params) / tp * 0.53125
+    assert m.served_weight_bytes - m.weight_bytes == pytest.approx((factor - 1) * experts)
+    assert memory_plan(GPUS["H200 SXM"], m, 1, 1024).weight_bytes == m.served_weight_bytes
+    for other in ("bf16", "fp8", "nvfp4"):
+        held = ALL_MODELS[name].with_precision(other).with_tp(tp, expert_parallel)
+        assert held.expert_storage_factor == 1.0 and held.served_weight_bytes == held.weight_bytes
+    dense = ALL_MODELS["Llama-3.1-8B"].with_precision("mxfp4")
+    assert dense.expert_storage_factor == 1.0 and dense.served_weight_bytes == dense.weight_bytes
+
+
+def test_gpt_oss_120b_as_vllm_loads_it_on_one_h100():
+    """vLLM's start-up log for gpt-oss-120b on one H100 (vllm-project/vllm#23278): "Model loading took
+    65.9651 GiB". The checkpoint is 60.8 GiB; the padded layout makes up the difference."""
+    m = ALL_MODELS["gpt-oss-120b"].with_precision("mxfp4")
+    assert m.weight_bytes / 2**30 == pytest.approx(60.77, abs=0.05)
+    assert m.served_weight_bytes / 2**30 == pytest.approx(65.9651, rel=0.005)
 
 
 def test_shipped_precision_is_read_from_quantization_config():

@@ -27,11 +27,11 @@ KNOWN_GAPS = {
     "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
               "model allows there (0.655 of MI300X's best measured FP8 GEMM, itself 47 % of peak).",
-    "goss-01": "vLLM v0.10.2 runs gpt-oss-120b's MXFP4 experts on H100 with weight-only kernels "
-               "(Triton / Marlin); the row's own mean TPOT (54 ms) is about twice the model's decode "
-               "step at the batch the KV cache holds (~30 ms at ~500 sequences), which prices the "
-               "dequantised MoE GEMMs at full bandwidth; and its throughput over its TPOT implies "
-               "~157 sequences running, fewer than the ~500 the model's cache holds.",
+    "goss-01": "gpt-oss-120b on one H100 barely fits: after vLLM's padded MXFP4 experts (65.9 GiB) "
+               "and its start-up reserve the model leaves 0.57 GiB of KV cache, and the queued run's "
+               "throughput follows that room (1.6 GiB reproduces its throughput and mean TTFT, not its "
+               "TPOT); vLLM 0.10.1 logged -2.14 GiB for this setup. The same page's TP2 and TP4 runs, "
+               "with room to spare, land within 25 % (tests/test_sim_engine_memory.py).",
 }
 ENGINE_KINDS = ("static_batch_tok_s", "ttft_ms", "tpot_ms", "offline_tok_s")
 
@@ -79,15 +79,30 @@ def test_targets_per_kind():
 
 
 def test_targets_per_kind_with_every_row():
-    """With every row in (the README's table): time to first token and time per output token meet
-    both targets and every kind meets the median; the static batches' p90 (37 %, three rows past
-    35 %) and the offline runs' (goss-01) do not."""
+    """With every row in (the README's table): time to first token, time per output token and the
+    offline runs meet both targets and every kind meets the median; the static batches' p90 (37 %,
+    three rows past 35 %) does not."""
     by_kind = {s.kind: s for s in truth.summarize(truth.predict_all(ROWS))}
     for kind in ENGINE_KINDS:
         assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
-    for kind in ("ttft_ms", "tpot_ms"):
+    for kind in ("ttft_ms", "tpot_ms", "offline_tok_s"):
         assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
     assert by_kind["static_batch_tok_s"].p90_abs_error < 0.40
+
+
+def _tp_or_moe(row) -> bool:
+    return row.gpus > 1 or bool(truth.ALL_MODELS[row.model].n_experts)
+
+
+def test_tensor_parallel_and_mixture_rows_meet_the_targets():
+    """Issue 11's target: the tensor-parallel and mixture-of-experts rows, every one of them, meet
+    median |error| <= 15 % and p90 <= 35 % per kind."""
+    preds = [p for p in truth.predict_all(ROWS) if p.row.kind in ENGINE_KINDS and _tp_or_moe(p.row)]
+    assert {p.row.id for p in preds} >= {"gf-06", "gf-12", "t017-02", "tpo-05", "goss-01", "tb1-01",
+                                          "trt05-05", "t014-03"}
+    for s in truth.summarize(preds):
+        assert s.median_abs_error <= 0.15, s
+        assert s.p90_abs_error <= 0.35, s
 
 
 def test_cli_prints_every_row(capsys):

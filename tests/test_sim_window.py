@@ -160,7 +160,9 @@ def test_batching_prices_each_sequence_with_its_window(name, policy):
 
 
 @pytest.mark.parametrize("page", ["app_pages/paging.py", "app_pages/load.py", "app_pages/watch.py"])
-def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
+def test_the_sections_say_how_they_count_a_windowed_model(page):
+    """Pages 02 and 04 count every layer at every token and say so; page 05's scheduler counts the
+    windowed layers at their window and says how."""
     from tests.conftest import open_app
 
     def note(at) -> list[str]:
@@ -170,7 +172,7 @@ def test_the_sections_that_count_every_layer_say_so_for_a_windowed_model(page):
     assert not at.exception, [e.value for e in at.exception]
     said = note(at)
     assert len(said) == 1 and "12 of its 24 layers" in said[0]
-    assert {"paging.py": "lower bound", "load.py": "likely understated",
+    assert {"paging.py": "lower bound", "load.py": "last 128 tokens",
             "watch.py": "fits fewer requests"}[page.split("/")[-1]] in said[0]
     at = open_app(page)  # Llama-3.1-8B: no windowed layers, no note
     assert not at.exception and note(at) == []

@@ -17,7 +17,7 @@ import numpy as np
 from sim.cost import decode_step_cost, prefill_cost
 from sim.gap import Gap, explain_decode, explain_prefill
 from sim.measured import rows_for
-from sim.truth import Prediction, Row, kv_policy_for, offline_batch, predict, row_lengths
+from sim.truth import Prediction, Row, kv_policy_for, offline_run_batch, predict, row_lengths
 from ui.theme import COLORS
 
 
@@ -235,7 +235,7 @@ class OfflinePoint:
     """A measured offline run (requests queued at once) and the batch the model runs it at."""
 
     prediction: Prediction
-    batch: int  # requests the model's KV cache holds at once (sim.truth.offline_batch)
+    batch: int  # requests the model runs at once (sim.truth.offline_run_batch: a ShareGPT run's mean)
 
 
 def offline_points(setup, preds: list[Prediction]) -> list[OfflinePoint]:
@@ -246,7 +246,8 @@ def offline_points(setup, preds: list[Prediction]) -> list[OfflinePoint]:
         if r.kind != "offline_tok_s":
             continue
         prompt, output = row_lengths(r)
-        b = offline_batch(setup.gpu, setup.model, prompt, output, r.requests or 1000, kv_policy_for(r.engine))
+        b = offline_run_batch(setup.gpu, setup.model, prompt, output, r.requests or 1000,
+                              kv_policy_for(r.engine), r.workload)
         if isinstance(b, int):
             out.append(OfflinePoint(p, b))
     return out
@@ -265,7 +266,9 @@ def offline_traces(points: list[OfflinePoint]) -> list[dict]:
              x=x, y=[pt.prediction.row.value for pt in points],
              marker=dict(symbol="x-thin", size=13, color=COLORS["text"], line=dict(width=2.5)),
              hovertemplate=[_hover(pt.prediction, f"{pt.prediction.row.value:,.4g} tok/s measured offline"
-                                                  f"<br>the model runs it at batch {pt.batch:,}")
+                                                  f"<br>the model runs it at batch {pt.batch:,}"
+                                                  + (" on average (it shrinks as the long outputs finish)"
+                                                     if pt.prediction.row.workload == "sharegpt" else ""))
                             for pt in points]),
         dict(type="scatter", mode="markers", name="Model, the same offline run",
              x=x, y=[pt.prediction.model_value for pt in points],
