@@ -1,6 +1,8 @@
 """04 · What to watch instead: every scenario measured with one ruler, a day on the dashboard, and the
 metric that catches each failure."""
 
+import math
+
 import streamlit as st
 
 from sim.chunked import DEFAULT_DECODE_BATCH as CHUNK_BATCH
@@ -25,12 +27,13 @@ from sim.metrics import (
     SPEC_CONTEXT,
     dashboard_day,
     measure,
+    peak_context_tokens,
     scenario_runs,
 )
 from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
-from ui.feasibility import fits_or_stop, windowed_layers_note
+from ui.feasibility import fits_or_say, fits_or_stop, windowed_layers_note
 from ui.fig_watch import (
     LINK_COLUMN,
     count_range,
@@ -129,13 +132,19 @@ with metric_row():
               help=define("Goodput") + " Static batching, on the same arrivals.")
     st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
               help=define("MFU") + " Lowest and highest over the scenarios.")
-st.caption(
-    f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at {runs.moderate_rate_rps:g}/s "
-    f"on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / {fmt.seconds(slo.tpot_s)} targets; "
-    f"utilization reads {fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
-st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
-                                 "static batching": stat.output_tok_s})
-           + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
+if math.isnan(cont.goodput_rps) or math.isnan(stat.goodput_rps):
+    st.caption(f"**Goodput n/a:** section 01's {BATCH_SLOTS} batching slots do not fit on this card (its "
+               "page says by how much), so neither batching mode is run here; the scenarios that fit are "
+               "below.")
+else:
+    st.caption(
+        f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at "
+        f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / "
+        f"{fmt.seconds(slo.tpot_s)} targets; utilization reads {fmt.percent(stat.utilization_gpu, 0)} and "
+        f"{fmt.percent(cont.utilization_gpu, 0)}.")
+    st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
+                                     "static batching": stat.output_tok_s})
+               + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
 
 st.markdown(f"""
 Every section so far has ended the same way: the number on the dashboard hardly moved while the
@@ -186,7 +195,10 @@ windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card
                      "an engine that keeps the windowed layers' pages apart.")
 
 st.subheader("A day on the dashboard")
-st.markdown(f"""
+day_fits = fits_or_say(setup, day.run.slots, peak_context_tokens(day.run),
+                       f"The day's {day.run.slots} continuous-batching slots at their fullest step")
+if day_fits:
+    st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)
 over a simulated day: quiet at {DAY_QUIETEST_HOUR:02d}:00, {day.load.max():.0%} of what the engine serves
 flat out at {DAY_QUIETEST_HOUR + 12:02d}:00. This is what three panels of a dashboard would draw,
@@ -199,30 +211,30 @@ here, not 3,600: its waits stay seconds. Over real hours the same overload would
 **{day.real_time_backlog.max():,.0f}** requests waiting, about **{fmt.duration(day.real_time_worst_wait_s)}**
 each (a fluid estimate: the backlog grows by the excess of arrivals over capacity, hour by hour).
 """)
-missed = day.hours_missing(slo)
-ttft_worst = day.worst_ttft_p99_s
-goodput_day = day.goodput_tok_s(slo)
-with metric_row():
-    st.metric("Utilization, by hour", percent_range(day.utilization_gpu.min(), day.utilization_gpu.max()),
-              border=True, help="Lowest and highest hourly reading.")
-    st.metric("Goodput by hour, tok/s", count_range(goodput_day.min(), goodput_day.max()), border=True,
-              help=define("Goodput") + " Lowest and highest hourly value.")
-    st.metric("MFU, by hour", percent_range(day.mfu.min(), day.mfu.max()), border=True)
-    st.metric("Hours missing the SLO", f"{missed} of {day.n_windows}", border=True,
-              delta=f"worst TTFT p99 {fmt.seconds(ttft_worst)}", delta_color="off", delta_arrow="off",
-              help=f"Hours in which fewer than {SLO_ATTAINMENT_GOAL:.0%} of the requests that arrived met "
-                   f"both targets (DistServe's attainment goal). The TTFT is the simulation's, with each "
-                   f"hour {day.window_s:.2g} s long.")
-    st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
-              help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
-                   "backlog / capacity).")
-chart(views["day"], key="watch_day",
-      alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
-          f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
-          f"{day.output_tok_s.min():,.0f} to {day.output_tok_s.max():,.0f} per second, MFU from "
-          f"{fmt.percent(day.mfu.min())} to "
-          f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.seconds(ttft_worst)}; {missed} hours "
-          "miss the SLO.")
+    missed = day.hours_missing(slo)
+    ttft_worst = day.worst_ttft_p99_s
+    goodput_day = day.goodput_tok_s(slo)
+    with metric_row():
+        st.metric("Utilization, by hour", percent_range(day.utilization_gpu.min(), day.utilization_gpu.max()),
+                  border=True, help="Lowest and highest hourly reading.")
+        st.metric("Goodput by hour, tok/s", count_range(goodput_day.min(), goodput_day.max()), border=True,
+                  help=define("Goodput") + " Lowest and highest hourly value.")
+        st.metric("MFU, by hour", percent_range(day.mfu.min(), day.mfu.max()), border=True)
+        st.metric("Hours missing the SLO", f"{missed} of {day.n_windows}", border=True,
+                  delta=f"worst TTFT p99 {fmt.seconds(ttft_worst)}", delta_color="off", delta_arrow="off",
+                  help=f"Hours in which fewer than {SLO_ATTAINMENT_GOAL:.0%} of the requests that arrived "
+                       f"met both targets (DistServe's attainment goal). The TTFT is the simulation's, with "
+                       f"each hour {day.window_s:.2g} s long.")
+        st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
+                  help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
+                       "backlog / capacity).")
+    chart(views["day"], key="watch_day",
+          alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
+              f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
+              f"{day.output_tok_s.min():,.0f} to {day.output_tok_s.max():,.0f} per second, MFU from "
+              f"{fmt.percent(day.mfu.min())} to "
+              f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.seconds(ttft_worst)}; {missed} "
+              "hours miss the SLO.")
 
 st.subheader("What catches each failure")
 st.markdown("For each failure the article describes: the quantity that shows it, what NVIDIA's tools "
@@ -235,6 +247,8 @@ lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
 
 def _ratio(a: str, b: str, field: str) -> str:
     x, y = getattr(by_key[a], field), getattr(by_key[b], field)
+    if math.isnan(x) or math.isnan(y):
+        return "n/a (it does not fit on this card)"
     return f"**{x / y:,.1f}×**" if y > 0 else "**∞**"
 
 
@@ -340,7 +354,7 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
 )
 data_expander(lambda: {
     "Scenarios (every metric; shares 0-1, seconds)": views["frame"],
-    "The day, hour by hour": views["day_frame"],
+    **({"The day, hour by hour": views["day_frame"]} if day_fits else {}),
     "Failures, metrics and alerts": views["failures"],
 }, key="watch_data")
 next_link(__file__)

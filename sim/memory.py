@@ -237,8 +237,9 @@ def describe(plan: MemoryPlan) -> str:
     """One plain sentence: what does not fit, by how much, and the largest setup that does."""
     if not plan.weights_fit:
         need = plan.weight_bytes + plan.activation_bytes
-        return (f"{plan.model_name}'s weights ({gib(plan.weight_bytes):,.1f} GiB) and activations "
-                f"({gib(plan.activation_bytes):,.1f} GiB) need {gib(need):,.1f} GiB, more than the "
+        return (f"{plan.model_name}'s weights ({gib(plan.weight_bytes):,.1f} GiB, as the engine holds them) "
+                f"and the engine's start-up reserve ({gib(plan.activation_bytes):,.1f} GiB: activations, the "
+                f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
                 f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on one {plan.gpu_name} "
                 f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
                 f"this card at all. Pick a bigger GPU, smaller weights, or a smaller model.")
@@ -253,5 +254,5 @@ def describe(plan: MemoryPlan) -> str:
             f"one is {plan.context_for_bytes(plan.kv_budget_bytes):,} tokens.")
     return (f"Batch {plan.batch:,} at {plan.context_tokens:,} tokens of context needs "
             f"{gib(plan.kv_bytes):,.1f} GiB of KV cache, but only {gib(plan.kv_budget_bytes):,.1f} GiB "
-            f"is left on one {plan.gpu_name} after the weights and activations: "
+            f"is left on one {plan.gpu_name} after the weights and the engine's start-up reserve: "
             f"{gib(plan.shortfall_bytes):,.1f} GiB short. {tail}")

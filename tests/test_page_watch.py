@@ -151,3 +151,24 @@ def test_the_day_keeps_its_queue_and_its_capacity_line_above_what_it_delivers():
     assert day.real_time_worst_wait_s > 100 * day.worst_ttft_p99_s
     backlog = day.real_time_backlog
     assert backlog[over[-1]] == backlog.max() and backlog[day.load < 1][0] == 0
+
+
+def test_a_setup_whose_batching_does_not_fit_says_so_and_shows_no_day():
+    """gpt-oss-120b MXFP4 on one H100 leaves about half a GiB of KV cache: section 01's 64 slots do not
+    fit, so the batching goodput is n/a with the reason, the ratios that need it say n/a (never
+    "infinite"), and the simulated day, which runs those slots, is replaced by what does not fit."""
+    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM"})
+    _ok(at)
+    assert metric(at, "Goodput, continuous") == "n/a"
+    assert any(c.value.startswith("**Goodput n/a:**") for c in at.caption)
+    info = " ".join(i.value for i in at.info)
+    assert "∞" not in info and "n/a (it does not fit on this card)" in info
+    assert any("does not fit in memory" in e.value and "continuous-batching slots" in e.value
+               for e in at.error)
+    labels = [m.label for m in at.metric]
+    assert "Hours missing the SLO" not in labels and "Utilization, by hour" not in labels
+    # On two GPUs everything fits: the day and both goodputs are back.
+    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM", "gpus": "2"})
+    _ok(at)
+    assert not at.error and _hours_missing(at) >= 0
+    assert all(v > 0 for v in _slo_goodput(at))

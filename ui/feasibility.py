@@ -8,13 +8,13 @@ from sim.memory import describe, memory_plan, smallest_gpu_count
 from ui.layout import stop_page
 
 
-def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
-    """If ``batch`` sequences of ``context_tokens`` tokens do not fit on the setup's GPU, say what
-    does not fit, by how much and the largest batch that does, and stop the page there: no number
-    for a setup that cannot exist is shown as if it were real."""
+def fits_or_say(setup, batch: int, context_tokens: int, what: str) -> bool:
+    """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU; where they do
+    not, say what does not fit, by how much, the largest batch that does and the fewest GPUs on
+    which it would, so that the caller shows no number for it."""
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens))
     if plan.fits:
-        return
+        return True
     st.error(f"**This setup does not fit in memory, so no numbers are shown for it.** {what}: "
              + describe(plan), icon=":material/memory_alt:")
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens))
@@ -22,7 +22,14 @@ def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
              if n and n > setup.model.tp else "")
     st.caption(split + "Lower the batch or the context on this page, or pick a larger GPU, smaller "
                "weights or a smaller model in the sidebar.")
-    stop_page()
+    return False
+
+
+def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
+    """``fits_or_say``, and where the setup does not fit, stop the page there: no number for a setup
+    that cannot exist is shown as if it were real."""
+    if not fits_or_say(setup, batch, context_tokens, what):
+        stop_page()
 
 
 def windowed_layers_note(setup, scope: str) -> None:
