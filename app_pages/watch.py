@@ -119,16 +119,23 @@ out_lo, out_hi = spread(rows, "output_tok_s")
 lowest_out = min((r for r in rows if r.metrics.output_tok_s == out_lo), key=lambda r: r.key)
 highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lambda r: r.key)
 cont, stat = by_key["continuous"], by_key["static"]
+
+
+def _tok_s(value: float) -> str | None:
+    """A goodput's tokens a second under its metric (none where the scenario did not run)."""
+    return None if math.isnan(value) else f"{fmt.count(value)} tok/s"
+
+
 with metric_row():
     st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
               help=define("GPU utilization (utilization.gpu)")
               + f" Lowest and highest over the {len(rows)} scenarios below.")
     st.metric("Goodput, continuous", fmt.rate(cont.goodput_rps, "req/s"), border=True,
-              delta=f"{fmt.count(cont.goodput_tok_s)} tok/s", delta_color="off", delta_arrow="off",
+              delta=_tok_s(cont.goodput_tok_s), delta_color="off", delta_arrow="off",
               help=define("Goodput") + f" Continuous batching, requests arriving at "
                                        f"{runs.moderate_rate_rps:g}/s.")
     st.metric("Goodput, static", fmt.rate(stat.goodput_rps, "req/s"), border=True,
-              delta=f"{fmt.count(stat.goodput_tok_s)} tok/s", delta_color="off", delta_arrow="off",
+              delta=_tok_s(stat.goodput_tok_s), delta_color="off", delta_arrow="off",
               help=define("Goodput") + " Static batching, on the same arrivals.")
     st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
               help=define("MFU") + " Lowest and highest over the scenarios.")

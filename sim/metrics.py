@@ -101,6 +101,11 @@ class ServingMetrics:
     itl_p99_s: float = math.nan
     goodput_tok_s: float = math.nan  # output tokens/s of the requests that meet the SLO (DistServe)
 
+    @property
+    def ran(self) -> bool:
+        """False for ``NOT_RUN``: a scenario that does not fit on the card, so it has no reading."""
+        return not math.isnan(self.wall_s)
+
 
 def dollars_per_million_tokens(tokens_per_s, price_per_gpu_hour: float, gpus: int = 1):
     """Dollars per million tokens a replica of ``gpus`` GPUs makes at ``tokens_per_s`` (the replica's

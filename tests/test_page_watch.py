@@ -172,3 +172,15 @@ def test_a_setup_whose_batching_does_not_fit_says_so_and_shows_no_day():
     _ok(at)
     assert not at.error and _hours_missing(at) >= 0
     assert all(v > 0 for v in _slo_goodput(at))
+
+
+def test_an_alert_whose_scenario_did_not_run_is_not_called_quiet():
+    """Where a scenario does not fit (gpt-oss-120b on one H100: static and continuous batching), its
+    alert has no reading: the failures table says it did not run instead of "quiet"."""
+    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM"})
+    _ok(at)
+    table = at.table[0].value.set_index("Alert")
+    padding = next(v for k, v in table["Value in the scenario"].items() if "useful share" in k)
+    assert "not run: it does not fit on this card" in padding and "quiet" not in padding
+    at = open_app(PAGE)
+    assert "not run" not in " ".join(at.table[0].value["Value in the scenario"])

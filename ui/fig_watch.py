@@ -293,7 +293,7 @@ def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_s
         where = names.get(a.scenario, "02 · the 64-page pool, paged")
         value = (_values(here, a.shows) if here is not None
                  else f"{pool_preemptions} preemptions in {pool_steps} steps")
-        fires = a.fires(here, slo) if here is not None else pool_preemptions > 0
+        fires = (pool_preemptions > 0 if here is None else a.fires(here, slo) if here.ran else None)
         after = _values(fixed, a.shows)
         if a.key == "idle_tensor":
             after += " (with speculative decoding)"
@@ -306,18 +306,27 @@ def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_s
             "Failure": a.failure, "Shown in": where, "Watch": a.watch, "Metric names": ", ".join(a.names),
             "How to read them": a.note,
             "Alert": a.rule.format(ttft=seconds(slo.ttft_s), tpot=seconds(slo.tpot_s)),
-            "Value there": value, "Fires there": "yes" if fires else "no",
+            "Value there": value, "Fires there": _verdict_word(fires),
             "After the fix": after if a.fixed_in or a.key == "idle_tensor" else DASH,
             "Fires after the fix": (DASH if fixed is None or not a.fixed_in
-                                    else "yes" if a.fires(fixed, slo) else "no"),
+                                    else _verdict_word(a.fires(fixed, slo) if fixed.ran else None)),
         })
     return pd.DataFrame(out)
+
+
+#: An alert's verdict where its scenario did not run (it does not fit on the card).
+NOT_RUN_VERDICT = "not run"
+
+
+def _verdict_word(fires: bool | None) -> str:
+    return NOT_RUN_VERDICT if fires is None else "yes" if fires else "no"
 
 
 def failures_display(frame: pd.DataFrame) -> pd.DataFrame:
     """The failures table for ``st.table`` (Markdown cells, which wrap, unlike a data grid's)."""
     def verdict(v: str) -> str:
-        return "**fires**" if v == "yes" else "quiet"
+        return ("**fires**" if v == "yes" else "quiet" if v == "no"
+                else "not run: it does not fit on this card")
 
     rows = []
     for r in frame.to_dict("records"):

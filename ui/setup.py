@@ -152,7 +152,10 @@ def render_setup_controls() -> Setup:
                               "per GPU, the popular ones are placed one per GPU first.")
         model = dataclasses.replace(model, routing_skew=float(skew))
     per = " per GPU" if model.tp > 1 else ""
-    st.caption(f"{model.n_params / 1e9:.2f} B params · {model.weight_bytes / 2**30:.1f} GiB weights{per} · "
+    held = model.served_weight_bytes
+    repacked = (f" as vLLM holds them ({model.weight_bytes / 2**30:.1f} GiB shipped, MXFP4 experts padded to "
+                f"its kernels' tiles)" if held != model.weight_bytes else "")
+    st.caption(f"{model.n_params / 1e9:.2f} B params · {held / 2**30:.1f} GiB weights{per}{repacked} · "
                f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
                + (f" ({model.kv_bytes_per_token_beyond_window / 1024:.0f} KiB past the "
                   f"{model.sliding_window:,}-token window)" if model.window_layers else "")
