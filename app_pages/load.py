@@ -433,7 +433,13 @@ st.caption(
     + " "
     + _measured_note(setup)
 )
-windowed_layers_note(setup, load.window_memory_note(setup.model))
+windowed_layers_note(setup, (
+    "The scheduler counts every token of its KV cache, so past the window it holds fewer requests at once "
+    "than an engine that frees the pages sliding out of it." if setup.model.window_share >= 1 else
+    "The scheduler counts the cache in tokens of the full-attention layers, and each running request also "
+    f"holds its windowed layers' last {setup.model.sliding_window or 0:,} tokens, as vLLM's hybrid KV-cache "
+    "manager keeps them (from admission on: a little more than an engine holds while a context is still "
+    "shorter than the window)."))
 chart(
     view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
     key="load_dashboard",

@@ -201,14 +201,14 @@ def make_stream(n_requests: int, rate_per_s: float, *, lengths: str = "sharegpt"
     return Stream(arrival, prompt, out, pid.astype(np.int64), ptok)
 
 
-def sharegpt_sample(n_requests: int, prompt_mean: float, output_mean: float, *, seed: int = DEFAULT_SEED,
-                    arrival_s=None) -> Stream:
+def sharegpt_sample(n_requests: int, prompt_mean: float, output_mean: float, *,
+                    seed: int = DEFAULT_SEED) -> Stream:
     """``n_requests`` ShareGPT-like requests with the given mean prompt and output lengths, as vLLM's
     benchmark samples them: the lognormal shapes of ``SHAREGPT_PROMPT`` / ``SHAREGPT_OUTPUT`` (their
     spreads and long tails), scaled until the means match after ``SHAREGPT_FILTER``'s limits are
-    applied (prompt <= 1,024, prompt + output <= 2,048). All arrive at t = 0 unless ``arrival_s`` is
-    given. A benchmark run of such requests lasts until its longest outputs finish, which is why its
-    throughput is not the mean request's (``sim.truth``'s offline ShareGPT rows)."""
+    applied (prompt <= 1,024, prompt + output <= 2,048), all arriving at t = 0. A benchmark run of
+    such requests lasts until its longest outputs finish, which is why its throughput is not the
+    mean request's (``sim.truth``'s offline ShareGPT rows)."""
     n = check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
     lo, max_prompt, max_total = SHAREGPT_FILTER
     check_float("prompt_mean", prompt_mean, lo, max_prompt)
@@ -222,8 +222,7 @@ def sharegpt_sample(n_requests: int, prompt_mean: float, output_mean: float, *, 
         out = np.clip(np.rint(base_o * b), lo, max_total - prompt)
         a *= prompt_mean / prompt.mean()
         b *= output_mean / out.mean()
-    arrival = np.zeros(n) if arrival_s is None else np.broadcast_to(np.asarray(arrival_s, float), (n,)).copy()
-    return Stream(arrival, prompt.astype(np.int64), out.astype(np.int64), np.full(n, -1, dtype=np.int64))
+    return Stream(np.zeros(n), prompt.astype(np.int64), out.astype(np.int64), np.full(n, -1, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -386,20 +385,6 @@ def window_hold_tokens(model: Model, total_tokens) -> np.ndarray:
     if not 0.0 < f < 1.0:
         return np.zeros_like(t)
     return np.ceil(f / (1.0 - f) * np.minimum(t, int(model.sliding_window))).astype(np.int64)
-
-
-def window_memory_note(model: Model) -> str:
-    """One sentence: how the scheduler counts a windowed model's KV cache (empty without windows)."""
-    f = model.window_share
-    if not f:
-        return ""
-    if f >= 1.0:
-        return ("The scheduler counts every token of its KV cache, so past the window it holds fewer "
-                "requests at once than an engine that frees the pages sliding out of it.")
-    return ("The scheduler counts the cache in tokens of the full-attention layers, and each running "
-            f"request also holds its windowed layers' last {int(model.sliding_window):,} tokens, as "
-            "vLLM's hybrid KV-cache manager keeps them (from admission on: a little more than an "
-            "engine holds while a context is still shorter than the window).")
 
 
 def kv_budget_tokens(gpu: GPU, model: Model) -> int:
