@@ -18,6 +18,10 @@ from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
 from sim.truth import COLUMNS, Prediction, Row, RowError, parse_rows, predict, row_setup
 
 MAX_READER_ROWS = 200
+#: Queued ShareGPT runs are simulated step by step (``sim.truth.offline_sharegpt_run``): at most this
+#: many a file, of at most MAX_QUEUED_REQUESTS requests each, so one paste costs the server seconds.
+MAX_QUEUED_RUNS = 16
+MAX_QUEUED_REQUESTS = 5000
 MAX_QPS = 1e6  # requests a second: far beyond any one replica
 MIN_VALUE = 1e-6  # a measured value below this (ms, tok/s) is not a measurement
 
@@ -57,6 +61,7 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
             setups[rid] = row
     rows = tuple(parse_rows(rows_to_csv(filled)))
     out_setups, reasons = {}, {}
+    queued = 0
     for r in rows:
         if r.id in setups:
             g = gpu if not setups[r.id]["gpu"] else GPUS.get(r.gpu)
@@ -76,11 +81,21 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
                 reasons[r.id] = str(exc)
                 continue
         why = _implausible(r, out_setups.get(r.id) or row_setup(r))
+        if not why and _queued(r):
+            queued += 1
+            if queued > MAX_QUEUED_RUNS:
+                why = (f"more than {MAX_QUEUED_RUNS} queued ShareGPT runs in one file (each is simulated "
+                       "step by step)")
         if why:
             reasons[r.id] = why
             out_setups.pop(r.id, None)
     notes.extend(f"{rid}: {why}; shown, not priced" for rid, why in reasons.items())
     return ReaderRows(rows, out_setups, tuple(notes), reasons)
+
+
+def _queued(r: Row) -> bool:
+    """An offline run of ShareGPT lengths: the model simulates it step by step."""
+    return r.kind == "offline_tok_s" and r.workload == "sharegpt"
 
 
 def _implausible(r: Row, setup) -> str:
@@ -95,6 +110,9 @@ def _implausible(r: Row, setup) -> str:
         return "output_tokens must be at least 1"
     if r.qps is not None and math.isfinite(r.qps) and r.qps > MAX_QPS:
         return f"qps above {MAX_QPS:g} requests a second"
+    if _queued(r) and (r.requests or 1000) > MAX_QUEUED_REQUESTS:
+        return (f"a queued ShareGPT run of more than {MAX_QUEUED_REQUESTS:,} requests (each is simulated "
+                "step by step)")
     if isinstance(setup, str) or setup is None or r.kind == "offline_tok_s":
         return ""  # truth names what it cannot express; an offline run sizes its own batch
     g, m = setup

@@ -45,3 +45,22 @@ def test_too_many_rows_and_bad_values_are_errors():
         reader_rows([_row(id=str(i)) for i in range(MAX_READER_ROWS + 1)], H200, LLAMA70)
     with pytest.raises(RowError, match="value"):
         reader_rows([_row(value="-3")], H200, LLAMA70)
+
+
+def test_queued_sharegpt_runs_are_capped_so_one_paste_stays_cheap():
+    """A queued ShareGPT run is simulated step by step: at most MAX_QUEUED_RUNS a file, each of at
+    most MAX_QUEUED_REQUESTS requests; the rest are shown with the reason, not priced."""
+    from calib.reader import MAX_QUEUED_REQUESTS, MAX_QUEUED_RUNS, price
+    from sim.cost import DEFAULT_ASSUMPTIONS
+
+    queued = dict(kind="offline_tok_s", workload="sharegpt", requests="1000", prompt_tokens="200",
+                  output_tokens="200", value="5000", unit="tok/s", concurrency="")
+    rows = [_row(id=f"q{i}", **queued) for i in range(MAX_QUEUED_RUNS + 2)]
+    rows.append(_row(id="big", **{**queued, "requests": str(MAX_QUEUED_REQUESTS + 1)}))
+    rows.append(_row(id="fixed", **{**queued, "workload": "fixed"}))  # a closed form: not capped
+    got = reader_rows(rows, H200, LLAMA70)
+    assert sorted(got.reasons) == ["big", f"q{MAX_QUEUED_RUNS}", f"q{MAX_QUEUED_RUNS + 1}"]
+    assert "step by step" in got.reasons["big"] and "more than" in got.reasons["q16"]
+    preds = {p.row.id: p for p in price(got, DEFAULT_ASSUMPTIONS)}
+    assert preds["q0"].model_value > 0 and preds["fixed"].model_value > 0
+    assert preds["big"].model_value is None
