@@ -139,20 +139,24 @@ st.markdown(
     f"The same two policies on the {setup.gpu.name} serving {setup.model.name}, with ShareGPT-like "
     f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "
     f"{WORKLOADS['sharegpt'].output_mean:.0f}) and {page_tokens}-token pages. The KV cache gets what "
-    f"the weights leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the card's memory.")
+    f"the weights and the engine's start-up reserve leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the "
+    "card's memory.")
 if not fit.fits:
     st.error(
-        f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)}, more than "
-        f"the {fmt.bytes_(fit.memory_bytes)} the engine may use on the {setup.gpu.name} "
-        f"({DEFAULT_MEMORY_UTILIZATION:.0%} of {fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a "
-        "KV cache. Pick a bigger card, a smaller model, or FP8/INT4 weights in the sidebar.",
+        f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)} and the "
+        f"engine's start-up reserve (activations, the sampler's warm-up, CUDA context) "
+        f"{fmt.bytes_(fit.reserve_bytes)}, more together than the {fmt.bytes_(fit.memory_bytes)} the "
+        f"engine may use on the {setup.gpu.name} ({DEFAULT_MEMORY_UTILIZATION:.0%} of "
+        f"{fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a KV cache. Pick a bigger card, a "
+        "smaller model, or FP8/INT4 weights in the sidebar.",
         icon=":material/memory:",
     )
 else:
     m = metric_slots(3)
     m[0].metric("KV-cache budget", fmt.bytes_(fit.kv_budget_bytes), border=True,
-                help=f"{fmt.bytes_(fit.memory_bytes)} usable − {fmt.bytes_(fit.weight_bytes)} of weights = "
-                     f"{fit.kv_budget_tokens:,.0f} tokens at {fit.kv_bytes_per_token / 1024:.0f} KiB each.")
+                help=f"{fmt.bytes_(fit.memory_bytes)} usable − {fmt.bytes_(fit.weight_bytes)} of weights − "
+                     f"{fmt.bytes_(fit.reserve_bytes)} of start-up reserve = {fit.kv_budget_tokens:,.0f} "
+                     f"tokens at {fit.kv_bytes_per_token / 1024:.0f} KiB each.")
     m[1].metric("Fit, reserved", fmt.count(fit.batch["reserved"]), border=True,
                 help=f"Each holds {fit.slots_per_request['reserved']:,.0f} token slots for its whole life.")
     m[2].metric("Fit, paged", fmt.count(fit.batch["paged"]), border=True,

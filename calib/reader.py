@@ -18,10 +18,13 @@ from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
 from sim.truth import COLUMNS, Prediction, Row, RowError, parse_rows, predict, row_setup
 
 MAX_READER_ROWS = 200
-#: Queued ShareGPT runs are simulated step by step (``sim.truth.offline_sharegpt_run``): at most this
-#: many a file, of at most MAX_QUEUED_REQUESTS requests each, so one paste costs the server seconds.
-MAX_QUEUED_RUNS = 16
+#: Queued ShareGPT runs are simulated step by step (``sim.truth.queued_schedule``, which keeps 16
+#: schedules): at most this many a file, each of at most MAX_QUEUED_REQUESTS requests and
+#: MAX_QUEUED_OUTPUT_TOKENS output tokens (a step makes at least one, so a kept schedule stays under
+#: 8 MB), so that one paste costs the server seconds.
+MAX_QUEUED_RUNS = 8
 MAX_QUEUED_REQUESTS = 5000
+MAX_QUEUED_OUTPUT_TOKENS = 500_000
 MAX_QPS = 1e6  # requests a second: far beyond any one replica
 MIN_VALUE = 1e-6  # a measured value below this (ms, tok/s) is not a measurement
 
@@ -113,6 +116,9 @@ def _implausible(r: Row, setup) -> str:
     if _queued(r) and (r.requests or 1000) > MAX_QUEUED_REQUESTS:
         return (f"a queued ShareGPT run of more than {MAX_QUEUED_REQUESTS:,} requests (each is simulated "
                 "step by step)")
+    if _queued(r) and (r.requests or 1000) * (r.output_tokens or 0) > MAX_QUEUED_OUTPUT_TOKENS:
+        return (f"a queued ShareGPT run of more than {MAX_QUEUED_OUTPUT_TOKENS:,} output tokens (each is "
+                "simulated step by step)")
     if isinstance(setup, str) or setup is None or r.kind == "offline_tok_s":
         return ""  # truth names what it cannot express; an offline run sizes its own batch
     g, m = setup

@@ -97,6 +97,8 @@ SHAREGPT_OUTPUT = (180.0, 0.8, 4, 2_048)
 #: the prompt at most 1,024 and both together at most 2,048 (vllm/benchmarks/datasets.py,
 #: ``is_valid_sequence``).
 SHAREGPT_FILTER = (4, 1_024, 2_048)
+#: How far a ShareGPT sample's means may miss the ones asked for (relative).
+SHAREGPT_MEAN_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,10 @@ def sharegpt_sample(n_requests: int, prompt_mean: float, output_mean: float, *,
         out = np.clip(np.rint(base_o * b), lo, max_total - prompt)
         a *= prompt_mean / prompt.mean()
         b *= output_mean / out.mean()
+    for name, got, want in (("prompt", prompt.mean(), prompt_mean), ("output", out.mean(), output_mean)):
+        if abs(got / want - 1.0) > SHAREGPT_MEAN_TOLERANCE:
+            raise ValueError(f"a mean {name} of {want:g} tokens is out of reach within the benchmark's "
+                             f"limits (the closest is {got:,.0f})")
     return Stream(np.zeros(n), prompt.astype(np.int64), out.astype(np.int64), np.full(n, -1, dtype=np.int64))
 
 
@@ -476,8 +482,15 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     hit = [False] * n
     seen = [False] * n
     # Each admitted request's windowed layers (see the module docstring), held until it is released.
-    wext = window_hold_tokens(model, np.add(plen, olen, dtype=np.int64)).tolist()
-    rejected = [plen[r] + olen[r] + wext[r] > budget for r in range(n)]
+    total = np.add(plen, olen, dtype=np.int64)
+    wext = window_hold_tokens(model, total).tolist()
+    # A request that holds a cached prefix (a hit, or the one that computes it) holds the prefix's
+    # entry, windowed layers included (pu), and its own windowed layers over the rest of its context:
+    # at least what it would hold alone (min(a + b, W) <= min(a, W) + min(b, W)).
+    prefixed = [p >= 0 and ptok > 0 for p in pid]
+    wown = window_hold_tokens(model, np.maximum(total - ptok, 0)).tolist()
+    rejected = [plen[r] + olen[r] + ((wown[r] + pu - ptok) if prefixed[r] else wext[r]) > budget
+                for r in range(n)]
     prefill_ends: dict[int, list] = {}
 
     cache = _Cache()
@@ -518,13 +531,9 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         nonlocal used
         p = pid[r]
         e = cache.entries.get(p) if p >= 0 else None
-        # The request's windowed layers' share, held with it (x >= what a cached prefix's windowed
-        # layers hold, pu - ptok: a request holding a cached prefix holds plen + gen + x in all, as one
-        # that computes its prompt does, so whatever fits alone fits either way).
-        x = wext[r]
-        if e is not None and e[2]:  # a cache hit: the prefix's KV is there
+        if e is not None and e[2]:  # a cache hit: the prefix's KV (its entry, pu) is there
             want = plen[r] + gen[r] - ptok
-            mem = want + x - (pu - ptok)
+            mem = want + wown[r]  # its own tokens and its windowed layers' share of them
             if mem + len(decoders) > budget - used + cache.evictable - (e[0] if e[1] == 0 else 0):
                 return False
             cache.use(p)
@@ -534,7 +543,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         else:
             want = plen[r] + gen[r]
             new_entry = p >= 0 and e is None and ptok > 0  # computes the prefix and leaves it cached
-            mem = want + x
+            mem = want - ptok + wown[r] + pu if new_entry else want + wext[r]
             if mem + len(decoders) > budget - used + cache.evictable:
                 return False
             used -= cache.evict(used + mem + len(decoders) - budget)
@@ -671,13 +680,14 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
                 break
             waiting.popleft()
             if mode == "decode":
-                # the prompt's KV arrives over the link; the first token was made elsewhere
-                first_tok[r] = arr[r] - xfer[r]
-                ttft[r] = now - first_tok[r]  # the wait for a decode slot, transfer included
-                last_tok[r] = first_tok[r]
-                gen[r] = 1
-                prefill_ends.setdefault(r, []).append(first_tok[r])
-                join_decode(r, first_tok[r])
+                if gen[r] == 0:  # the prompt's KV arrives over the link; the first token was made elsewhere
+                    first_tok[r] = arr[r] - xfer[r]
+                    ttft[r] = now - first_tok[r]  # the wait for a decode slot, transfer included
+                    last_tok[r] = first_tok[r]
+                    gen[r] = 1
+                    prefill_ends.setdefault(r, []).append(first_tok[r])
+                # a preempted request resumes where it stopped (its KV made again off this GPU)
+                join_decode(r, last_tok[r])
                 continue
             prefilling.append(r)
             tokens += need[r]

@@ -201,13 +201,15 @@ def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZA
 
     ``policy`` says what ``utilization`` is a share of: 'total' memory (vLLM's
     ``gpu_memory_utilization``, SGLang's ``mem_fraction_static``) or the memory still 'free' once
-    weights and activations are loaded (TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``).
+    weights and a forward pass's activations are loaded (TensorRT-LLM's
+    ``kv_cache_free_gpu_mem_fraction``; vLLM's sampler warm-up is vLLM's own, so not counted there).
     """
     if policy not in KV_POLICIES:
         raise ValueError(f"policy must be one of {KV_POLICIES}, got {policy!r}")
     plan = memory_plan(gpu, model, 0, 0, utilization)
     if policy == "free":
-        return utilization * (plan.total_bytes - plan.weight_bytes - plan.activation_bytes)
+        reserve = forward_workspace_bytes(model) + FIXED_RESERVE_BYTES
+        return utilization * (plan.total_bytes - plan.weight_bytes - reserve)
     return plan.kv_budget_bytes
 
 

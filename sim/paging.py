@@ -419,7 +419,7 @@ class CardFit:
     memory_utilization: float
     memory_bytes: float  # GPU memory the engine may use, bytes
     weight_bytes: float
-    kv_budget_bytes: float  # memory_bytes - weight_bytes (may be <= 0: the model does not fit)
+    kv_budget_bytes: float  # memory_bytes - weights - start-up reserve (may be <= 0: does not fit)
     kv_bytes_per_token: float
     page_tokens: int
     max_output: int
@@ -434,8 +434,13 @@ class CardFit:
 
     @property
     def fits(self) -> bool:
-        """Whether the weights leave any room for a KV cache at all."""
+        """Whether the weights and the engine's start-up reserve leave any room for a KV cache."""
         return self.kv_budget_bytes > 0
+
+    @property
+    def reserve_bytes(self) -> float:
+        """The engine's start-up reserve (``sim.memory.activation_bytes``), bytes."""
+        return self.memory_bytes - self.weight_bytes - self.kv_budget_bytes
 
     @property
     def kv_budget_tokens(self) -> float:

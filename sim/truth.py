@@ -54,7 +54,7 @@ import numpy as np
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, attention_sums, step_cost
 from sim.hardware import GPUS
-from sim.load import kv_unit_bytes, sharegpt_sample, simulate
+from sim.load import N_REQUESTS_RANGE, kv_unit_bytes, sharegpt_sample, simulate
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
 from sim.models import ALL_MODELS, Model
 from sim.phases import ttft_curve
@@ -282,16 +282,13 @@ def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy
     return batch
 
 
-@lru_cache(maxsize=64)
 def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total"):
     """``requests`` ShareGPT-like requests of the given mean lengths, all queued at t = 0, through the
     step scheduler (``sim.load.simulate``: chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
-    max_num_seqs for the GPU), priced with the default assumptions: the ``LoadRun``, or why not.
-
-    With every request there at t = 0 the schedule is decided by tokens and memory alone (no arrival
-    falls between steps), so it is the same under any assumptions; ``offline_tokens_per_s`` prices
-    its steps again with the caller's (tested against a run under those assumptions). Cached: a
-    reader's fit prices the same run for every trial."""
+    max_num_seqs: vLLM's for the GPU, MAX_NUM_SEQS for TensorRT-LLM's 'free' policy), priced with
+    the default assumptions: the ``LoadRun``, or why not."""
+    if not 1 <= requests <= N_REQUESTS_RANGE[1]:
+        return f"a queued run of {requests!r} requests (the scheduler runs 1 to {N_REQUESTS_RANGE[1]:,})"
     budget = kv_budget_bytes(gpu, model, policy=kv_policy)
     if budget < model.kv_bytes_per_token:
         return "the weights and activations leave no room for the KV cache"
@@ -300,10 +297,40 @@ def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv
     except ValueError as exc:
         return f"a ShareGPT sample as vLLM's benchmark draws it cannot have these lengths: {exc}"
     run = simulate(gpu, model, stream, "chunked", chunk_tokens=MAX_BATCHED_TOKENS, prefix_caching=False,
-                   kv_tokens=int(budget // kv_unit_bytes(model)))
+                   kv_tokens=int(budget // kv_unit_bytes(model)),
+                   max_seqs=MAX_NUM_SEQS if kv_policy == "free" else None)
     if run.rejected.any():
         return f"the KV cache cannot hold {int(run.rejected.sum())} of the requests at full length"
     return run
+
+
+@dataclass(frozen=True)
+class QueuedSchedule:
+    """What pricing a queued run again needs: its output tokens, each step's sums (T, P, K, S) as
+    float32 (16 bytes a step), and its mean decode batch weighted by the steps' default time."""
+
+    output_tokens: int
+    sums: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    mean_batch: int
+
+
+@lru_cache(maxsize=16)
+def queued_schedule(gpu, model, prompt: int, output: int, requests: int,
+                    kv_policy: str = "total") -> QueuedSchedule | str:
+    """``offline_sharegpt_run``'s schedule, kept compact and cached. With every request there at
+    t = 0 no arrival falls between steps, so who runs in which step is decided by tokens and memory
+    alone and is the same under any assumptions: ``offline_tokens_per_s`` prices these steps again
+    with the caller's (tested against a run under those assumptions). A reader's fit prices the same
+    run for every trial."""
+    run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
+    if isinstance(run, str):
+        return run
+    w = run.step_time_s
+    mean = float(np.sum(w * run.step_decode) / np.sum(w)) if w.sum() > 0 else 1.0
+    sums = tuple(np.asarray(v, dtype=np.float32) for v in run.step_sums)
+    for v in sums:
+        v.setflags(write=False)
+    return QueuedSchedule(run.output_tokens, sums, max(1, round(mean)))
 
 
 def offline_run_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total",
@@ -313,11 +340,8 @@ def offline_run_batch(gpu, model, prompt: int, output: int, requests: int, kv_po
     decode batch weighted by its steps' time."""
     if workload != "sharegpt":
         return offline_batch(gpu, model, prompt, output, requests, kv_policy)
-    run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
-    if isinstance(run, str):
-        return run
-    w = run.step_time_s
-    return max(1, round(float(np.sum(w * run.step_decode) / np.sum(w)))) if w.sum() > 0 else 1
+    sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy)
+    return sched if isinstance(sched, str) else sched.mean_batch
 
 
 def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
@@ -325,12 +349,12 @@ def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
                          workload: str = "fixed") -> float | str:
     """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
     if workload == "sharegpt":
-        run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
-        if isinstance(run, str):
-            return run
-        t, p, k, s = run.step_sums
+        sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy)
+        if isinstance(sched, str):
+            return sched
+        t, p, k, s = sched.sums
         wall = float(step_cost(gpu, model, t, p, k, assumptions, sampled_tokens=s).time_s.sum())
-        return run.output_tokens / wall
+        return sched.output_tokens / wall
     batch = offline_batch(gpu, model, prompt, output, requests, kv_policy)
     if isinstance(batch, str):
         return batch

@@ -49,7 +49,8 @@ def test_too_many_rows_and_bad_values_are_errors():
 
 def test_queued_sharegpt_runs_are_capped_so_one_paste_stays_cheap():
     """A queued ShareGPT run is simulated step by step: at most MAX_QUEUED_RUNS a file, each of at
-    most MAX_QUEUED_REQUESTS requests; the rest are shown with the reason, not priced."""
+    most MAX_QUEUED_REQUESTS requests and MAX_QUEUED_OUTPUT_TOKENS output tokens; the rest are shown
+    with the reason, not priced."""
     from calib.reader import MAX_QUEUED_REQUESTS, MAX_QUEUED_RUNS, price
     from sim.cost import DEFAULT_ASSUMPTIONS
 
@@ -57,10 +58,12 @@ def test_queued_sharegpt_runs_are_capped_so_one_paste_stays_cheap():
                   output_tokens="200", value="5000", unit="tok/s", concurrency="")
     rows = [_row(id=f"q{i}", **queued) for i in range(MAX_QUEUED_RUNS + 2)]
     rows.append(_row(id="big", **{**queued, "requests": str(MAX_QUEUED_REQUESTS + 1)}))
+    rows.append(_row(id="long", **{**queued, "requests": "2000", "output_tokens": "251"}))
     rows.append(_row(id="fixed", **{**queued, "workload": "fixed"}))  # a closed form: not capped
     got = reader_rows(rows, H200, LLAMA70)
-    assert sorted(got.reasons) == ["big", f"q{MAX_QUEUED_RUNS}", f"q{MAX_QUEUED_RUNS + 1}"]
-    assert "step by step" in got.reasons["big"] and "more than" in got.reasons["q16"]
+    assert sorted(got.reasons) == ["big", "long", f"q{MAX_QUEUED_RUNS}", f"q{MAX_QUEUED_RUNS + 1}"]
+    assert "requests" in got.reasons["big"] and "output tokens" in got.reasons["long"]
+    assert f"more than {MAX_QUEUED_RUNS} queued" in got.reasons[f"q{MAX_QUEUED_RUNS}"]
     preds = {p.row.id: p for p in price(got, DEFAULT_ASSUMPTIONS)}
     assert preds["q0"].model_value > 0 and preds["fixed"].model_value > 0
     assert preds["big"].model_value is None

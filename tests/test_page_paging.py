@@ -143,6 +143,15 @@ def test_model_too_big_for_the_card_says_so():
     assert "Fit, paged" not in labels and "Requests resident" in labels
 
 
+def test_weights_that_fit_but_leave_no_room_after_the_reserve_name_the_reserve():
+    """gpt-oss-20b in BF16 on an L40S: its weights alone would fit in 0.9 of the card, the engine's
+    start-up reserve on top does not; the message names both."""
+    at = open_app(PAGE, {"model": "gpt-oss-20b", "weights": "bf16", "gpu": "L40S"})
+    _ok(at)
+    text = " ".join(e.value for e in at.error)
+    assert "does not fit" in text and "start-up reserve" in text
+
+
 # --- The figures, checked on the go.Figure (arrays do not survive AppTest's JSON) ------------------------
 
 def test_pool_figure_draws_every_page_in_its_state():

@@ -374,3 +374,21 @@ def test_a_growing_queue_is_not_steady():
     base = stream.n / float(stream.arrival_s[-1])
     assert load.simulate(H100, LLAMA8, stream.at_rate(0.5 * sat, base), "chunked").steady(0.1)
     assert not load.simulate(H100, LLAMA8, stream.at_rate(1.5 * sat, base), "chunked").steady(0.1)
+
+
+def test_a_preempted_request_on_a_decode_only_gpu_resumes_where_it_stopped():
+    """Disaggregation's decode role with a cache too small for its batch: a preempted request comes
+    back with the tokens it had made (it once restarted from its first token and two requests could
+    preempt each other forever). Every admitted request gets each of its tokens once, in order."""
+    p = [329, 340, 719, 486, 1472, 1234, 2305, 588, 764, 5326, 399, 180, 292, 1028, 441, 567, 1806,
+         265, 2567, 986, 244, 130, 665, 1275]
+    o = [115, 30, 222, 519, 297, 89, 580, 255, 155, 185, 68, 128, 147, 274, 383, 179, 47, 209, 78, 97,
+         450, 136, 776, 328]
+    stream = load.Stream(np.zeros(len(p)), np.array(p), np.array(o), np.full(len(p), -1))
+    run = load.simulate(H100, LLAMA8, stream, "prefill-first", chunk_tokens=16, kv_tokens=749,
+                        mode="decode", transfer_s=0.01)
+    assert run.preemptions > 0
+    for rid in np.nonzero(~run.rejected)[0]:
+        times = run.token_times_s(int(rid))
+        assert times.size == stream.output_tokens[rid] and np.all(np.diff(times) > 0)
+    assert np.all(run.step_kv_tokens <= 749)

@@ -229,6 +229,7 @@ def test_card_fit_h100_llama8b():
     # 0.9 of the card as the driver counts it (81,559 MiB), less the weights and activations.
     assert fit.kv_budget_bytes == pytest.approx(
         0.9 * 81559 * 2**20 - LLAMA8.weight_bytes - activation_bytes(LLAMA8, H100))
+    assert fit.reserve_bytes == pytest.approx(activation_bytes(LLAMA8, H100))
     # A reserved request holds its prompt + 2048 rounded up to pages for its whole life.
     assert fit.slots_per_request["reserved"] > 2048
     assert fit.slots_per_request["paged"] < fit.slots_per_request["reserved"] / 3
