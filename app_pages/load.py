@@ -5,7 +5,8 @@ import streamlit as st
 
 from sim import load
 from sim.cost import decode_step_cost
-from sim.hardware import GPUS
+from sim.hardware import GPUS, GiB
+from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
 from ui import format as fmt
 from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_load import (
@@ -701,8 +702,9 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
         "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
         "are per replica). No pipeline parallelism.",
         f"First come, first served; at most {load.engine_max_seqs(setup.gpu):,} running requests (vLLM's "
-        "default max_num_seqs on this GPU: 1,024 on cards of 70 GiB or more other than the A100, 256 "
-        "elsewhere), and no more than the chunk budget under chunked prefill.",
+        f"default max_num_seqs on this GPU: {MAX_SEQS_LARGE_GPU:,} on cards of {LARGE_GPU_BYTES / GiB:.0f} "
+        f"GiB or more other than the A100, {MAX_SEQS_DEFAULT:,} elsewhere), and no more than the chunk "
+        "budget under chunked prefill.",
         "KV memory in tokens (of the full-attention layers for a model with windowed layers, each request "
         "also holding its windowed layers' window); the last page's slack (under 16 tokens a request) is "
         "ignored.",
