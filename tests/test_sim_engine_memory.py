@@ -58,14 +58,17 @@ def test_sampler_warmup_is_rows_times_vocabulary_times_its_live_tensors():
 @pytest.mark.parametrize("name", sorted(ALL_MODELS))
 @pytest.mark.parametrize("gpu", sorted(GPUS))
 def test_the_reserve_is_the_larger_of_the_two_profile_runs(name, gpu):
-    """The forward pass and the sampler's warm-up run one after the other: the peak is the larger."""
+    """The forward pass and the sampler's warm-up run one after the other, so the peak is the larger,
+    not the sum. Splitting a model over GPUs shrinks each GPU's forward workspace (its share of the
+    heads and MLP) but not the warm-up (the logits are gathered whole on every GPU)."""
     m, g = ALL_MODELS[name], GPUS[gpu]
-    a = activation_bytes(m, g)
-    assert a == max(forward_workspace_bytes(m), sampler_warmup_bytes(m, g)) + FIXED_RESERVE_BYTES
-    assert a >= forward_workspace_bytes(m) + FIXED_RESERVE_BYTES
-    assert forward_workspace_bytes(m) == pytest.approx(
-        MAX_BATCHED_TOKENS * 2 * (2 * m.hidden + m.mlp_matrices * m.intermediate_per_gpu
-                                  + (m.heads_per_gpu + 2 * m.kv_heads_per_gpu) * m.head_dim))
+    a = activation_bytes(m, g) - FIXED_RESERVE_BYTES
+    fwd, warm = forward_workspace_bytes(m), sampler_warmup_bytes(m, g)
+    assert a in (fwd, warm) and a >= fwd and a >= warm and a < fwd + warm
+    split = m.with_tp(8) if m.n_heads % 8 == 0 and m.intermediate % 8 == 0 else None
+    if split is not None and not m.n_experts:
+        assert forward_workspace_bytes(split) < fwd
+        assert sampler_warmup_bytes(split, g) == warm
 
 
 def test_tensorrt_llms_cache_is_sized_without_vllms_sampler_warmup():
