@@ -24,7 +24,7 @@ from ui.fig_load import (
     timeline_users,
 )
 from ui.glossary import define
-from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import chart, data_expander, header, how_computed, lazy_section, metric_slots, next_link
 from ui.measured import predictions, summary
 from ui.setup import current_setup
 from ui.sim_cache import page_cache, view
@@ -306,7 +306,6 @@ other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))
 metrics, other_metrics = run.metrics(targets), other.metrics(targets)
 rate = run.stream.n / float(run.stream.arrival_s[-1])
-caps = {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s) for p in load.POLICIES}
 
 
 with headline:
@@ -349,18 +348,7 @@ with headline:
         + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}. TPOT is a request's mean "
         "gap, so a few long stalls average out of it; the p99 TBT and the capacity keep them.",
     )
-    cap_row = st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False)
-    cap_row.metric(
-        "Capacity",
-        fmt.rate(caps[policy], "req/s") if caps[policy] > 0 else "none",
-        border=True,
-        delta=f"{other_policy}: {fmt.rate(caps[other_policy], 'req/s')}",
-        delta_color="off",
-        delta_arrow="off",
-        help=define("Capacity"),
-        width="content",
-    )
-    cap_row.caption(
+    st.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
         f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
         f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}; "
@@ -399,41 +387,6 @@ def _measured_note(setup) -> str:
             "and lengths, not a p99 of this page's stream, so they are named here, not drawn.")
 
 
-st.subheader("As the load rises")
-sweeps = {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
-chart(
-    view(
-        "tbt", (key, workload, chunk, targets, rate), lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps)
-    ),
-    key="load_tbt_curve",
-    title="p99 time between tokens against the arrival rate",
-    alt=f"p99 time between tokens against arrival rate for the three policies, with the {tbt_ms} ms target; "
-    f"capacities: " + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES) + ".",
-)
-chart(
-    view(
-        "ttft",
-        (key, workload, chunk, targets, rate),
-        lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
-    ),
-    key="load_ttft_curve",
-    title="p99 time to first token against the arrival rate",
-    alt=f"p99 time to first token against arrival rate for the three policies, with the {ttft_s:g} s target.",
-)
-knee = sweeps[policy].knee_per_s
-st.caption(
-    "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
-    f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each policy's "
-    "knee. Dotted: this page's rate. "
-    + (
-        f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
-        f"its light-load value): {fmt.rate(knee, 'req/s')}."
-        if knee == knee
-        else ""
-    )
-    + " "
-    + _measured_note(setup)
-)
 windowed_layers_note(setup, (
     "The scheduler counts every token of its KV cache, so past the window it holds fewer requests at once "
     "than an engine that frees the pages sliding out of it." if setup.model.window_share >= 1 else
@@ -441,51 +394,91 @@ windowed_layers_note(setup, (
     f"holds its windowed layers' last {setup.model.sliding_window or 0:,} tokens, as vLLM's hybrid KV-cache "
     "manager keeps them (from admission on: a little more than an engine holds while a context is still "
     "shorter than the window)."))
-chart(
-    view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
-    key="load_dashboard",
-    title="What the dashboard shows, and what the users get",
-    alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
-    "requests meeting both targets falls at different rates.",
-)
 
-pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
-ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
-st.info(
-    f"**The dashboard reads the same.** At {fmt.rate(rate, 'req/s')}, nvidia-smi reports "
-    f"**{fmt.percent(pf.utilization_gpu)}** under prefill-first and **{fmt.percent(ch.utilization_gpu)}** "
-    f"with chunked prefill. The p99 time between tokens is **{fmt.seconds(pf.tbt_pct(99))}** against "
-    f"**{fmt.seconds(ch.tbt_pct(99))}**, and the load each holds within the targets is "
-    f"**{fmt.rate(caps['prefill-first'], 'req/s')}** against **{fmt.rate(caps['chunked'], 'req/s')}**. "
-    "A kernel runs either way; what it makes users wait for is not on that gauge.",
-    icon=":material/lightbulb:",
-)
+def _caps() -> dict[str, float]:
+    """Each policy's capacity (requests/s) at these settings: its load curve and a bisection."""
+    return {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s)
+            for p in load.POLICIES}
 
-# --- prefix caching ------------------------------------------------------------------------------
-st.subheader("Prefix caching")
-st.markdown(
-    "Many requests start with the same tokens: a system prompt, a document, earlier turns. With "
-    "**prefix caching** (vLLM's automatic prefix caching, SGLang's RadixAttention) their KV stays in "
-    "the cache after the request ends; a request that finds its prefix there prefills only the rest."
-)
-prow = st.container(horizontal=True, wrap=True, gap="small", key="load_prefix_settings")
-caching = prow.toggle("Prefix caching", value=True, key="load_caching", bind="query-params", width=150)
-share = prow.select_slider(
-    "Requests with a shared prefix, %", SHARES, value=75, key="load_share", bind="query-params", width=220
-)
-prefix_tokens = prow.select_slider(
-    "Prefix length, tokens", PREFIX_TOKENS, value=2048, key="load_prefix", bind="query-params", width=200
-)
-n_prefixes = prow.select_slider(
-    "Distinct prefixes", N_PREFIXES, value=16, key="load_prefixes", bind="query-params", width=200
-)
-pk = _chunk(policy, chunk)
-prefix_args = (share, prefix_tokens, n_prefixes)
-p_on = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, True)
-p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, False)
-p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
-cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
-cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
+
+def _sweeps() -> dict:
+    """Each policy's load curve at these settings."""
+    return {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
+
+
+def _curves_section() -> None:
+    """The load curves, each policy's capacity and the dashboard against the users."""
+    caps, sweeps = _caps(), _sweeps()
+    st.metric(
+        "Capacity",
+        fmt.rate(caps[policy], "req/s") if caps[policy] > 0 else "none",
+        border=True,
+        delta=f"{other_policy}: {fmt.rate(caps[other_policy], 'req/s')}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("Capacity") + f" Here: {POLICY_LABEL[policy].lower()}, p99 TTFT ≤ {fmt.seconds(ttft_s)} "
+        f"and p99 TBT ≤ {fmt.seconds(tbt_s)}.",
+        width="content",
+    )
+    chart(
+        view(
+            "tbt",
+            (key, workload, chunk, targets, rate),
+            lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps),
+        ),
+        key="load_tbt_curve",
+        title="p99 time between tokens against the arrival rate",
+        alt="p99 time between tokens against arrival rate for the three policies, with the "
+        f"{tbt_ms} ms target; capacities: "
+        + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES)
+        + ".",
+    )
+    chart(
+        view(
+            "ttft",
+            (key, workload, chunk, targets, rate),
+            lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
+        ),
+        key="load_ttft_curve",
+        title="p99 time to first token against the arrival rate",
+        alt="p99 time to first token against arrival rate for the three policies, with the "
+        f"{ttft_s:g} s target.",
+    )
+    knee = sweeps[policy].knee_per_s
+    st.caption(
+        "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
+        f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each "
+        "policy's knee. Dotted: this page's rate. "
+        + (
+            f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
+            f"its light-load value): {fmt.rate(knee, 'req/s')}."
+            if knee == knee
+            else ""
+        )
+        + " "
+        + _measured_note(setup)
+    )
+    chart(
+        view("dash", (key, workload, chunk, targets, rate), lambda: dashboard_figure(sweeps, rate, targets)),
+        key="load_dashboard",
+        title="What the dashboard shows, and what the users get",
+        alt="nvidia-smi utilization against arrival rate stays high for every policy while the share of "
+        "requests meeting both targets falls at different rates.",
+    )
+
+    pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
+    ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
+    st.info(
+        f"**The dashboard reads the same.** At {fmt.rate(rate, 'req/s')}, nvidia-smi reports "
+        f"**{fmt.percent(pf.utilization_gpu)}** under prefill-first and "
+        f"**{fmt.percent(ch.utilization_gpu)}** with chunked prefill. The p99 time between tokens is "
+        f"**{fmt.seconds(pf.tbt_pct(99))}** against "
+        f"**{fmt.seconds(ch.tbt_pct(99))}**, and the load each holds within the targets is "
+        f"**{fmt.rate(caps['prefill-first'], 'req/s')}** against **{fmt.rate(caps['chunked'], 'req/s')}**. "
+        "A kernel runs either way; what it makes users wait for is not on that gauge.",
+        icon=":material/lightbulb:",
+    )
+    return sweeps
 
 
 def _cap_text(cap: tuple[float, bool]) -> str:
@@ -493,121 +486,174 @@ def _cap_text(cap: tuple[float, bool]) -> str:
     return ("≥ " if cap[1] else "") + fmt.rate(cap[0], "req/s") if cap[0] > 0 else "none"
 
 
-word = "without" if caching else "with"
-pm = metric_slots(4)
-pm[0].metric(
-    "Prefix hits",
-    fmt.percent(p_on.hit_rate) if caching and share else "off" if share else "n/a",
-    border=True,
-    help=define("Prefix hit rate"),
-    delta=f"never evicting: {fmt.percent(load.ideal_hit_rate(p_on.stream))}" if share else None,
-    delta_color="off",
-    delta_arrow="off",
-)
-pm[1].metric(
-    "p50 TTFT (prefix)",
-    fmt.seconds(p_run.ttft_pct(50)),
-    border=True,
-    delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
-    delta_color="off",
-    delta_arrow="off",
-)
-pm[2].metric(
-    "p99 TTFT (prefix)",
-    fmt.seconds(p_run.ttft_pct(99)),
-    border=True,
-    delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
-    delta_color="off",
-    delta_arrow="off",
-)
-pm[3].metric(
-    "Capacity (prefix)",
-    _cap_text(cap_on if caching else cap_off),
-    border=True,
-    delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
-    delta_color="off",
-    delta_arrow="off",
-    help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
-)
-hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
-room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
-if share:
+def _prefix_section() -> None:
+    """Prefix caching: the hit rate, TTFT and capacity with and without it."""
+    st.markdown(
+        "Many requests start with the same tokens: a system prompt, a document, earlier turns. With "
+        "**prefix caching** (vLLM's automatic prefix caching, SGLang's RadixAttention) their KV stays in "
+        "the cache after the request ends; a request that finds its prefix there prefills only the rest."
+    )
+    prow = st.container(horizontal=True, wrap=True, gap="small", key="load_prefix_settings")
+    caching = prow.toggle("Prefix caching", value=True, key="load_caching", bind="query-params", width=150)
+    share = prow.select_slider(
+        "Requests with a shared prefix, %", SHARES, value=75, key="load_share", bind="query-params", width=220
+    )
+    prefix_tokens = prow.select_slider(
+        "Prefix length, tokens", PREFIX_TOKENS, value=2048, key="load_prefix", bind="query-params", width=200
+    )
+    n_prefixes = prow.select_slider(
+        "Distinct prefixes", N_PREFIXES, value=16, key="load_prefixes", bind="query-params", width=200
+    )
+    pk = _chunk(policy, chunk)
+    prefix_args = (share, prefix_tokens, n_prefixes)
+    p_on = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, True)
+    p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, False)
+    p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
+    cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
+    cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
+    word = "without" if caching else "with"
+    pm = metric_slots(4)
+    pm[0].metric(
+        "Prefix hits",
+        fmt.percent(p_on.hit_rate) if caching and share else "off" if share else "n/a",
+        border=True,
+        help=define("Prefix hit rate"),
+        delta=f"never evicting: {fmt.percent(load.ideal_hit_rate(p_on.stream))}" if share else None,
+        delta_color="off",
+        delta_arrow="off",
+    )
+    pm[1].metric(
+        "p50 TTFT (prefix)",
+        fmt.seconds(p_run.ttft_pct(50)),
+        border=True,
+        delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    pm[2].metric(
+        "p99 TTFT (prefix)",
+        fmt.seconds(p_run.ttft_pct(99)),
+        border=True,
+        delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    pm[3].metric(
+        "Capacity (prefix)",
+        _cap_text(cap_on if caching else cap_off),
+        border=True,
+        delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
+        delta_color="off",
+        delta_arrow="off",
+        help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
+    )
+    hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
+    room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
+    if share:
+        chart(
+            view(
+                "prefix",
+                (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
+                lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
+            ),
+            key="load_prefix_curve",
+            title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, "
+            "chunked prefill)",
+            alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
+            f"tokens; the cache could hold about {room:,.0f} of them if nothing else ran.",
+        )
+        st.caption(
+            f"The KV cache holds at most **{room:,.0f}** prefixes of {prefix_tokens:,} tokens, fewer while "
+            "requests run. Past that, least-recently-used eviction throws each prefix out before it comes "
+            "back: the cache thrashes, and the hit rate falls below what a cache that never evicts would get "
+            "(whose misses are only each prefix's first use)."
+        )
+    else:
+        st.caption("No request shares a prefix at 0 %: raise the share to see the cache at work.")
+    return hit, ideal
+
+
+def _split_section() -> None:
+    """Disaggregated prefill and decode against the same GPUs colocated."""
+    st.markdown(
+        "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
+        "each prompt's KV cache over the interconnect, and size each pool to its own target. Goodput "
+        "per GPU is what it buys (or not) against the same GPUs each doing both."
+    )
+    n_gpus = st.select_slider("GPUs", GPU_COUNTS, value=4, key="load_gpus", bind="query-params", width=240)
+    colocated_policy = policy if policy != "decode-first" else "prefill-first"
+    roles = _roles(setup, key, workload, ttft_s, tbt_s)
+    colocated = _policy_capacity(setup, key, colocated_policy, workload, _chunk(colocated_policy, chunk),
+                                 ttft_s, tbt_s)
+    d = load.disaggregation(
+        setup.gpu,
+        setup.model,
+        run.stream,
+        targets,
+        n_gpus=n_gpus,
+        colocated_per_gpu=colocated,
+        roles=roles,
+    )
+    p_best, d_best, v_best = d.best
+    dm = metric_slots(4)
+    dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
+    dm[1].metric(
+        "Per GPU, split",
+        fmt.rate(v_best, "req/s"),
+        border=True,
+        help="Goodput per GPU of the best split: min(P × prefill rate, D × decode rate) / (P + D).",
+    )
+    dm[2].metric(
+        "Per GPU, colocated",
+        fmt.rate(d.colocated_per_gpu, "req/s"),
+        border=True,
+        help=f"One GPU doing both under {POLICY_LABEL[colocated_policy].lower()}, meeting both targets.",
+    )
+    dm[3].metric(
+        "KV transfer, mean",
+        fmt.seconds(d.transfer_s_mean),
+        border=True,
+        help=f"A prompt's KV cache over the peer link at {fmt.rate(d.link_bytes_per_s / 1e9, 'GB/s')}.",
+    )
     chart(
         view(
-            "prefix",
-            (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
-            lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
+            "disagg",
+            (key, workload, targets, n_gpus, colocated_policy, colocated),
+            lambda: disagg_figure(d),
         ),
-        key="load_prefix_curve",
-        title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, chunked prefill)",
-        alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
-        f"tokens; the cache could hold about {room:,.0f} of them if nothing else ran.",
+        key="load_disagg",
+        title=f"Goodput per GPU: {n_gpus} GPUs split, against the same GPUs colocated",
+        alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
+        f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
     )
     st.caption(
-        f"The KV cache holds at most **{room:,.0f}** prefixes of {prefix_tokens:,} tokens, fewer while "
-        "requests run. Past that, least-recently-used eviction throws each prefix out before it comes "
-        "back: the cache thrashes, and the hit rate falls below what a cache that never evicts would get "
-        "(whose misses are only each prefix's first use)."
+        f"A prefill-only GPU holds {fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a "
+        f"decode-only GPU {fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT target. A split serves what "
+        "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D GPUs."
     )
-else:
-    st.caption("No request shares a prefix at 0 %: raise the share to see the cache at work.")
+    return d
 
-# --- disaggregation ------------------------------------------------------------------------------
-st.subheader("Disaggregated prefill and decode")
-st.markdown(
-    "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
-    "each prompt's KV cache over the interconnect, and size each pool to its own target. Goodput "
-    "per GPU is what it buys (or not) against the same GPUs each doing both."
-)
-n_gpus = st.select_slider("GPUs", GPU_COUNTS, value=4, key="load_gpus", bind="query-params", width=240)
-colocated_policy = policy if policy != "decode-first" else "prefill-first"
-roles = _roles(setup, key, workload, ttft_s, tbt_s)
-d = load.disaggregation(
-    setup.gpu,
-    setup.model,
-    run.stream,
-    targets,
-    n_gpus=n_gpus,
-    colocated_per_gpu=caps[colocated_policy],
-    roles=roles,
-)
-p_best, d_best, v_best = d.best
-dm = metric_slots(4)
-dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
-dm[1].metric(
-    "Per GPU, split",
-    fmt.rate(v_best, "req/s"),
-    border=True,
-    help="Goodput per GPU of the best split: min(P × prefill rate, D × decode rate) / (P + D).",
-)
-dm[2].metric(
-    "Per GPU, colocated",
-    fmt.rate(d.colocated_per_gpu, "req/s"),
-    border=True,
-    help=f"One GPU doing both under {POLICY_LABEL[colocated_policy].lower()}, meeting both targets.",
-)
-dm[3].metric(
-    "KV transfer, mean",
-    fmt.seconds(d.transfer_s_mean),
-    border=True,
-    help=f"A prompt's KV cache over the peer link at {fmt.rate(d.link_bytes_per_s / 1e9, 'GB/s')}.",
-)
-chart(
-    view(
-        "disagg",
-        (key, workload, targets, n_gpus, colocated_policy, caps[colocated_policy]),
-        lambda: disagg_figure(d),
-    ),
-    key="load_disagg",
-    title=f"Goodput per GPU: {n_gpus} GPUs split, against the same GPUs colocated",
-    alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
-    f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
-)
-st.caption(
-    f"A prefill-only GPU holds {fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a "
-    f"decode-only GPU {fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT target. A split serves what "
-    "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D GPUs."
-)
+
+# The rest of the page runs its searches only when a reader opens it: a first view of a setup costs
+# the two headline runs, not the ~20 load-curve, capacity and prefix runs (README, "Many readers").
+sweeps = hit_curve = split = None
+st.markdown("**Further:** each section runs its own simulations when you open it (a second or two the "
+            "first time for a setup).")
+box = lazy_section("As the load rises: each policy's load curve and capacity", "load_show_curves",
+                   icon=":material/show_chart:")
+if box:
+    with box:
+        sweeps = _curves_section()
+box = lazy_section("Prefix caching", "load_show_prefix", icon=":material/cached:",
+                   open_for=("load_caching", "load_share", "load_prefix", "load_prefixes"))
+if box:
+    with box:
+        hit_curve = _prefix_section()
+box = lazy_section("Disaggregated prefill and decode", "load_show_split", icon=":material/call_split:",
+                   open_for=("load_gpus",))
+if box:
+    with box:
+        split = _split_section()
 
 examples = _distserve_examples()
 # Decode steps of DistServe's model under both readings of its engine, at a colocated GPU's few
@@ -730,22 +776,31 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
         "utilization.gpu definition: NVML API reference (REFERENCE.md §4).",
     ],
 )
-data_expander(
-    lambda: {
+
+
+def _tables() -> dict:
+    """The tables behind the charts shown: the headline run's, and those of each open section."""
+    tables = {
         f"Requests ({policy})": view(
             "requests",
             (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
             lambda: requests_frame(run),
         ),
-        "Load sweep": view("sweep", (key, workload, chunk, targets), lambda: sweep_frame(sweeps, targets)),
         "Timeline tokens": view(
             "timeline_frame",
             (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk)),
             lambda: timeline_frame(run, long_rid, users),
         ),
-        "Prefix hit rate": prefix_frame(CURVE_PREFIXES, hit, ideal),
-        "Disaggregated splits": splits_frame(d),
-    },
-    key="load_data",
-)
+    }
+    if sweeps is not None:
+        tables["Load sweep"] = view("sweep", (key, workload, chunk, targets),
+                                    lambda: sweep_frame(sweeps, targets))
+    if hit_curve is not None:
+        tables["Prefix hit rate"] = prefix_frame(CURVE_PREFIXES, *hit_curve)
+    if split is not None:
+        tables["Disaggregated splits"] = splits_frame(split)
+    return tables
+
+
+data_expander(_tables, key="load_data")
 next_link(__file__)

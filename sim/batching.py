@@ -445,7 +445,7 @@ class _SegmentClock:
         m = len(kv) + 1
         if m <= 1 or clock >= deadline:
             return 1, clock
-        ends = clock + np.cumsum(np.asarray(c.step_time_s(ns, kv, kv, ns), dtype=float))
+        ends = clock + np.cumsum(c.decode_steps_s(ns, kv))
         j = min(m - 1, int(np.searchsorted(ends, deadline, side="left")) + 1)
         return j + 1, float(ends[j - 1])
 

@@ -468,6 +468,7 @@ class StepTimeCoefficients:
         object.__setattr__(self, "_rows", list(zip(self.compute.tolist(), self.memory.tolist(),
                                                    self.weight_s.tolist(), self.on_samples.tolist(),
                                                    self.kernels.tolist(), strict=True)))
+        object.__setattr__(self, "_flat", [(*c, w, *m, s, n) for c, m, w, s, n in self._rows])
 
         # The array path: each operator's nonzero terms only (most depend on one of T, P, K, S).
         def terms(row):
@@ -500,18 +501,26 @@ class StepTimeCoefficients:
 
     def step_time_s(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """t_step for steps that run (new_tokens > 0); broadcasts like numpy, fast for scalars."""
-        if all(isinstance(x, (int, float)) for x in (new_tokens, attn_pairs, kv_tokens, sampled_tokens)):
-            x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
+        x0, x1, x2, x3 = new_tokens, attn_pairs, kv_tokens, sampled_tokens
+        if (isinstance(x0, (int, float)) and isinstance(x1, (int, float)) and isinstance(x2, (int, float))
+                and isinstance(x3, (int, float))):
+            # A scheduler's clock calls this once per run of steps: plain floats, no numpy.
             graph = x0 <= self.graph_max_tokens
+            gk, lk = self.graph_kernel_s, self.kernel_launch_s
+            extra = {j: _touched(e, kk, x0, g, z) * sec for j, e, kk, sec, _, g, z in self.moe} \
+                if self.moe else None
             total = 0.0
-            extra = {j: _touched(e, kk, x0, g, z) * sec for j, e, kk, sec, _, g, z in self.moe}
-            for j, (c, m, w, s, n) in enumerate(self._rows):
+            for j, (c0, c1, c2, c3, w, m0, m1, m2, m3, s, n) in enumerate(self._flat):
                 if s and x3 <= 0:
                     continue
-                roof = max(c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3,
-                           w + extra.get(j, 0.0) + m[0] * x0 + m[1] * x1 + m[2] * x2 + m[3] * x3)
-                gap = roof + n * self.graph_kernel_s
-                total += gap if graph else max(gap, n * self.kernel_launch_s)
+                comp = c0 * x0 + c1 * x1 + c2 * x2 + c3 * x3
+                mem = w + m0 * x0 + m1 * x1 + m2 * x2 + m3 * x3
+                if extra and j in extra:
+                    mem += extra[j]
+                gap = (comp if comp > mem else mem) + n * gk
+                if not graph and n * lk > gap:
+                    gap = n * lk
+                total += gap
             return self._host(total)
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
@@ -577,18 +586,31 @@ class StepTimeCoefficients:
         and grow by ``kv_per_step`` a step (default ``n_seq``; less where windowed layers no longer
         grow) (T = S = n_seq, P = K = kv): a scheduler's fast path."""
         grow = n_seq if kv_per_step is None else kv_per_step
-        kv = kv0 + grow * np.arange(steps, dtype=float)
-        c, m = self.compute, self.memory
-        w = self.weight_s.copy()
-        for j, e, kk, sec, _, g, z in self.moe:
-            w[j] += _touched(e, kk, n_seq, g, z) * sec
-        comp = (c[:, 0] + c[:, 3])[:, None] * n_seq + (c[:, 1] + c[:, 2])[:, None] * kv
-        mem = (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None] + (m[:, 1] + m[:, 2])[:, None] * kv
-        gpu = np.maximum(comp, mem).sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
+        return self.decode_steps_s(n_seq, kv0 + grow * np.arange(steps, dtype=float))
+
+    def decode_steps_s(self, n_seq: float, kv) -> np.ndarray:
+        """Times of decode steps of ``n_seq`` sequences with the given KV tokens a step (an array;
+        T = S = n_seq, P = K = kv), equal to ``step_time_s(n_seq, kv, kv, n_seq)`` (tested) without
+        its per-operator bookkeeping: a scheduler's fast path, called once per run of steps."""
+        kv = np.asarray(kv, dtype=float)
+        cache = self.__dict__.setdefault("_decode_vectors", {})
+        vec = cache.get(n_seq)
+        if vec is None:
+            c, m = self.compute, self.memory
+            w = self.weight_s.copy()
+            for j, e, kk, sec, _, g, z in self.moe:
+                w[j] += _touched(e, kk, n_seq, g, z) * sec
+            vec = ((c[:, 0] + c[:, 3])[:, None] * n_seq, (c[:, 1] + c[:, 2])[:, None],
+                   (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None], (m[:, 1] + m[:, 2])[:, None])
+            if len(cache) < 4096:
+                cache[n_seq] = vec
+        a, b, g, d = vec
+        roof = np.maximum(a + b * kv, g + d * kv)
         if n_seq > self.graph_max_tokens:
-            per_op = np.maximum(np.maximum(comp, mem) + self.kernels[:, None] * self.graph_kernel_s,
-                                self.kernels[:, None] * self.kernel_launch_s)
-            gpu = per_op.sum(axis=0)
+            gpu = np.maximum(roof + self.kernels[:, None] * self.graph_kernel_s,
+                             self.kernels[:, None] * self.kernel_launch_s).sum(axis=0)
+        else:
+            gpu = roof.sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
         return self._host(gpu)
 
 

@@ -138,10 +138,10 @@ def test_page04_adds_a_row_per_measured_offline_run():
 
 
 def test_page05_names_the_online_runs_of_this_setup_and_why_they_are_not_drawn():
-    at = open_app("app_pages/load.py")
+    at = open_app("app_pages/load.py", {"load_show_curves": "true"})  # the section with the curves
     assert not at.exception
     assert "t014-01" in _captions(at) and "not a p99 of this page's stream" in _captions(at)
-    at = open_app("app_pages/load.py", {"gpu": "L40S"})
+    at = open_app("app_pages/load.py", {"gpu": "L40S", "load_show_curves": "true"})
     assert "No measurement for this setup" in _captions(at)
 
 

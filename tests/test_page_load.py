@@ -12,22 +12,50 @@ TBT, TTFT, UTIL = "p99 TBT", "p99 TTFT", "GPU utilization"
 CAP, GOODPUT = "Capacity", "Goodput"
 
 
+SECTIONS = ("load_show_curves", "load_show_prefix", "load_show_split")
+
+
+def open_sections(at, keys=SECTIONS):
+    """Open the page's lazy sections (a reader clicking them: each click reruns the page)."""
+    for k in keys:
+        at.session_state[k] = True
+    return at.run()
+
+
 @pytest.fixture(scope="module")
 def at():
-    return open_app(PAGE)
+    return open_sections(open_app(PAGE))
 
 
-def test_defaults_render_with_the_story(at):
+def test_first_view_runs_only_the_headline():
+    """A first view sends the headline and the timeline; the load curves, capacities, prefix and split
+    searches wait until their section is opened (seconds of CPU a setup: README, "Many readers")."""
+    at = open_app(PAGE)
     assert not at.exception
     assert at.radio(key="load_policy").value == "prefill-first"
     assert ms(metric(at, TBT)) > 100  # over the relaxed target at 60 % load
     assert 90 < number(metric(at, UTIL)) < 100
+    assert len(at.get("plotly_chart")) == 1  # the timeline
+    assert CAP not in [m.label for m in at.metric] and "Prefix hits" not in [m.label for m in at.metric]
+    assert [e.label for e in at.expander][:3] == [
+        "As the load rises: each policy's load curve and capacity", "Prefix caching",
+        "Disaggregated prefill and decode"]
+    open_sections(at, ("load_show_prefix",))
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2 and "Prefix hits" in [m.label for m in at.metric]
+    assert CAP not in [m.label for m in at.metric]
+    open_data(at, "load_data")
+    assert len(at.dataframe) == 3  # the headline's two tables and the open section's
+
+
+def test_defaults_render_with_the_story(at):
+    assert not at.exception
     assert number(metric(at, CAP)) > 0
     assert len(at.get("plotly_chart")) == 6  # timeline, two latency curves, dashboard, prefix, split
     assert len(at.dataframe) == 0  # the data expander's tables are built only when it opens
     open_data(at, "load_data")
     assert not at.exception
-    assert len(at.dataframe) == 5  # requests, load sweep, timeline tokens, prefix hit rate, splits
+    assert len(at.dataframe) == 5  # requests, timeline tokens, load sweep, prefix hit rate, splits
 
 
 def test_policy_moves_tbt_and_capacity_not_utilization(at):
@@ -100,6 +128,17 @@ def test_bad_url_values_get_the_safe_defaults():
     assert at.select_slider(key="load_chunk").value == 512
     assert at.select_slider(key="load_tbt").value == 100
     assert at.radio(key="load_workload").value == "sharegpt"
+
+
+def test_a_link_opens_the_sections_it_sets():
+    """A shared link holds the open sections, and a link to a setting inside a closed section opens
+    that section, so the setting shows (and is not reported as ignored)."""
+    at = open_app(PAGE, {"load_share": "50", "load_show_curves": "true"})
+    assert not at.exception
+    assert at.select_slider(key="load_share").value == 50
+    assert number(metric(at, CAP)) > 0
+    assert "Best split (P : D)" not in [m.label for m in at.metric]  # not asked for
+    assert not [w for w in at.warning if "could not be used" in w.value]
 
 
 def test_url_sets_the_policy():

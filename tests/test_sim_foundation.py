@@ -296,6 +296,22 @@ def test_coefficients_reproduce_step_cost(gpu, model, a, new, pairs, kv, share):
                                   np.array([sampled]))[0]) == pytest.approx(expected, rel=1e-12)
 
 
+@given(gpus, models, assumptions, st.integers(1, 4096),
+       st.lists(st.integers(0, 10**7), min_size=1, max_size=8))
+def test_decode_fast_path_is_the_same_model(gpu, model, a, n_seq, kv):
+    """The schedulers' decode fast paths (any KV sequence, and a linear one) price a decode step as
+    step_cost does: T = S = sequences, P = K = KV tokens (MoE, tensor parallel, eager or graphs)."""
+    coef = cost.step_time_coefficients(gpu, model, a)
+    kv = np.array(kv, dtype=float)
+    ns = np.full(kv.shape, float(n_seq))
+    expected = step_cost(gpu, model, ns, kv, kv, a, sampled_tokens=ns).time_s
+    assert np.allclose(coef.decode_steps_s(float(n_seq), kv), expected, rtol=1e-12, atol=0)
+    linear = kv[0] + 7.0 * np.arange(kv.size)
+    assert np.allclose(coef.decode_run_s(float(n_seq), kv[0], kv.size, 7.0),
+                       step_cost(gpu, model, ns, linear, linear, a, sampled_tokens=ns).time_s,
+                       rtol=1e-12, atol=0)
+
+
 def test_scale_and_concat_steps():
     one = decode_step_cost(H100, LLAMA8, np.array([1.0, 8.0]), 128)
     half = cost.scale_steps(one, 0.5)

@@ -232,6 +232,17 @@ def data_expander(frames, key: str) -> None:
             )
 
 
+def lazy_section(label: str, key: str, *, icon: str | None = None, open_for: tuple[str, ...] = ()):
+    """A section built and sent only while it is open (opening it reruns the page): the place for a
+    part of a page whose simulations cost more than its first screen. Its open state is in the URL
+    (``key``), so a shared link opens it; a link that sets one of its widgets (``open_for``, their
+    keys) opens it too, so that the setting shows. Returns the section to draw into, or None while
+    it is closed."""
+    expanded = any(k in st.query_params for k in open_for)
+    box = st.expander(label, expanded=expanded, key=key, icon=icon, on_change="rerun", bind="query-params")
+    return box if box.open else None
+
+
 def data_key(key: str) -> str:
     """The session-state key of a page's "Data" expander (True while open). It starts with an
     underscore, so no page's settings (``<prefix>_...``) include it."""
