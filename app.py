@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 
 from ui.layout import PageStopped, page_style  # noqa: E402
 from ui.nav import ALL_PAGES, HOME  # noqa: E402
-from ui.perf import freeze_startup_objects  # noqa: E402
+from ui.perf import SCRIPT_LOCK, freeze_startup_objects  # noqa: E402
 from ui.setup import render_setup_controls  # noqa: E402
 from ui.state import app_rerun_requested, remember_pages  # noqa: E402
 from ui.url_check import raw_params_on_first_run, show_rejected  # noqa: E402
@@ -48,7 +48,8 @@ def _page_body() -> None:
     # Streamlit lets the page st.navigation returned run once per run of the entrypoint; a fragment's
     # rerun runs it again without the entrypoint (Streamlit 1.67's flag; tests/browser cover it).
     page._can_be_called = True
-    with contextlib.suppress(PageStopped):  # a page that ended early said why (ui.layout.stop_page)
+    # One reader's run at a time (ui/perf.py); a page that ended early said why (ui.layout.stop_page).
+    with SCRIPT_LOCK, contextlib.suppress(PageStopped):
         page.run()
     remember_pages()
     if app_rerun_requested():  # a page's control changed the setup: the sidebar redraws

@@ -203,7 +203,7 @@ def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     )
 
 
-@page_cache("load._distserve_examples", 1)
+@page_cache("load._distserve_examples", 1, constant=True)
 def _distserve_examples():
     """REFERENCE.md V20: DistServe's example through this model (setup-independent), at the default
     assumptions and at DistServe's engine speed (both readings of it)."""
@@ -661,7 +661,7 @@ examples = _distserve_examples()
 SMALL_BATCH, LARGE_BATCH = 2, 24
 
 
-@page_cache("load._distserve_steps", 1)
+@page_cache("load._distserve_steps", 1, constant=True)
 def _distserve_steps() -> dict:
     """Decode step, ms, of DistServe's model at both batches under both readings (setup-independent)."""
     return {name: [1e3 * float(decode_step_cost(GPUS[load.DISTSERVE_GPU], load.DISTSERVE_MODEL, b,

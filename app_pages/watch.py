@@ -66,7 +66,7 @@ def _runs(_setup, setup_key: str):
     return runs, dashboard_day(_setup.gpu, _setup.model, _setup.assumptions, capacity=runs.capacity)
 
 
-@page_cache("watch._pool", 1)
+@page_cache("watch._pool", 1, constant=True)
 def _pool():
     """Section 02's 64-page pool under paging, at that page's defaults: its preemptions."""
     return paging_simulate("paged")

@@ -34,4 +34,9 @@ PAGE_CASES = [
              [("radio", "load_policy", ["chunked", "prefill-first", "decode-first"])], target_ms=150),
     PageCase("05 Under load: arrival rate (2,000 requests)", PAGE,
              [("select_slider", "load_rate", [40, 60, 80])], target_ms=150),
+    # The same with the three lower sections open (the load curves, every policy's capacity, prefix
+    # caching, disaggregation): what a reader who opened them pays.
+    PageCase("05 Under load: policy toggle, every section open", PAGE,
+             [("radio", "load_policy", ["chunked", "prefill-first", "decode-first"])], target_ms=150,
+             params={"load_show_curves": "true", "load_show_prefix": "true", "load_show_split": "true"}),
 ]

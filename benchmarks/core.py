@@ -59,6 +59,22 @@ def time_sim(case: SimCase, min_runs: int = 20, budget_s: float = 1.0) -> Result
     return _summary(case.name, samples, case.target_ms)
 
 
+def _clear_caches() -> None:
+    """Every cache a new setup misses: the pages' own (``ui.sim_cache``; Streamlit's clear does not
+    reach them), the measured rows' predictions and the cost model's per-setup tables."""
+    import sim.cost
+    import sim.models
+    import sim.truth
+    import ui.measured
+    import ui.sim_cache
+
+    ui.sim_cache.clear_all()
+    for module in (ui.measured, sim.cost, sim.models, sim.truth):
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
 def time_page(case: PageCase, reruns: int = 30, cold: bool = False) -> Result:
     """Median and p95 of a page's rerun after a widget change (AppTest, server side).
 
@@ -73,13 +89,17 @@ def time_page(case: PageCase, reruns: int = 30, cold: bool = False) -> Result:
     for key, value in case.params.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page(case.page).run()
+    at.switch_page(case.page)
+    for key, value in case.params.items():  # the page's own run reads its widgets' values too
+        at.query_params[key] = value
+    at.run()
     samples: list[float] = []
     steps = [(kind, key, v) for kind, key, values in case.changes for v in values]
     for i in range(reruns + 2):
         kind, key, value = steps[i % len(steps)]
         getattr(at, kind)(key=key).set_value(value)
         if cold:
+            _clear_caches()
             st.cache_data.clear()
             st.cache_resource.clear()
         t0 = time.perf_counter()

@@ -97,6 +97,13 @@ CHANGES: dict[str, list[Change]] = {
         ("watch_ttft", [0.5, 1.0, 2.0]),
         ("watch_tpot", [25.0, 50.0, 100.0]),
     ],
+    # Page 05's first screen. Its three lower sections (load curves, prefix caching, disaggregation)
+    # run their searches only when a reader opens one, which these readers do not do (README).
+    "under-load": [
+        ("load_policy", ["Prefill-first", "Decode-first", "Chunked prefill"]),
+        ("load_rate", [30, 60, 80]),
+        ("load_workload", ["ShareGPT-like", "Fixed 1,024 → 128"]),
+    ],
 }
 
 PAGES = [("", "landing page"), *((s.url_path, s.label) for s in SECTIONS)]

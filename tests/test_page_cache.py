@@ -105,3 +105,41 @@ def test_parameters_it_could_not_key_are_refused():
         @page_cache("test.kwonly", 4)
         def f(a, *, b):
             return a
+
+
+def test_clear_all_empties_the_page_caches_and_the_sim_calls():
+    """A benchmark's "cold" rerun clears them all (Streamlit's own clear does not reach them)."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui import sim_cache
+
+    calls = []
+
+    @page_cache("test.clear", 4)
+    def f(key: str):
+        calls.append(key)
+        return key
+
+    f("a")
+    sim_cache.card_fit(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"], 16, 512)
+    assert sim_cache.card_fit.cache_info().currsize >= 1
+    sim_cache.clear_all()
+    f("a")
+    assert calls == ["a", "a"]
+    assert sim_cache.card_fit.cache_info().currsize == 0
+
+
+def test_clear_all_keeps_what_does_not_depend_on_the_setup():
+    from ui import sim_cache
+
+    calls = []
+
+    @page_cache("test.constant", 1, constant=True)
+    def once():
+        calls.append(1)
+        return 1
+
+    once()
+    sim_cache.clear_all()
+    once()
+    assert calls == [1]

@@ -39,10 +39,11 @@ chunked_prefill = lru_cache(maxsize=64)(chunked.chunked_prefill)
 # ---------------------------------------------------------------------------------------------------
 
 _PAGE_CACHES: dict[str, tuple[OrderedDict, dict, threading.Lock]] = {}
+_CONSTANT: set[str] = set()  # caches of results that do not depend on the setup
 _REGISTRY_LOCK = threading.Lock()
 
 
-def page_cache(name: str, max_entries: int):
+def page_cache(name: str, max_entries: int, *, constant: bool = False):
     """Cache a function a page script defines, under ``name``, across reruns and readers.
 
     A page script runs again on every change, so its ``@st.cache_resource`` decorators run again
@@ -52,7 +53,9 @@ def page_cache(name: str, max_entries: int):
     strings, numbers, tuples, frozen dataclasses) and, as Streamlit does, leaves out arguments whose
     name starts with ``_`` (an unhashed input that another argument stands for). Results are shared,
     not copied: pages only read them. One reader computes a missing entry while the others wait for
-    it (a lock per key), and at most ``max_entries`` are kept, the least recently used dropped."""
+    it (a lock per key), and at most ``max_entries`` are kept, the least recently used dropped.
+    ``constant``: the result does not depend on the setup (computed once per server process), so a
+    benchmark's cold rerun (``clear_all``) keeps it."""
 
     def decorate(fn):
         code = fn.__code__
@@ -64,6 +67,8 @@ def page_cache(name: str, max_entries: int):
         first_default = len(names) - len(defaults)
         with _REGISTRY_LOCK:
             entries, locks, guard = _PAGE_CACHES.setdefault(name, (OrderedDict(), {}, threading.Lock()))
+            if constant:
+                _CONSTANT.add(name)
 
         @wraps(fn)
         def cached(*args, **kwargs):
@@ -97,6 +102,21 @@ def page_cache(name: str, max_entries: int):
         return cached
 
     return decorate
+
+
+def clear_all() -> None:
+    """Empty every cache of this module that depends on the setup: the pages' (``page_cache``, all
+    but the ``constant`` ones) and the sim calls' (a benchmark's "cold" rerun: a setting no reader
+    has asked for yet)."""
+    with _REGISTRY_LOCK:
+        for name, (entries, _, guard) in _PAGE_CACHES.items():
+            if name in _CONSTANT:
+                continue
+            with guard:
+                entries.clear()
+    for value in list(globals().values()):
+        if callable(getattr(value, "cache_clear", None)):
+            value.cache_clear()
 
 
 @page_cache("views", 256)

@@ -48,6 +48,7 @@ TARGETS = [
     Target("paged-attention", "toggle", "paging_paged"),
     Target("speculative-decoding", "slider", "spec_alpha"),
     Target("what-to-watch", "slider", "watch_ttft"),
+    Target("under-load", "slider", "load_rate"),
 ]
 
 # Plotted data of every chart and every metric's value, keyed by the element's position.
