@@ -93,7 +93,7 @@ def _run(
     )
 
 
-@page_cache("load._sweep", 16)
+@page_cache("load._sweep", 16, yields=True)
 def _sweep(
     _setup,
     setup_key: str,
@@ -127,7 +127,7 @@ def _chunk(policy: str, chunk: int) -> int:
     return chunk if policy == "chunked" else load.DEFAULT_CHUNK_TOKENS
 
 
-@page_cache("load._capacity", 64)
+@page_cache("load._capacity", 64, yields=True)
 def _capacity(
     _setup,
     setup_key: str,
@@ -156,7 +156,7 @@ def _capacity(
     return cap.rate_per_s, cap.at_ceiling
 
 
-@page_cache("load._policy_capacity", 64)
+@page_cache("load._policy_capacity", 64, yields=True)
 def _policy_capacity(
     _setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float, tbt_s: float
 ) -> float:
@@ -173,7 +173,7 @@ def _policy_capacity(
     ).rate_per_s
 
 
-@page_cache("load._hit_curve", 16)
+@page_cache("load._hit_curve", 16, yields=True)
 def _hit_curve(
     _setup,
     setup_key: str,
@@ -194,7 +194,7 @@ def _hit_curve(
     return tuple(hit), tuple(ideal)  # shared between readers: not to be changed in place
 
 
-@page_cache("load._roles", 16)
+@page_cache("load._roles", 16, yields=True)
 def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
@@ -203,7 +203,7 @@ def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     )
 
 
-@page_cache("load._distserve_examples", 1, constant=True)
+@page_cache("load._distserve_examples", 1, constant=True, yields=True)
 def _distserve_examples():
     """REFERENCE.md V20: DistServe's example through this model (setup-independent), at the default
     assumptions and at DistServe's engine speed (both readings of it)."""
@@ -346,7 +346,8 @@ with headline:
         delta_arrow="off",
         help=define("Goodput")
         + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}. TPOT is a request's mean "
-        "gap, so a few long stalls average out of it; the p99 TBT and the capacity keep them.",
+        "gap, so a few long stalls average out of it; the p99 TBT keeps them, and so does the capacity "
+        "(in the load curves' section below).",
     )
     st.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
@@ -406,7 +407,7 @@ def _sweeps() -> dict:
     return {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
 
 
-def _curves_section() -> None:
+def _curves_section() -> dict:
     """The load curves, each policy's capacity and the dashboard against the users."""
     caps, sweeps = _caps(), _sweeps()
     st.metric(
@@ -486,7 +487,7 @@ def _cap_text(cap: tuple[float, bool]) -> str:
     return ("≥ " if cap[1] else "") + fmt.rate(cap[0], "req/s") if cap[0] > 0 else "none"
 
 
-def _prefix_section() -> None:
+def _prefix_section() -> tuple:
     """Prefix caching: the hit rate, TTFT and capacity with and without it."""
     st.markdown(
         "Many requests start with the same tokens: a system prompt, a document, earlier turns. With "
@@ -573,7 +574,7 @@ def _prefix_section() -> None:
     return hit, ideal
 
 
-def _split_section() -> None:
+def _split_section() -> load.Disaggregation:
     """Disaggregated prefill and decode against the same GPUs colocated."""
     st.markdown(
         "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
@@ -641,17 +642,17 @@ st.markdown("**Further:** each section runs its own simulations when you open it
             "first time for a setup).")
 box = lazy_section("As the load rises: each policy's load curve and capacity", "load_show_curves",
                    icon=":material/show_chart:")
-if box:
+if box is not None:
     with box:
         sweeps = _curves_section()
 box = lazy_section("Prefix caching", "load_show_prefix", icon=":material/cached:",
                    open_for=("load_caching", "load_share", "load_prefix", "load_prefixes"))
-if box:
+if box is not None:
     with box:
         hit_curve = _prefix_section()
 box = lazy_section("Disaggregated prefill and decode", "load_show_split", icon=":material/call_split:",
                    open_for=("load_gpus",))
-if box:
+if box is not None:
     with box:
         split = _split_section()
 

@@ -137,6 +137,13 @@ class Stats:
                               f"{self.seen[inputs]}")
 
 
+# Page 05's lower sections run their searches only when opened (a lazy expander whose open state is in
+# the URL). With --open-sections F a reader's link to that page opens one of them on a share F of visits.
+SECTION_LINKS: dict[str, list[str]] = {
+    "under-load": ["load_show_curves", "load_show_prefix", "load_show_split"],
+}
+
+
 def changes_for(path: str) -> list[Change]:
     return [*CHANGES.get(path, []), *SIDEBAR_CHANGES]
 
@@ -154,7 +161,10 @@ async def reader_loop(n: int, url: str, deadline: float, args: argparse.Namespac
         path, _ = PAGES[(n + visit) % len(PAGES)]
         visit += 1
         link = shared_link(rng, path)
-        query = urlencode([(k, str(v)) for k, v in link])
+        sections = []
+        if args.open_sections and path in SECTION_LINKS and rng.random() < args.open_sections:
+            sections = [(rng.choice(SECTION_LINKS[path]), "true")]  # not a widget: not checked below
+        query = urlencode([(k, str(v)) for k, v in [*link, *sections]])
         where = f"session {n} /{path}?{query}"
         reader = None
         try:
@@ -310,6 +320,8 @@ def main() -> int:
     parser.add_argument("--skip", default="",
                         help="comma-separated url paths readers do not open (e.g. under-load: page 05's "
                              "first view of a setup costs seconds of CPU, see README)")
+    parser.add_argument("--open-sections", type=float, default=0.0,
+                        help="share of page-05 visits whose link opens one of its lower sections (0..1)")
     parser.add_argument("--replicas", type=int, default=0,
                         help="N > 0: N replicas behind nginx (scripts/proxy.py), readers go through it")
     args = parser.parse_args()
@@ -374,7 +386,9 @@ def main() -> int:
     print(f"Each reader opens a shared link (one of {pages}, with up to three widget values in the URL), "
           f"changes one widget every {args.think_s:g} s on average, and opens a new link after "
           f"{args.updates_per_visit} changes. Server and readers share this machine's "
-          f"{os.cpu_count()} cores.")
+          f"{os.cpu_count()} cores."
+          + (f" {args.open_sections:.0%} of the links to page 05 open one of its lower sections."
+             if args.open_sections else ""))
     print()
     print("| Measure | Value |")
     print("|---|---|")

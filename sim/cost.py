@@ -602,7 +602,7 @@ class StepTimeCoefficients:
                 w[j] += _touched(e, kk, n_seq, g, z) * sec
             vec = ((c[:, 0] + c[:, 3])[:, None] * n_seq, (c[:, 1] + c[:, 2])[:, None],
                    (w + (m[:, 0] + m[:, 3]) * n_seq)[:, None], (m[:, 1] + m[:, 2])[:, None])
-            if len(cache) < 4096:
+            if len(cache) < 256:  # ~0.7 KB each, per setup's coefficients (512 of them at most)
                 cache[n_seq] = vec
         a, b, g, d = vec
         roof = np.maximum(a + b * kv, g + d * kv)

@@ -77,6 +77,13 @@ def pytest_xdist_make_scheduler(config, log):
     return BrowserLane(config, log)
 
 
+#: Per page, the URL parameters that open every section it sends only on demand
+#: (``ui.layout.lazy_section``): tests that cover a page's every widget and chart add these.
+ALL_SECTIONS: dict[str, dict[str, str]] = {
+    "app_pages/load.py": {"load_show_curves": "true", "load_show_prefix": "true", "load_show_split": "true"},
+}
+
+
 def open_app(page: str | None = None, params: dict[str, str | list[str]] | None = None) -> AppTest:
     """Run the app from its entrypoint with URL query parameters ``params``, and switch to ``page``
     (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered.

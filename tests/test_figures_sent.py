@@ -10,7 +10,7 @@ import json
 import pytest
 
 import ui.theme
-from tests.conftest import open_app
+from tests.conftest import ALL_SECTIONS, open_app
 from ui.nav import ALL_PAGES, SECTIONS
 
 #: Setups beyond the defaults: one whose measured runs the charts draw (crosses, rings, hatched bars),
@@ -24,7 +24,7 @@ SETUPS = {
 def _specs(path: str, validate: bool, params: dict | None = None) -> list[dict]:
     ui.theme.VALIDATE_FIGURES = validate
     try:
-        at = open_app(path, params)
+        at = open_app(path, {**ALL_SECTIONS.get(path, {}), **(params or {})})  # every chart
     finally:
         ui.theme.VALIDATE_FIGURES = True
     assert not at.exception, [e.value for e in at.exception]

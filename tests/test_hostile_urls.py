@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import open_app
+from tests.conftest import ALL_SECTIONS, open_app
 from ui.nav import ALL_PAGES
 
 WIDGET_KINDS = ("slider", "select_slider", "selectbox", "number_input", "toggle", "segmented_control",
@@ -39,7 +39,7 @@ _defaults: dict[str, dict[str, object]] = {}
 
 def defaults(page: str) -> dict[str, object]:
     if page not in _defaults:
-        _defaults[page] = bound_widgets(open_app(page))
+        _defaults[page] = bound_widgets(open_app(page, ALL_SECTIONS.get(page)))  # every section's widgets
     return _defaults[page]
 
 
@@ -77,7 +77,7 @@ def test_hostile_query_strings_never_break_a_page(page_path, data):
         st.sampled_from(keys), st.one_of(HOSTILE, st.lists(HOSTILE, min_size=2, max_size=3)),
         min_size=1, max_size=5,
     ))
-    at = open_app(page_path, params)
+    at = open_app(page_path, {**ALL_SECTIONS.get(page_path, {}), **params})
     assert not at.exception, (params, at.exception)
     shown = bound_widgets(at)
     for key, default in defaults(page_path).items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sim.models import MEASURED_MODELS
-from tests.conftest import open_app
+from tests.conftest import ALL_SECTIONS, open_app
 from ui.nav import ALL_PAGES
 
 #: One measured setup per model (measured.csv), so the pages draw its runs.
@@ -27,7 +27,7 @@ def test_every_measured_model_has_a_setup_here():
 @pytest.mark.parametrize("name", sorted(MEASURED_MODELS))
 def test_every_page_takes_the_measured_models(name):
     for page in ALL_PAGES:
-        at = open_app(page.path, {"model": name, **SETUPS[name]})
+        at = open_app(page.path, {"model": name, **SETUPS[name], **ALL_SECTIONS.get(page.path, {})})
         assert not at.exception, (name, page.path, [e.value for e in at.exception])
         assert at.sidebar.selectbox(key="model").value == name, page.path
 

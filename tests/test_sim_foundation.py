@@ -312,6 +312,32 @@ def test_decode_fast_path_is_the_same_model(gpu, model, a, n_seq, kv):
                        rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("layout", ["tp2", "expert parallel", "skewed routing", "host overlap", "eager"])
+def test_decode_fast_path_on_the_layouts_the_catalogue_lacks(layout):
+    """The same check on tensor parallelism, expert parallelism, skewed routing, overlapped host time
+    and steps without CUDA graphs (every catalogue model is tp = 1, uniform routing)."""
+    from sim.models import MODELS as ALL
+
+    model, a = ALL["Qwen3-30B-A3B"], cost.DEFAULT_ASSUMPTIONS
+    if layout == "tp2":
+        model = ALL["Llama-3.1-70B"].with_tp(2)
+    elif layout == "expert parallel":
+        model = model.with_tp(4, expert_parallel=True)
+    elif layout == "skewed routing":
+        model = dataclasses.replace(model, routing_skew=0.5)
+    elif layout == "host overlap":
+        a = dataclasses.replace(a, overlap_host=True)
+    else:
+        a = dataclasses.replace(a, cuda_graphs=False)
+    gpu = GPUS["H100 SXM"]
+    coef = cost.step_time_coefficients(gpu, model, a)
+    kv = np.array([0.0, 900.0, 1e5, 3e6])
+    for n_seq in (1.0, 64.0, 900.0):
+        ns = np.full(kv.shape, n_seq)
+        expected = step_cost(gpu, model, ns, kv, kv, a, sampled_tokens=ns).time_s
+        assert np.allclose(coef.decode_steps_s(n_seq, kv), expected, rtol=1e-12, atol=0)
+
+
 def test_scale_and_concat_steps():
     one = decode_step_cost(H100, LLAMA8, np.array([1.0, 8.0]), 128)
     half = cost.scale_steps(one, 0.5)

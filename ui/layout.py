@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -222,12 +223,13 @@ def data_expander(frames, key: str) -> None:
     if not box.open:
         return
     with box:
-        for i, (name, frame) in enumerate((frames() if callable(frames) else frames).items()):
+        for name, frame in (frames() if callable(frames) else frames).items():
+            slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")  # a table's own name, not its place
             st.markdown(f"**{name}**")
             st.dataframe(frame, hide_index=True, width="stretch")
             st.download_button(  # the CSV is made when clicked, not on every rerun
                 f"Download {name} (CSV)", lambda frame=frame: frame.to_csv(index=False).encode(),
-                file_name=f"{key}_{i}.csv", mime="text/csv", key=f"{key}_csv_{i}",
+                file_name=f"{key}_{slug}.csv", mime="text/csv", key=f"{key}_csv_{slug}",
                 icon=":material/download:",
             )
 
@@ -238,8 +240,13 @@ def lazy_section(label: str, key: str, *, icon: str | None = None, open_for: tup
     (``key``), so a shared link opens it; a link that sets one of its widgets (``open_for``, their
     keys) opens it too, so that the setting shows. Returns the section to draw into, or None while
     it is closed."""
-    expanded = any(k in st.query_params for k in open_for)
-    box = st.expander(label, expanded=expanded, key=key, icon=icon, on_change="rerun", bind="query-params")
+    # Opened through the session state, once: the expander's id is made from its arguments, so an
+    # ``expanded`` that changed with the URL would make it a new widget (closed) when the reader set
+    # the widget back to its default and the URL dropped it.
+    asked = any(k in st.query_params for k in open_for)
+    if asked and key not in st.session_state and key not in st.query_params:
+        st.session_state[key] = True
+    box = st.expander(label, key=key, icon=icon, on_change="rerun", bind="query-params")
     return box if box.open else None
 
 

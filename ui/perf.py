@@ -14,17 +14,92 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections import deque
+from contextlib import contextmanager
 
 import streamlit as st
+
+
+class FifoLock:
+    """A reentrant lock that serves its waiters in the order they came (``threading.Lock`` wakes any
+    of them, so under a long queue one run could wait without bound). ``released()`` lets go of it
+    for a while, wholly, and takes it again at the back of the queue."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[int] = deque()  # waiting threads, first come first
+        self._owner: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._queue.append(me)
+            try:
+                while self._owner is not None or self._queue[0] != me:
+                    self._cond.wait()
+            except BaseException:  # gave up waiting: out of the queue, so the next one is served
+                self._queue.remove(me)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._cond:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("release of a FifoLock this thread does not hold")
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+    def held(self) -> bool:
+        """Whether the calling thread holds it."""
+        return self._owner == threading.get_ident()
+
+    def waiting(self) -> int:
+        """Threads queued for it."""
+        with self._cond:
+            return len(self._queue)
+
+    def __enter__(self) -> FifoLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    @contextmanager
+    def released(self):
+        """Let go of the lock (all its levels) if this thread holds it, and take it back after."""
+        if not self.held():
+            yield
+            return
+        with self._cond:
+            depth, self._depth = self._depth, 1
+        self.release()
+        try:
+            yield
+        finally:
+            self.acquire()
+            with self._cond:
+                self._depth = depth
+
 
 #: One reader's page runs at a time in a server process. Streamlit runs each session's script in a
 #: thread of its own, and the interpreter runs one thread at a time (the GIL): with many readers at
 #: once their runs interleave, every one of them takes as long as all of them together, and the
 #: switching itself cost a third of the server's CPU (113 ms of CPU a run against 73 ms with this
 #: lock, in the 50-reader load test: README, "Many readers"). Taken around the page's run
-#: (``app.py``; the sidebar's few widgets outside it measured no better inside). Reentrant. The
-#: event loop thread, which sends what the runs produced, never takes it.
-SCRIPT_LOCK = threading.RLock()
+#: (``app.py``; the sidebar's few widgets outside it measured no better inside), first come first
+#: served. A search of a second or more lets go of it while it computes (``page_cache(...,
+#: yields=True)``), so one reader opening page 05's sections does not hold up the others. The event
+#: loop thread, which sends what the runs produced, never takes it.
+SCRIPT_LOCK = FifoLock()
 
 
 @st.cache_resource(show_spinner=False)

@@ -17,6 +17,7 @@ from functools import lru_cache, wraps
 
 from sim import chunked, paging
 from sim import speculative as spec
+from ui.perf import SCRIPT_LOCK
 
 speculate = lru_cache(maxsize=256)(spec.speculate)
 speedup_vs_batch = lru_cache(maxsize=128)(spec.speedup_vs_batch)
@@ -40,10 +41,11 @@ chunked_prefill = lru_cache(maxsize=64)(chunked.chunked_prefill)
 
 _PAGE_CACHES: dict[str, tuple[OrderedDict, dict, threading.Lock]] = {}
 _CONSTANT: set[str] = set()  # caches of results that do not depend on the setup
+_computing = threading.local()  # .depth: entries this thread is computing (holding their locks)
 _REGISTRY_LOCK = threading.Lock()
 
 
-def page_cache(name: str, max_entries: int, *, constant: bool = False):
+def page_cache(name: str, max_entries: int, *, constant: bool = False, yields: bool = False):
     """Cache a function a page script defines, under ``name``, across reruns and readers.
 
     A page script runs again on every change, so its ``@st.cache_resource`` decorators run again
@@ -55,7 +57,10 @@ def page_cache(name: str, max_entries: int, *, constant: bool = False):
     not copied: pages only read them. One reader computes a missing entry while the others wait for
     it (a lock per key), and at most ``max_entries`` are kept, the least recently used dropped.
     ``constant``: the result does not depend on the setup (computed once per server process), so a
-    benchmark's cold rerun (``clear_all``) keeps it."""
+    benchmark's cold rerun (``clear_all``) keeps it. ``yields``: a search of a second or more; a
+    reader computing it lets go of the server's one-run-at-a-time lock (``ui.perf.SCRIPT_LOCK``)
+    meanwhile, so the other readers' runs go ahead, and takes it back after (it waits for nothing
+    else while it holds the lock again: the entry's own lock is let go of first)."""
 
     def decorate(fn):
         code = fn.__code__
@@ -81,17 +86,31 @@ def page_cache(name: str, max_entries: int, *, constant: bool = False):
                 if key in entries:
                     entries.move_to_end(key)
                     return entries[key]
+            if yields and not getattr(_computing, "depth", 0):
+                with SCRIPT_LOCK.released():
+                    return compute(key, full)
+            # Inside another entry's computation this thread holds that entry's lock: letting go of
+            # the script lock there could leave a reader holding it waiting for that entry.
+            return compute(key, full)
+
+        def compute(key, full):
+            with guard:
+                if key in entries:
+                    return entries[key]
                 lock = locks.setdefault(key, threading.Lock())
             with lock:  # one reader computes; the others find its result
                 with guard:
                     if key in entries:
                         return entries[key]
+                _computing.depth = getattr(_computing, "depth", 0) + 1
                 try:
                     value = fn(*full)
                 except BaseException:
                     with guard:
                         locks.pop(key, None)
                     raise
+                finally:
+                    _computing.depth -= 1
                 with guard:
                     entries[key] = value
                     while len(entries) > max_entries:
