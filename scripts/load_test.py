@@ -128,8 +128,9 @@ class Stats:
             self.error(where, e)
         if not result.metrics:
             return
-        inputs = (reader.path, tuple(sorted((k, reader.value(k).SerializeToString(deterministic=True))
-                                            for k in reader.widgets)))
+        inputs = (reader.path, getattr(reader, "sections", ()),  # the sections a link opened show more
+                  tuple(sorted((k, reader.value(k).SerializeToString(deterministic=True))
+                               for k in reader.widgets)))
         metrics = tuple(sorted(result.metrics.items()))
         self.consistency_checks += 1
         if self.seen.setdefault(inputs, metrics) != metrics:
@@ -169,6 +170,7 @@ async def reader_loop(n: int, url: str, deadline: float, args: argparse.Namespac
         reader = None
         try:
             reader = await Reader.open(url, path, query, timeout_s=args.timeout_s)
+            reader.sections = tuple(sections)
             stats.visits += 1
             stats.opens_s.append(reader.last.elapsed_s)
             stats.check(reader, where)
