@@ -63,6 +63,11 @@ def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: i
     )
 
 
+def _compared(slot, label: str, value: str, delta: str | None = None, help: str | None = None) -> None:
+    """A bordered metric whose delta names the other case (a policy, caching off): grey, no arrow."""
+    slot.metric(label, value, border=True, delta=delta, delta_color="off", delta_arrow="off", help=help)
+
+
 # Runs are frozen dataclasses of arrays nothing writes to: cached as objects (st.cache_resource), few
 # entries (a 2,000-request run holds ~30k steps). ``setup_key`` stands for the unhashed ``_setup``.
 @page_cache("load._run", 24)
@@ -310,40 +315,32 @@ rate = run.stream.n / float(run.stream.arrival_s[-1])
 
 with headline:
     m = metric_slots(4)
-    m[0].metric(
+    _compared(
+        m[0],
         "p99 TBT",
         fmt.seconds(run.tbt_pct(99)),
-        border=True,
         delta=f"{other_policy}: {fmt.seconds(other.tbt_pct(99))}",
-        delta_color="off",
-        delta_arrow="off",
         help=define("TBT"),
     )
-    m[1].metric(
+    _compared(
+        m[1],
         "p99 TTFT",
         fmt.seconds(run.ttft_pct(99)),
-        border=True,
         delta=f"{other_policy}: {fmt.seconds(other.ttft_pct(99))}",
-        delta_color="off",
-        delta_arrow="off",
         help=define("TTFT"),
     )
-    m[2].metric(
+    _compared(
+        m[2],
         "GPU utilization",
         fmt.percent(run.utilization_gpu),
-        border=True,
         delta=f"{other_policy}: {fmt.percent(other.utilization_gpu)}",
-        delta_color="off",
-        delta_arrow="off",
         help=define("GPU utilization (utilization.gpu)") + " The share of wall time with a kernel running.",
     )
-    m[3].metric(
+    _compared(
+        m[3],
         "Goodput",
         fmt.rate(metrics.goodput_rps, "req/s"),
-        border=True,
         delta=f"{other_policy}: {fmt.rate(other_metrics.goodput_rps, 'req/s')}",
-        delta_color="off",
-        delta_arrow="off",
         help=define("Goodput")
         + f" Here: TTFT ≤ {fmt.seconds(ttft_s)} and TPOT ≤ {fmt.seconds(tbt_s)}. TPOT is a request's mean "
         "gap, so a few long stalls average out of it; the p99 TBT keeps them, and so does the capacity "
@@ -514,38 +511,30 @@ def _prefix_section() -> tuple:
     cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
     word = "without" if caching else "with"
     pm = metric_slots(4)
-    pm[0].metric(
+    _compared(
+        pm[0],
         "Prefix hits",
         fmt.percent(p_on.hit_rate) if caching and share else "off" if share else "n/a",
-        border=True,
         help=define("Prefix hit rate"),
         delta=f"never evicting: {fmt.percent(load.ideal_hit_rate(p_on.stream))}" if share else None,
-        delta_color="off",
-        delta_arrow="off",
     )
-    pm[1].metric(
+    _compared(
+        pm[1],
         "p50 TTFT (prefix)",
         fmt.seconds(p_run.ttft_pct(50)),
-        border=True,
         delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
-        delta_color="off",
-        delta_arrow="off",
     )
-    pm[2].metric(
+    _compared(
+        pm[2],
         "p99 TTFT (prefix)",
         fmt.seconds(p_run.ttft_pct(99)),
-        border=True,
         delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
-        delta_color="off",
-        delta_arrow="off",
     )
-    pm[3].metric(
+    _compared(
+        pm[3],
         "Capacity (prefix)",
         _cap_text(cap_on if caching else cap_off),
-        border=True,
         delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
-        delta_color="off",
-        delta_arrow="off",
         help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
     )
     hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
