@@ -418,30 +418,17 @@ def _curves_section() -> dict:
         f"and p99 TBT ≤ {fmt.seconds(tbt_s)}.",
         width="content",
     )
-    chart(
-        view(
-            "tbt",
-            (key, workload, chunk, targets, rate),
-            lambda: latency_figure(sweeps, "tbt", tbt_s, rate, caps),
-        ),
-        key="load_tbt_curve",
-        title="p99 time between tokens against the arrival rate",
-        alt="p99 time between tokens against arrival rate for the three policies, with the "
-        f"{tbt_ms} ms target; capacities: "
-        + ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES)
-        + ".",
-    )
-    chart(
-        view(
-            "ttft",
-            (key, workload, chunk, targets, rate),
-            lambda: latency_figure(sweeps, "ttft", ttft_s, rate, caps),
-        ),
-        key="load_ttft_curve",
-        title="p99 time to first token against the arrival rate",
-        alt="p99 time to first token against arrival rate for the three policies, with the "
-        f"{ttft_s:g} s target.",
-    )
+    capacities = ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES)
+    for kind, name, target_s, target_text in (("tbt", "time between tokens", tbt_s, f"{tbt_ms} ms"),
+                                              ("ttft", "time to first token", ttft_s, f"{ttft_s:g} s")):
+        chart(
+            view(kind, (key, workload, chunk, targets, rate),
+                 lambda kind=kind, target_s=target_s: latency_figure(sweeps, kind, target_s, rate, caps)),
+            key=f"load_{kind}_curve",
+            title=f"p99 {name} against the arrival rate",
+            alt=f"p99 {name} against arrival rate for the three policies, with the {target_text} target; "
+            f"capacities: {capacities}.",
+        )
     knee = sweeps[policy].knee_per_s
     st.caption(
         "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
