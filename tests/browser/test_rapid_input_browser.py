@@ -48,6 +48,9 @@ def test_a_connection_lost_for_good_reloads_and_restores_the_view(page: Page, qu
     page.route_web_socket(re.compile(r".*/_stcore/stream"), relay)
     open_page(page, server.url, "two-phases", "phases_batch=64&gpu=H200+SXM")
     expect(page.locator(".st-key-phases_batch")).to_contain_text("64")
+    # The watchdog arrives with the end of the first run, after the page's widgets: on a busy machine
+    # the slider can show its value before the watchdog is on the page (a CI run injected too early).
+    page.wait_for_function("() => !!window.__gpuLiesWatchdog", timeout=TIMEOUT_MS)
     assert len(routes) == 1
     miss = ForwardMsg()
     miss.ref_hash = "0" * 32
