@@ -614,8 +614,8 @@ def _split_section() -> load.Disaggregation:
 # The rest of the page runs its searches only when a reader opens it: a first view of a setup costs
 # the two headline runs, not the ~20 load-curve, capacity and prefix runs (README, "Many readers").
 sweeps = hit_curve = split = None
-st.markdown(f"**Further:** each section simulates its own scheduler runs ({SEARCH_REQUESTS:,} requests each) when "
-            "you open it, so the first opening for a setup takes a moment.")
+st.markdown(f"**Further:** each section simulates its own scheduler runs ({SEARCH_REQUESTS:,} requests "
+            "each) when you open it, so the first opening for a setup takes a moment.")
 box = lazy_section("As the load rises: each policy's load curve and capacity", "load_show_curves",
                    icon=":material/show_chart:")
 if box is not None:
