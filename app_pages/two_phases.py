@@ -158,8 +158,10 @@ st.caption(
     + summary(ttft_runs))
 
 st.markdown("#### The gap, explained")
-gap_phase = st.segmented_control("Step", ["Decode", "Prefill"], default="Decode", key="phases_gap",
-                                 bind="query-params", help="Which step the waterfall explains.") or "Decode"
+# A radio, not a segmented control: a segmented control can be left with nothing selected (a click
+# on the chosen segment, or a link with ``phases_gap=``), and the waterfall always explains one step.
+gap_phase = st.radio("Step", ["Decode", "Prefill"], index=0, horizontal=True, key="phases_gap",
+                     bind="query-params", help="Which step the waterfall explains.")
 ex = explain_gap(setup, gap_phase, batch=batch, context=context, prompt=prompt, points=measured)
 g = ex.gap
 top_stage = max(g.steps_s, key=g.steps_s.get)

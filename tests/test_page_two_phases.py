@@ -247,7 +247,7 @@ def test_the_gap_waterfall_sums_to_the_estimate_and_ends_on_the_measurement():
     at.select_slider(key="phases_batch").set_value(8).run()  # no run at batch 8
     assert _trace(at, "phases_gap_chart", "Measured") is None
     assert any("No measured run at these settings" in c.value for c in at.caption)
-    at.segmented_control(key="phases_gap").set_value("Prefill").run()
+    at.radio(key="phases_gap").set_value("Prefill").run()
     assert not at.exception
     fall = _trace(at, "phases_gap_chart", "Model")
     assert max(zip(fall["x"][1:-1], fall["y"][1:-1], strict=True))[1].startswith("+ compute efficiency<br>")
