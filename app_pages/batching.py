@@ -23,7 +23,6 @@ from ui.layout import chart, data_expander, header, how_computed, metric_slots, 
 from ui.price import cost_metric
 from ui.setup import current_setup
 from ui.sim_cache import page_cache
-from ui.theme import PLOTLY_CONFIG
 
 SLOT_OPTIONS = [2**i for i in range(9)]  # 1 .. 256 (sim.batching.SLOTS_RANGE allows up to 1024)
 REQUEST_OPTIONS = [50, 100, 200, 500, 1000, 2000]
@@ -109,8 +108,7 @@ gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu
 with gauges:
     with st.container(horizontal=True, gap="small", wrap=False):
         for fig, name in zip(views["gauges"], ("util", "useful"), strict=True):
-            st.plotly_chart(fig, key=f"batching_gauge_{name}", config=PLOTLY_CONFIG, alt=gauge_alt,
-                            width="stretch")
+            chart(fig, key=f"batching_gauge_{name}", alt=gauge_alt)
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,

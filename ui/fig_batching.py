@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from sim.batching import BatchingRun, Comparison
 from ui.format import percent, rate, seconds
-from ui.theme import COLORS, FONT, REQUEST_CYCLE, figure, style
+from ui.theme import COLORS, FONT, REQUEST_CYCLE, Spec, figure
 
 #: The timeline draws at most this many slots (the first ones), so a 256-slot run stays readable.
 TIMELINE_MAX_SLOTS = 64
@@ -17,16 +19,11 @@ POLICY_LABEL = {"static": "Static", "continuous": "Continuous"}
 
 #: Request colours: the theme's cycle without the padding colour, so padding never looks like a request.
 _REQUEST_COLORS = [c for c in REQUEST_CYCLE if c not in (COLORS["padding"], COLORS["idle"])]
-def _title_above_legend(fig: go.Figure) -> go.Figure:
-    """Room for the title above a top legend (``style`` puts both at the top edge)."""
-    fig.update_layout(margin_t=86, title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
-                      legend=dict(y=1.01, traceorder="normal"))
-    return fig
 
 
-def _gauge(value: float, reference: float, title: str, subtitle: str, color: str) -> go.Indicator:
-    return go.Indicator(
-        mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.86]),
+def _gauge(value: float, reference: float, title: str, subtitle: str, color: str) -> dict:
+    return dict(
+        type="indicator", mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.86]),
         title=dict(text=f"{title}<br><span style='font-size:11px;color:{COLORS['muted']}'>{subtitle}</span>",
                    font=dict(size=14, color=COLORS["text"])),
         number=dict(suffix="%", valueformat=".1f", font=dict(size=26, color=COLORS["text"])),
@@ -49,7 +46,7 @@ UTILIZATION_LABEL = "GPU utilization"
 USEFUL_WORK_LABEL = "Useful work"
 
 
-def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure, go.Figure]:
+def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure | Spec, go.Figure | Spec]:
     """The two gauges, one small figure each, side by side even on a phone; the black tick and the
     delta ("pts") mark the other mode's reading (the page's caption says so)."""
     gauges = (
@@ -59,7 +56,8 @@ def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure, go.
                COLORS["useful"]),
     )
     layout = dict(height=200, margin=dict(l=14, r=14, t=44, b=4), font=FONT, paper_bgcolor="white")
-    return go.Figure([gauges[0]], layout), go.Figure([gauges[1]], layout)
+    return (figure([gauges[0]], layout, house=False),
+            figure([gauges[1]], copy.deepcopy(layout), house=False))
 
 
 _HALF = 0.43  # half the height of a slot's bar, in slot units
@@ -87,7 +85,7 @@ def _hover_points(slot, start, end, custom, hover: str, group: str) -> dict:
                 legendgroup=group)
 
 
-def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
+def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
     """Slot x wall-time: each request in its slot, padding (static) in pink, empty slots in grey.
     ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change."""
     shown = min(run.slots, TIMELINE_MAX_SLOTS)
@@ -137,11 +135,11 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure:
                   title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}")
 
 
-def breakdown_figure(comparison: Comparison) -> go.Figure:
+def breakdown_figure(comparison: Comparison) -> go.Figure | Spec:
     """Where the token capacity (B slots x steps) goes in each mode: requested tokens, padding, idle."""
     runs = [comparison.static, comparison.continuous]
     names = [POLICY_LABEL[r.policy] for r in runs]
-    fig = go.Figure()
+    traces = []
     for label, attr, color in (
         ("Requested tokens", "useful_share", COLORS["useful"]),
         ("Padding", "padding_share", COLORS["padding"]),
@@ -149,18 +147,23 @@ def breakdown_figure(comparison: Comparison) -> go.Figure:
         ("Unused: nobody waiting", "unused_share", COLORS["idle"]),
     ):
         values = [100 * getattr(r, attr) for r in runs]
-        fig.add_trace(go.Bar(
-            y=names, x=values, orientation="h", name=label,
+        traces.append(dict(
+            type="bar", y=names, x=values, orientation="h", name=label,
             marker=dict(color=color),
             text=[f"{v:.0f}%" if v >= 4 else "" for v in values], textposition="inside",
             insidetextanchor="middle",
             hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of the slot-steps<extra></extra>",
         ))
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, 100], ticksuffix="%",
-                     title="Share of the token capacity (B slots × steps)")
-    fig.update_yaxes(autorange="reversed")
-    return _title_above_legend(style(fig, height=250, title="Where the token capacity goes"))
+    layout = dict(
+        barmode="stack",
+        xaxis=dict(range=[0, 100], ticksuffix="%", title="Share of the token capacity (B slots × steps)"),
+        yaxis=dict(autorange="reversed"),
+        # room for the title above the top legend
+        margin=dict(t=86),
+        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
+        legend=dict(y=1.01, traceorder="normal"),
+    )
+    return figure(traces, layout, height=250, title="Where the token capacity goes")
 
 
 def comparison_table(comparison: Comparison) -> pd.DataFrame:
