@@ -117,6 +117,63 @@ def _take_title(fig) -> str | None:
     return moved
 
 
+#: Each chart's margins in px (left, right, top, bottom) as Plotly's automargin lays them out at the
+#: defaults on a 1280-px-wide page, measured by ``scripts/chart_margins.py --python``. A chart sent with
+#: smaller margins is drawn twice on every change: Plotly finds that its axis labels or legend need
+#: more room, widens the margins and draws the whole chart again (on page 00 that second drawing was
+#: about 44 ms of a change's ~190 ms in the browser). Sent with these as its base margins, the first
+#: layout fits and a change draws each chart once. Automargin stays on: a label longer than at the
+#: defaults (another model's name, a phone's wrapped legend) still gets its room, at the cost of the
+#: second drawing for that chart. ``tests/browser/test_chart_margins_browser.py`` checks that no chart
+#: is drawn twice at the defaults.
+CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
+    # two-phases
+    "phases_roofline": (80, 10, 10, 64),
+    "phases_busy": (139, 10, 50, 64),
+    "phases_operators": (60, 10, 50, 64),
+    "phases_ttft": (80, 10, 50, 64),
+    "phases_gap_chart": (231, 10, 10, 64),
+    # continuous-batching
+    "batching_timeline": (66, 10, 44, 64),
+    "batching_breakdown": (80, 10, 41, 64),
+    # paged-attention
+    "paging_pool": (9, 4, 4, 75),
+    "paging_ledger": (179, 10, 81, 70),
+    "paging_resident": (66, 10, 50, 106),
+    "paging_card": (72, 10, 50, 115),
+    "paging_chunked": (73, 10, 50, 114),
+    # speculative-decoding
+    "spec_rounds": (118, 10, 49, 64),
+    "spec_alpha_chart": (61, 16, 50, 153),
+    "spec_batch_chart": (71, 22, 50, 138),
+    # what-to-watch
+    "watch_bars": (209, 30, 30, 66),
+    "watch_day": (92, 10, 30, 124),
+    # under-load
+    "load_timeline": (130, 10, 60, 64),
+    "load_tbt_curve": (92, 10, 50, 64),
+    "load_ttft_curve": (92, 10, 50, 64),
+    "load_dashboard": (73, 10, 50, 64),
+    "load_prefix_curve": (73, 10, 50, 64),
+    "load_disagg": (66, 10, 50, 64),
+}
+_SIDES = ("l", "r", "t", "b")
+
+
+def _base_margins(fig, key: str) -> None:
+    """Raise the figure's margins to ``CHART_MARGINS[key]`` (never lower them)."""
+    base = CHART_MARGINS.get(key)
+    if base is None:
+        return
+    if isinstance(fig, Spec):
+        margin = fig._layout.setdefault("margin", {})
+        for side, px in zip(_SIDES, base, strict=True):
+            margin[side] = max(margin.get(side) or 0, px)
+        return
+    for side, px in zip(_SIDES, base, strict=True):
+        fig.layout.margin[side] = max(fig.layout.margin[side] or 0, px)
+
+
 #: Readers share cached figures: taking a figure's title and encoding it happen under this lock, so
 #: no reader encodes (and caches) a figure another is halfway through changing.
 _FIGURE_LOCK = threading.Lock()
@@ -127,6 +184,7 @@ def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     never hides it), a stable key, alt text for screen readers, and the house config."""
     with _FIGURE_LOCK:
         title = title or _take_title(fig)
+        _base_margins(fig, key)
         sent = _Sent.of(fig)
     if title:
         st.markdown(f"**{title}**")

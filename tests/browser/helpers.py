@@ -55,6 +55,16 @@ def watch_outside(target) -> list[str]:
     return outside
 
 
+#: Every Plotly chart's key, the margins Plotly laid it out with (automargin included) and the base
+#: margins it was sent with, each [left, right, top, bottom] px (``ui.layout.CHART_MARGINS``).
+CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const holder = gd.closest('[class*="st-key-"]');
+  const key = holder ? [...holder.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
+  const s = gd._fullLayout._size, m = gd.layout.margin || {};
+  return {key, laid: [s.l, s.r, s.t, s.b].map(Math.round), base: [m.l, m.r, m.t, m.b]};
+})"""
+
+
 def ci_sample(cases: list, sample: list) -> list:
     """Every case under GPU_LIES_FULL_BROWSER=1; otherwise those of ``sample`` that are cases."""
     return list(cases) if FULL else [c for c in cases if c in sample]

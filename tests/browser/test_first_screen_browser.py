@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.helpers import (
+    CHART_MARGINS_JS,
     TIMEOUT_MS,
     ci_sample,
     expect_no_exception,
@@ -21,6 +22,7 @@ from tests.browser.helpers import (
     open_page,
     watch_outside,
 )
+from ui.layout import CHART_MARGINS
 
 SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
          "phone": dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
@@ -104,6 +106,16 @@ def _check_charts(page: Page, width: int) -> None:
                 assert not _overlap(tool, other), f"{name}: the toolbar covers a title or legend"
 
 
+def _check_drawn_once(page: Page) -> None:
+    """At the defaults on a 1280-px page no chart's automargin widens its margins: Plotly would draw
+    that chart twice on every change (``ui.layout.CHART_MARGINS``; scripts/chart_margins.py)."""
+    for chart in page.evaluate(CHART_MARGINS_JS):
+        if chart["key"] in CHART_MARGINS:
+            fits = all(laid <= (base or 0) for laid, base in zip(chart["laid"], chart["base"], strict=True))
+            assert fits, f"{chart['key']} was laid out with margins {chart['laid']}, sent with " \
+                f"{chart['base']}: it is drawn twice on every change (update ui.layout.CHART_MARGINS)"
+
+
 _OVERFLOWING_CELLS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stTable"] td'))
   .filter(td => td.scrollWidth > td.clientWidth + 1)
   .map(td => `${td.scrollWidth}>${td.clientWidth}: ${td.innerText.slice(0, 40)}`)"""
@@ -167,6 +179,8 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
         _in_first_screen(page, result(page), width, height, f"{path}: a result")
     _check_charts(page, width)
     _check_tables(page, width)
+    if size == "desktop":
+        _check_drawn_once(page)
     # No Plotly toolbar, even on hover (it floated over titles and legends): hover one chart to try.
     plot = page.locator(".js-plotly-plot").first
     plot.hover(position={"x": 30, "y": 30}, trial=size == "phone")
