@@ -8,7 +8,8 @@ margins exceed its base margins was drawn twice: Plotly's automargin finds that 
 legend need more room and draws the whole chart again (every change, not only the first). Base margins
 of ``ui.layout.CHART_MARGINS`` taken from this script's output (``--python`` prints them as that
 table) make the first layout fit, so a change draws each chart once.
-Starts its own streamlit server on a free port and stops it afterwards.
+Exits 1 when any chart is drawn twice. Starts its own streamlit server on a free port and stops it
+afterwards.
 """
 
 from __future__ import annotations
@@ -56,15 +57,18 @@ def main() -> None:
         for path, charts in pages.items():
             print(f"    # {path}")
             for c in charts:
-                if c["key"]:
+                if c["key"] and c["axes"]:  # a gauge has no axes or legend to push its margins
                     print(f"    \"{c['key']}\": ({', '.join(str(v) for v in c['laid'])}),")
         return
     print("| Page | Chart | Laid out (l, r, t, b) | Sent (l, r, t, b) | Drawn twice a change |")
     print("|---|---|---|---|---|")
+    widened = 0
     for path, charts in pages.items():
         for c in charts:
             twice = any(lv > (bv or 0) for lv, bv in zip(c["laid"], c["base"], strict=True))
+            widened += twice
             print(f"| {path} | `{c['key']}` | {c['laid']} | {c['base']} | {'yes' if twice else 'no'} |")
+    sys.exit(1 if widened else 0)  # a chart drawn twice a change: update ui.layout.CHART_MARGINS
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+import ui.sim_cache
 import ui.theme
 from tests.conftest import ALL_SECTIONS, open_app
 from ui.nav import ALL_PAGES, SECTIONS
@@ -22,11 +23,15 @@ SETUPS = {
 
 
 def _specs(path: str, validate: bool, params: dict | None = None) -> list[dict]:
+    # The pages cache their figures process-wide (``ui.sim_cache.page_cache``): emptied before, so
+    # this run builds its own (plain or validated), and after, so no later test draws a plain one.
+    ui.sim_cache.clear_all()
     ui.theme.VALIDATE_FIGURES = validate
     try:
         at = open_app(path, {**ALL_SECTIONS.get(path, {}), **(params or {})})  # every chart
     finally:
         ui.theme.VALIDATE_FIGURES = True
+        ui.sim_cache.clear_all()
     assert not at.exception, [e.value for e in at.exception]
     return [_drop_empty(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
 

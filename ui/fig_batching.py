@@ -55,9 +55,13 @@ def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure | Sp
         _gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
                COLORS["useful"]),
     )
-    layout = dict(height=200, margin=dict(l=14, r=14, t=44, b=4), font=FONT, paper_bgcolor="white")
-    return (figure([gauges[0]], layout, house=False),
-            figure([gauges[1]], copy.deepcopy(layout), house=False))
+    return tuple(figure([g], _gauge_layout(), house=False) for g in gauges)
+
+
+def _gauge_layout() -> dict:
+    """A gauge figure's layout, a new dict each time (a sent figure's layout is changed in place)."""
+    return dict(height=200, margin=dict(l=14, r=14, t=44, b=4), font=copy.deepcopy(FONT),
+                paper_bgcolor="white")
 
 
 _HALF = 0.43  # half the height of a slot's bar, in slot units

@@ -124,8 +124,10 @@ def _take_title(fig) -> str | None:
 #: about 44 ms of a change's ~190 ms in the browser). Sent with these as its base margins, the first
 #: layout fits and a change draws each chart once. Automargin stays on: a label longer than at the
 #: defaults (another model's name, a phone's wrapped legend) still gets its room, at the cost of the
-#: second drawing for that chart. ``tests/browser/test_chart_margins_browser.py`` checks that no chart
-#: is drawn twice at the defaults.
+#: second drawing for that chart. The margins are only ever raised, so at other settings and on a
+#: phone a chart keeps at least these (page 00's waterfall its 231-px left margin for its labels).
+#: ``tests/browser/test_first_screen_browser.py`` (``_check_drawn_once``) checks at 1280 px that no
+#: chart is widened at the defaults; ``tests/test_chart_margins.py`` that every entry is a drawn chart.
 CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     # two-phases
     "phases_roofline": (80, 10, 10, 64),
@@ -174,14 +176,15 @@ def _base_margins(fig, key: str) -> None:
         fig.layout.margin[side] = max(fig.layout.margin[side] or 0, px)
 
 
-#: Readers share cached figures: taking a figure's title and encoding it happen under this lock, so
-#: no reader encodes (and caches) a figure another is halfway through changing.
+#: Readers share cached figures: taking a figure's title, raising its margins and encoding it happen
+#: under this lock, so no reader encodes (and caches) a figure another is halfway through changing.
 _FIGURE_LOCK = threading.Lock()
 
 
 def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
-    never hides it), a stable key, alt text for screen readers, and the house config."""
+    never hides it), its base margins (``CHART_MARGINS``), a stable key, alt text for screen readers,
+    and the house config."""
     with _FIGURE_LOCK:
         title = title or _take_title(fig)
         _base_margins(fig, key)

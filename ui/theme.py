@@ -118,8 +118,9 @@ def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
     a page's 50 ms rerun budget. Builders here write plain dicts over the house layout (``style``
     resolved once) and return them as a ``Spec``; under test, ``VALIDATE_FIGURES`` is on and they
     come back as a validated ``go.Figure``, so an invalid property fails the page's tests.
-    ``house=False``: ``layout`` as given over the theme's template only, without the house layout
-    (a gauge has no axes or legend).
+    ``house=False``: ``layout`` as given, over the default Plotly template only (in the app,
+    Streamlit's, as ``_house_layout`` resolves it), without the house layout (a gauge has no axes
+    or legend).
     """
     layout = dict(layout or {})
     if not house:

@@ -56,12 +56,14 @@ def watch_outside(target) -> list[str]:
 
 
 #: Every Plotly chart's key, the margins Plotly laid it out with (automargin included) and the base
-#: margins it was sent with, each [left, right, top, bottom] px (``ui.layout.CHART_MARGINS``).
+#: margins it was sent with, each [left, right, top, bottom] px (``ui.layout.CHART_MARGINS``), and
+#: whether it has axes (a gauge has none).
 CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
   const holder = gd.closest('[class*="st-key-"]');
   const key = holder ? [...holder.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
   const s = gd._fullLayout._size, m = gd.layout.margin || {};
-  return {key, laid: [s.l, s.r, s.t, s.b].map(Math.round), base: [m.l, m.r, m.t, m.b]};
+  return {key, laid: [s.l, s.r, s.t, s.b].map(Math.round), base: [m.l, m.r, m.t, m.b],
+          axes: gd._fullLayout._has('cartesian')};
 })"""
 
 
