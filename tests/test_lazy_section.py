@@ -48,3 +48,15 @@ def test_its_open_state_is_in_the_link():
     at = run({"demo_show": "true"})
     assert not at.exception and _body(at)
     assert at.query_params.get("demo_show") in (["true"], "true")
+
+
+def test_a_setting_of_a_section_the_link_closes_is_named_as_such():
+    """A link that sets a widget inside a section and also closes the section: the setting is not
+    used, and the notice says where it lives rather than that the page has no such setting."""
+    at = run({"demo_share": "25", "demo_show": "false"})
+    assert not at.exception and not _body(at)
+    notice = "\n".join(c.value for c in at.code)
+    assert "demo_share=25 (in the closed section 'Details': open it to use this setting)" in notice
+    assert "not a setting of this page" not in notice
+    at = run({"demo_typo": "1"})
+    assert "demo_typo=1 (not a setting of this page)" in "\n".join(c.value for c in at.code)

@@ -308,7 +308,19 @@ def lazy_section(label: str, key: str, *, icon: str | None = None, open_for: tup
     if asked and key not in st.session_state and key not in st.query_params:
         st.session_state[key] = True
     box = st.expander(label, key=key, icon=icon, on_change="rerun", bind="query-params")
+    # The URL check names a setting of a closed section (a link that sets it and also closes the
+    # section) as such, instead of as no setting of this page.
+    closed = st.session_state.setdefault(CLOSED_SECTIONS_KEY, {})
+    for k in open_for:
+        if box.open:
+            closed.pop(k, None)
+        else:
+            closed[k] = label
     return box if box.open else None
+
+
+#: Session-state key: {widget key: label} of the settings inside lazy sections that are closed.
+CLOSED_SECTIONS_KEY = "_closed_section_settings"
 
 
 def data_key(key: str) -> str:

@@ -20,6 +20,8 @@ import math
 
 import streamlit as st
 
+from ui.layout import CLOSED_SECTIONS_KEY
+
 _CHECKED = "_url_checked"
 _RAW = "_url_raw"  # the first run's parameters, until the notice is worked out
 _NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
@@ -79,7 +81,9 @@ def rejected_params(raw: dict[str, list[str]]) -> list[str]:
     for key, values in raw.items():
         shown = f"{_short(key)}={', '.join(_short(v) for v in values)}"
         if key not in st.session_state:
-            rejected.append(f"{shown} (not a setting of this page)")
+            section = st.session_state.get(CLOSED_SECTIONS_KEY, {}).get(key)
+            rejected.append(f"{shown} (in the closed section '{section}': open it to use this setting)"
+                            if section else f"{shown} (not a setting of this page)")
         elif key in st.query_params:
             continue  # the widget took it
         elif not (len(values) == 1 and _same(values[0], st.session_state[key])):
