@@ -433,6 +433,7 @@ class _SegmentClock:
 
     def __init__(self, gpu: GPU, model: Model, assumptions: Assumptions) -> None:
         self.coef = step_time_coefficients(gpu, model, assumptions)
+        self.price = self.coef.scalar_pricer()  # one step of plain floats: step_time_s's arithmetic
         self.model = model
 
     def run_steps(self, t0: float, first: tuple[float, float, float], n_seq: int, kv, deadline: float
@@ -441,7 +442,7 @@ class _SegmentClock:
         is also their P): a model whose windowed layers stop growing at their window."""
         c = self.coef
         ns = float(n_seq)
-        clock = t0 + float(c.step_time_s(*first, ns))
+        clock = t0 + float(self.price(*first, ns))
         m = len(kv) + 1
         if m <= 1 or clock >= deadline:
             return 1, clock
@@ -457,7 +458,7 @@ class _SegmentClock:
         Returns (steps run, clock at the end of the last of them)."""
         c = self.coef
         ns = float(n_seq)  # every sequence samples once a step (a joining prompt its first token)
-        clock = t0 + float(c.step_time_s(*first, ns))
+        clock = t0 + float(self.price(*first, ns))
         if m <= 1 or clock >= deadline:
             return 1, clock
         if m <= 32 and ns <= c.graph_max_tokens and not c.overlap_host:
@@ -466,11 +467,23 @@ class _SegmentClock:
             lo, hi = kv0 + n_seq, kv0 + n_seq * (m - 1)
             # Each operator's bound at both ends of the run: where none changes, the step time is
             # linear in kv over the whole run, A + B kv, and the loop is one multiply-add a step.
-            same = [(a + b * lo >= g + d * lo) == (a + b * hi >= g + d * hi) for a, b, g, d in terms]
+            # (One pass over the operators; the sums in the same order as ``sum`` would take them.)
+            sum_a = sum_b = 0
+            linear = True
+            for a, b, g, d in terms:
+                compute_bound = a + b * lo >= g + d * lo
+                if compute_bound != (a + b * hi >= g + d * hi):
+                    linear = False
+                    break
+                if compute_bound:
+                    sum_a += a
+                    sum_b += b
+                else:
+                    sum_a += g
+                    sum_b += d
             j = 1
-            if all(same):
-                lin_a = fixed + sum(a if a + b * lo >= g + d * lo else g for a, b, g, d in terms)
-                lin_b = sum(b if a + b * lo >= g + d * lo else d for a, b, g, d in terms)
+            if linear:
+                lin_a, lin_b = fixed + sum_a, sum_b
                 while clock < deadline and j < m:
                     clock += lin_a + lin_b * (kv0 + n_seq * j)
                     j += 1

@@ -525,6 +525,37 @@ class StepTimeCoefficients:
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
 
+    def scalar_pricer(self):
+        """A function t_step(T, P, K, S) of plain floats for one step (a scheduler's clock prices its
+        prefill and mixed steps one at a time): the same arithmetic as ``step_time_s`` in the same
+        order (each operator's max of math and memory time plus its kernels' fixed cost, the LM head
+        only when the step samples), without its argument checks; built once per coefficients.
+        Mixture-of-experts models get ``step_time_s`` itself (experts touched depend on T)."""
+        pricer = self.__dict__.get("_scalar_pricer")
+        if pricer is not None:
+            return pricer
+        if self.moe:
+            pricer = self.step_time_s
+        else:
+            rows = self._flat
+            g_k, l_k, gmax, host, overlap = (self.graph_kernel_s, self.kernel_launch_s,
+                                             self.graph_max_tokens, self.host_s, self.overlap_host)
+
+            def pricer(t, p, k, s):
+                total = 0.0
+                graph = t <= gmax
+                for c0, c1, c2, c3, w, m0, m1, m2, m3, on, n in rows:
+                    if on and s <= 0:
+                        continue
+                    comp = c0 * t + c1 * p + c2 * k + c3 * s
+                    mem = w + m0 * t + m1 * p + m2 * k + m3 * s
+                    gap = (comp if comp > mem else mem) + n * g_k
+                    total += gap if graph or gap > n * l_k else n * l_k
+                return (total if total > host else host) if overlap else total + host
+
+        object.__setattr__(self, "_scalar_pricer", pricer)
+        return pricer
+
     def parts(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """(compute, memory, time) seconds per operator, each of shape (ops, *steps): the time with
         the kernels' fixed costs, for steps that run."""

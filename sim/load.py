@@ -452,7 +452,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
     check_choice("mode", mode, ("colocated", "prefill", "decode"))
     chunk = check_int("chunk_tokens", chunk_tokens, *CHUNK_TOKENS_RANGE)
     coef = step_time_coefficients(gpu, model, assumptions)
-    price = _step_pricer(coef)
+    price = coef.scalar_pricer()
     budget = kv_budget_tokens(gpu, model) if kv_tokens is None else int(kv_tokens)
     n = stream.n
     arr = stream.arrival_s.tolist()
@@ -827,35 +827,6 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
                      ttft, finish, first_tok, computed, hit, rejected, preempt, spans, idle, prefill_ends)
 
 
-def _step_pricer(coef):
-    """A scalar t_step(T, P, K, S) for prefill and mixed steps: the same arithmetic as
-    ``StepTimeCoefficients.step_time_s`` (each operator's max of math and memory time, plus its
-    kernels' fixed cost; the LM head only when the step samples), with the rows unpacked once.
-    Mixture-of-experts models use ``step_time_s`` itself."""
-    if coef.moe:
-        return coef.step_time_s
-    rows = [(c0, c1, c2, c3, w, m0, m1, m2, m3, bool(s), n)
-            for (c0, c1, c2, c3), (m0, m1, m2, m3), w, s, n in zip(
-                coef.compute.tolist(), coef.memory.tolist(), coef.weight_s.tolist(),
-                coef.on_samples.tolist(), coef.kernels.tolist(), strict=True)]
-    g_k, l_k, gmax, host, overlap = (coef.graph_kernel_s, coef.kernel_launch_s, coef.graph_max_tokens,
-                                     coef.host_s, coef.overlap_host)
-
-    def price(t, p, k, s):
-        total = 0.0
-        graph = t <= gmax
-        for c0, c1, c2, c3, w, m0, m1, m2, m3, on, n in rows:
-            if on and s <= 0:
-                continue
-            comp = c0 * t + c1 * p + c2 * k + c3 * s
-            mem = w + m0 * t + m1 * p + m2 * k + m3 * s
-            gap = (comp if comp > mem else mem) + n * g_k
-            total += gap if graph or gap > n * l_k else n * l_k
-        return (total if total > host else host) if overlap else total + host
-
-    return price
-
-
 def _decode_block(coef, nd: int, kv0: float, k_max: int, until_s: float, linear: bool,
                   slope: float | None = None):
     """Steps of a decode-only run of ``nd`` sequences from KV tokens ``kv0`` (growing ``slope`` a
@@ -962,7 +933,7 @@ def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumpt
     stream's mean lengths: 1 / (mean prompt x prefill seconds a token + mean output x decode seconds
     a token at the largest batch the KV cache holds). A target-free scale for the capacity search."""
     coef = step_time_coefficients(gpu, model, assumptions)
-    price = _step_pricer(coef)
+    price = coef.scalar_pricer()
     p = float(stream.prompt_tokens.mean())
     o = float(stream.output_tokens.mean())
     chunk = 2048.0

@@ -294,6 +294,9 @@ def test_coefficients_reproduce_step_cost(gpu, model, a, new, pairs, kv, share):
         expected, rel=1e-12)
     assert float(coef.step_time_s(np.array([new]), np.array([pairs]), np.array([kv]),
                                   np.array([sampled]))[0]) == pytest.approx(expected, rel=1e-12)
+    # the schedulers' one-step pricer: step_time_s's arithmetic in the same order, bit for bit
+    assert coef.scalar_pricer()(float(new), float(pairs), float(kv), float(sampled)) == \
+        coef.step_time_s(float(new), float(pairs), float(kv), float(sampled))
 
 
 @given(gpus, models, assumptions, st.integers(1, 4096),
