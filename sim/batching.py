@@ -467,23 +467,20 @@ class _SegmentClock:
             lo, hi = kv0 + n_seq, kv0 + n_seq * (m - 1)
             # Each operator's bound at both ends of the run: where none changes, the step time is
             # linear in kv over the whole run, A + B kv, and the loop is one multiply-add a step.
-            # (One pass over the operators; the sums in the same order as ``sum`` would take them.)
-            sum_a = sum_b = 0
+            # (One pass over the operators; ``sum`` of the chosen terms, as before: from Python 3.12
+            # its float sum is compensated, so a loop of += would differ in the last bits.)
+            chosen_a, chosen_b = [], []
             linear = True
             for a, b, g, d in terms:
                 compute_bound = a + b * lo >= g + d * lo
                 if compute_bound != (a + b * hi >= g + d * hi):
                     linear = False
                     break
-                if compute_bound:
-                    sum_a += a
-                    sum_b += b
-                else:
-                    sum_a += g
-                    sum_b += d
+                chosen_a.append(a if compute_bound else g)
+                chosen_b.append(b if compute_bound else d)
             j = 1
             if linear:
-                lin_a, lin_b = fixed + sum_a, sum_b
+                lin_a, lin_b = fixed + sum(chosen_a), sum(chosen_b)
                 while clock < deadline and j < m:
                     clock += lin_a + lin_b * (kv0 + n_seq * j)
                     j += 1

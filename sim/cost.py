@@ -529,7 +529,7 @@ class StepTimeCoefficients:
         """A function t_step(T, P, K, S) of plain floats for one step (a scheduler's clock prices its
         prefill and mixed steps one at a time): the same arithmetic as ``step_time_s`` in the same
         order (each operator's max of math and memory time plus its kernels' fixed cost, the LM head
-        only when the step samples), without its argument checks; built once per coefficients.
+        only when the step samples), without its scalar-or-array switch; built once per coefficients.
         Mixture-of-experts models get ``step_time_s`` itself (experts touched depend on T)."""
         pricer = self.__dict__.get("_scalar_pricer")
         if pricer is not None:

@@ -58,5 +58,6 @@ def test_a_setting_of_a_section_the_link_closes_is_named_as_such():
     notice = "\n".join(c.value for c in at.code)
     assert "demo_share=25 (in the closed section 'Details': open it to use this setting)" in notice
     assert "not a setting of this page" not in notice
+    assert "demo_show" not in notice  # "false" is the section's own (default) state, not an error
     at = run({"demo_typo": "1"})
     assert "demo_typo=1 (not a setting of this page)" in "\n".join(c.value for c in at.code)

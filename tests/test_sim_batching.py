@@ -280,3 +280,47 @@ def test_every_workload_runs_under_both_loads(workload):
         c = compare(H100, LLAMA8, slots=16, n_requests=60, workload=workload, load=load, rate_per_s=4.0)
         for run in (c.static, c.continuous):
             _check_run(run, run.requests, 16)
+
+
+def _reference_run(clock, t0, first, n_seq, kv0, m, deadline):
+    """``_SegmentClock.run`` as it was before its one-pass rewrite (2026-12-02): the reference it must
+    equal bit for bit (the scheduler's admissions hang on ``clock < deadline`` comparisons)."""
+    c = clock.coef
+    ns = float(n_seq)
+    clock_s = t0 + float(c.step_time_s(*first, ns))
+    if m <= 1 or clock_s >= deadline:
+        return 1, clock_s
+    if m <= 32 and ns <= c.graph_max_tokens and not c.overlap_host:
+        terms, fixed = c.decode_terms(ns)
+        lo, hi = kv0 + n_seq, kv0 + n_seq * (m - 1)
+        same = [(a + b * lo >= g + d * lo) == (a + b * hi >= g + d * hi) for a, b, g, d in terms]
+        j = 1
+        if all(same):
+            lin_a = fixed + sum(a if a + b * lo >= g + d * lo else g for a, b, g, d in terms)
+            lin_b = sum(b if a + b * lo >= g + d * lo else d for a, b, g, d in terms)
+            while clock_s < deadline and j < m:
+                clock_s += lin_a + lin_b * (kv0 + n_seq * j)
+                j += 1
+            return j, clock_s
+        while clock_s < deadline and j < m:
+            kv = kv0 + n_seq * j
+            clock_s += fixed + sum(max(a + b * kv, g + d * kv) for a, b, g, d in terms)
+            j += 1
+        return j, clock_s
+    ends = clock_s + np.cumsum(c.decode_run_s(ns, kv0 + ns, m - 1))
+    j = min(m - 1, int(np.searchsorted(ends, deadline, side="left")) + 1)
+    return j + 1, float(ends[j - 1])
+
+
+@given(st.sampled_from(["Llama-3.1-8B", "Llama-3.2-1B", "Mixtral-8x7B", "Llama-3.1-70B"]),
+       st.sampled_from(["H100 SXM", "A100 80GB SXM", "L4"]), st.integers(1, 300),
+       st.integers(0, 200_000), st.integers(1, 40), st.floats(0, 0.5), st.integers(0, 4096))
+def test_segment_clock_equals_its_previous_arithmetic(model, gpu, n_seq, kv0, m, deadline_s, new):
+    """The Poisson scheduler's clock (one-step pricer, one-pass linear check) gives exactly what its
+    earlier arithmetic gave: the same steps and the same clock, to the last bit."""
+    from sim.batching import _SegmentClock
+
+    clock = _SegmentClock(GPUS[gpu], MODELS[model], DEFAULT_ASSUMPTIONS)
+    first = (float(new + n_seq), float(kv0 * 1.5), float(kv0 + new))
+    args = (0.25, first, n_seq, float(kv0), m, 0.25 + deadline_s)
+    assert clock.run(*args) == _reference_run(clock, *args)

@@ -339,6 +339,16 @@ def test_decode_fast_path_on_the_layouts_the_catalogue_lacks(layout):
         ns = np.full(kv.shape, n_seq)
         expected = step_cost(gpu, model, ns, kv, kv, a, sampled_tokens=ns).time_s
         assert np.allclose(coef.decode_steps_s(n_seq, kv), expected, rtol=1e-12, atol=0)
+    # and the schedulers' one-step pricer, bit for bit, on a dense model under the same layout's
+    # assumptions (a mixture of experts' pricer is step_time_s itself)
+    dense = model if not model.n_experts else ALL["Llama-3.1-8B"]
+    dense_coef = cost.step_time_coefficients(gpu, dense, a)
+    pricer = dense_coef.scalar_pricer()
+    assert pricer is not dense_coef.step_time_s
+    steps = [(1.0, 900.0, 900.0, 1.0), (512.0, 3e5, 4e3, 3.0), (9000.0, 4e7, 9e3, 0.0),
+             (64.0, 1e6, 1e6, 64.0)]
+    for x in steps:
+        assert pricer(*x) == dense_coef.step_time_s(*x)
 
 
 def test_scale_and_concat_steps():

@@ -14,6 +14,7 @@ from ui.nav import SOURCES_PATH, next_section
 from ui.setup import current_setup
 from ui.state import reset_button, restore
 from ui.theme import PLOTLY_CONFIG, Spec
+from ui.url_check import CLOSED_SECTIONS_KEY
 
 #: House CSS, one block for every page. Written here, not in .streamlit/config.toml, because it needs
 #: media queries: a compact first screen (the page's control and its result above the fold at 1280x800
@@ -318,9 +319,6 @@ def lazy_section(label: str, key: str, *, icon: str | None = None, open_for: tup
             closed[k] = label
     return box if box.open else None
 
-
-#: Session-state key: {widget key: label} of the settings inside lazy sections that are closed.
-CLOSED_SECTIONS_KEY = "_closed_section_settings"
 
 
 def data_key(key: str) -> str:

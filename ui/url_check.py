@@ -20,13 +20,14 @@ import math
 
 import streamlit as st
 
-from ui.layout import CLOSED_SECTIONS_KEY
-
 _CHECKED = "_url_checked"
 _RAW = "_url_raw"  # the first run's parameters, until the notice is worked out
 _NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
 MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
 MAX_LISTED = 10  # settings listed in the notice; the rest are counted
+#: {widget key: section label} of the settings inside closed lazy sections (``ui.layout.lazy_section``
+#: fills it as the page runs; emptied on a session's first run, before the page).
+CLOSED_SECTIONS_KEY = "_closed_section_settings"
 
 
 def _non_ascii_number(value: str) -> bool:
@@ -47,8 +48,12 @@ def raw_params_on_first_run() -> dict[str, list[str]] | None:
     Parameters holding a number in non-ASCII digits are removed from the URL before any widget reads
     them (the widget shows its default; the notice names them)."""
     if st.session_state.get(_CHECKED):
-        return st.session_state.get(_RAW)
+        raw = st.session_state.get(_RAW)
+        if raw is not None:  # the first run again (it was cut short): its page fills this anew
+            st.session_state[CLOSED_SECTIONS_KEY] = {}
+        return raw
     st.session_state[_CHECKED] = True
+    st.session_state[CLOSED_SECTIONS_KEY] = {}
     raw = {key: st.query_params.get_all(key) for key in st.query_params}
     for key, values in raw.items():
         if any(_non_ascii_number(v) for v in values):
@@ -58,6 +63,8 @@ def raw_params_on_first_run() -> dict[str, list[str]] | None:
 
 
 def _same(raw: str, value) -> bool:
+    if isinstance(value, bool):  # a toggle's or an expander's "false" / "true"
+        return raw.strip().lower() == str(value).lower()
     if str(value) == raw:
         return True
     if not raw.isascii():
