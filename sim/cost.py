@@ -524,7 +524,6 @@ class StepTimeCoefficients:
             return self._host(total)
         return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
 
-
     def scalar_pricer(self):
         """A function t_step(T, P, K, S) of plain floats for one step (a scheduler's clock prices its
         prefill and mixed steps one at a time): the same arithmetic as ``step_time_s`` in the same
