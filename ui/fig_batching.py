@@ -64,75 +64,111 @@ def _gauge_layout() -> dict:
                 paper_bgcolor="white")
 
 
-_HALF = 0.43  # half the height of a slot's bar, in slot units
+#: Time columns of the slot timeline's raster: about one per pixel of a desktop chart.
+TIMELINE_COLUMNS = 1024
+
+#: Raster codes: 0 an empty slot, 1..len(_REQUEST_COLORS) a request (its colour), then padding.
+_IDLE_CODE = 0
+_PADDING_CODE = len(_REQUEST_COLORS) + 1
+_RASTER_COLORS = [COLORS["idle"], *_REQUEST_COLORS, COLORS["padding"]]
 
 
-def _rects(slot, start, end, color: str, name: str, hover_name: str) -> dict:
-    """Rectangles [start, end) x slot as ONE filled polygon path (a ``toself`` scatter): a browser draws
-    a thousand of them as a single SVG path, where a thousand bars cost ~300 ms per redraw. Per-item
-    hover comes from ``_hover_points`` (requests only: every extra marker costs drawing time too)."""
-    n = len(slot)
-    x = np.column_stack([start, end, end, start, start, np.full(n, np.nan)]).ravel()
-    y0, y1 = slot - _HALF, slot + _HALF
-    y = np.column_stack([y0, y0, y1, y1, y0, np.full(n, np.nan)]).ravel()
-    # float32: half the bytes on the wire (Plotly sends typed arrays), far finer than a pixel
-    return dict(type="scatter", x=x.astype(np.float32), y=y.astype(np.float32), mode="lines",
-                fill="toself", fillcolor=color, name=name,
-                line=dict(width=0, color=color), hoverinfo="skip", legendgroup=hover_name)
+def timeline_raster(run: BatchingRun, shown: int, x_end_s: float,
+                    columns: int = TIMELINE_COLUMNS) -> np.ndarray:
+    """The first ``shown`` slots x ``columns`` equal time columns over [0, ``x_end_s``) seconds, as
+    raster codes (uint8): what holds the slot at the centre of each column. A request shorter than a
+    column still gets one, so none disappears; padding and requests never overlap within a slot."""
+    z = np.full((shown, columns), _IDLE_CODE, np.uint8)
+    width_s = x_end_s / columns
+    start = run.step_start_s[run.start_step]
+    idx = np.flatnonzero(run.slot < shown)
+    pad = idx[run.release_s[idx] > run.finish_s[idx]]
+    for rows, a, b, code, at_least_one in (
+        (run.slot[pad], run.finish_s[pad], run.release_s[pad], np.full(pad.size, _PADDING_CODE), False),
+        (run.slot[idx], start[idx], run.finish_s[idx], 1 + idx % len(_REQUEST_COLORS), True),
+    ):
+        # column j covers [j, j + 1) * width_s; it is painted when its centre lies in [a, b)
+        c0 = np.clip(np.ceil(a / width_s - 0.5), 0, columns).astype(np.int64)
+        c1 = np.clip(np.ceil(b / width_s - 0.5), 0, columns).astype(np.int64)
+        if at_least_one:
+            c1 = np.maximum(c1, np.minimum(c0 + 1, columns))
+        n = np.maximum(c1 - c0, 0)
+        first = rows.astype(np.int64) * columns + c0
+        offset = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        z.flat[np.repeat(first, n) + offset] = np.repeat(code.astype(np.uint8), n)
+    return z
 
 
-def _hover_points(slot, start, end, custom, hover: str, group: str) -> dict:
-    """Invisible markers at the middle of each rectangle carrying its hover text."""
-    return dict(type="scatter", x=((start + end) / 2).astype(np.float32), y=slot.astype(np.float32),
-                mode="markers", showlegend=False, marker=dict(size=6, opacity=0),
-                customdata=np.asarray(custom, dtype=np.float32), hovertemplate=hover,
-                legendgroup=group)
+def _hover(x, y, hover: str, custom=None) -> dict:
+    """An undrawn trace (``mode="none"``) whose points carry hover text: Plotly finds the nearest point
+    without drawing a marker for each (a thousand invisible markers cost ~40 ms a redraw)."""
+    trace = dict(type="scatter", x=np.asarray(x, np.float32), y=np.asarray(y, np.float32), mode="none",
+                 showlegend=False, hovertemplate=hover + "<extra></extra>")
+    if custom is not None:
+        trace["customdata"] = np.asarray(custom, dtype=np.float32)
+    return trace
+
+
+def _legend_entry(name: str, color: str) -> dict:
+    """A legend key for one of the raster's colours (the raster itself is one trace)."""
+    return dict(type="scatter", x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                marker=dict(symbol="square", size=11, color=color))
 
 
 def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
     """Slot x wall-time: each request in its slot, padding (static) in pink, empty slots in grey.
-    ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change."""
+    ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change.
+
+    Drawn as one raster (a heatmap of ``TIMELINE_COLUMNS`` time columns, ``timeline_raster``), which
+    the browser redraws as one image: a thousand rectangles as SVG paths took it ~85 ms a redraw, the
+    largest part of a change of this page. Hover comes from undrawn points at each bar's middle."""
     shown = min(run.slots, TIMELINE_MAX_SLOTS)
+    x_end = x_max_s * 1.01
     req = run.requests
     start = run.step_start_s[run.start_step]
     idx = np.flatnonzero(run.slot < shown)
-    slot = run.slot[idx].astype(float)
-    traces = []
-    colour_of = idx % len(_REQUEST_COLORS)
-    for c, color in enumerate(_REQUEST_COLORS):
-        sel = colour_of == c
-        traces.append(_rects(slot[sel], start[idx][sel], run.finish_s[idx][sel], color,
-                             "Request (colours alternate)" if c == 0 else f"requests {c}", "requests"))
-        if c:
-            traces[-1]["showlegend"] = False
-    traces.append(_hover_points(
-        slot, start[idx], run.finish_s[idx],
-        np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
-                         run.first_token_s[idx], run.finish_s[idx]]),
+    z = timeline_raster(run, shown, x_end)
+    n_codes = len(_RASTER_COLORS)
+    bands = [[edge / n_codes, color] for i, color in enumerate(_RASTER_COLORS) for edge in (i, i + 1)]
+    traces = [dict(type="heatmap", z=z, x0=x_end / z.shape[1] / 2, dx=x_end / z.shape[1], y0=0, dy=1,
+                   zmin=-0.5, zmax=n_codes - 0.5, colorscale=bands, showscale=False, hoverinfo="skip",
+                   zsmooth=False)]
+    # thin white lines between the slots, so neighbouring bars of one colour stay apart
+    edges = np.arange(shown + 1) - 0.5
+    traces.append(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
+                       x=np.column_stack([np.zeros(shown + 1), np.full(shown + 1, x_end),
+                                          np.full(shown + 1, np.nan)]).ravel().astype(np.float32),
+                       y=np.repeat(edges, 3).astype(np.float32),
+                       line=dict(color="white", width=1 if shown > 32 else 2)))
+    traces.append(_hover(
+        (start[idx] + run.finish_s[idx]) / 2, run.slot[idx],
         "<b>Request #%{customdata[0]}</b> in slot %{y}<br>prompt %{customdata[1]} tokens, output "
         "%{customdata[2]} tokens<br>arrived %{customdata[3]:.2f} s, first token %{customdata[4]:.2f} s, "
-        "done %{customdata[5]:.2f} s<extra></extra>", "requests"))
+        "done %{customdata[5]:.2f} s",
+        np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
+                         run.first_token_s[idx], run.finish_s[idx]])))
     pad = idx[run.release_s[idx] > run.finish_s[idx]]
     if pad.size:
-        traces.append(_rects(run.slot[pad].astype(float), run.finish_s[pad], run.release_s[pad],
-                             COLORS["padding"], "Padding: finished, still computing", "padding"))
-        traces[-1].update(hoveron="fills", hoverinfo="text",
-                          text="Padding: the request is done but holds its slot, computing tokens nobody "
-                               "asked for, until its batch's longest request finishes")
+        traces.append(_hover((run.finish_s[pad] + run.release_s[pad]) / 2, run.slot[pad],
+                             "Padding: the request is done but holds its slot, computing tokens nobody "
+                             "asked for, until its batch's longest request finishes"))
     slot_i, a, b = run.idle_segments()
     keep = slot_i < shown
-    traces.append(_rects(slot_i[keep].astype(float), a[keep], b[keep], COLORS["idle"], "Idle: slot empty",
-                         "idle"))
-    traces[-1].update(hoveron="fills", hoverinfo="text", text="Idle: the slot is empty, no request in it")
+    traces.append(_hover((a[keep] + b[keep]) / 2, slot_i[keep], "Idle: the slot is empty, no request in it"))
+    traces.append(_legend_entry("Request (colours alternate)", _REQUEST_COLORS[0]))
+    if pad.size:
+        traces.append(_legend_entry("Padding: finished, still computing", COLORS["padding"]))
+    traces.append(_legend_entry("Idle: slot empty", COLORS["idle"]))
     note = f" (first {shown} of {run.slots} slots)" if shown < run.slots else ""
     layout = dict(
         hovermode="closest",
-        xaxis=dict(range=[0, x_max_s * 1.01], title=dict(text="Wall time (s)")),
+        xaxis=dict(range=[0, x_end], title=dict(text="Wall time (s)")),
         yaxis=dict(range=[shown - 0.5, -0.5], title=dict(text="Slot"), showgrid=False, zeroline=False,
                    dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1)))))),
         margin=dict(t=86),
         title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
-        legend=dict(y=1.01, traceorder="normal"),
+        # the keys name the colours of one raster: a click on one would hide nothing
+        legend=dict(y=1.01, traceorder="normal", itemclick=False, itemdoubleclick=False),
     )
     height = int(np.clip(160 + 7 * shown, 320, 640))
     return figure(traces, layout, height=height,
