@@ -145,7 +145,7 @@ chart(
 left, right = st.columns(2)
 with left:
     chart(
-        alpha_figure(by_alpha, r), key="spec_alpha_chart",
+        alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True,
         alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
             f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
     )

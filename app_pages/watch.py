@@ -171,7 +171,7 @@ st.markdown(
     f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
     "at the row's settings, where it shows the same numbers. Left, what the dashboard reads; right, the "
     "output tokens per second users get (log scale).")
-chart(views["bars"], key="watch_bars",
+chart(views["bars"], key="watch_bars", send_first=True,
       title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders of "
             "magnitude",
       alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while output "

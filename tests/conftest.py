@@ -9,9 +9,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 from streamlit.testing.v1 import AppTest
 
+import ui.layout
 import ui.theme
 
 ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is validated by plotly
+# No pause after a page's main chart (ui.layout.send_what_is_drawn): AppTest has no browser to draw
+# it first, and the pause would add ~12 ms to every page run of the suite. The browser tests' servers
+# run as readers' do, with it.
+ui.layout.SEND_FIRST_S = 0.0
 
 ROOT = Path(__file__).resolve().parent.parent
 

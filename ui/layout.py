@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import numpy as np
 import streamlit as st
@@ -11,6 +12,7 @@ from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_a
 from plotly.basedatatypes import BaseFigure
 
 from ui.nav import SOURCES_PATH, next_section
+from ui.perf import SCRIPT_LOCK
 from ui.setup import current_setup
 from ui.state import reset_button, restore
 from ui.theme import PLOTLY_CONFIG, Spec
@@ -182,10 +184,11 @@ def _base_margins(fig, key: str) -> None:
 _FIGURE_LOCK = threading.Lock()
 
 
-def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
+def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool = False) -> None:
     """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
     never hides it), its base margins (``CHART_MARGINS``), a stable key, alt text for screen readers,
-    and the house config."""
+    and the house config. ``send_first``: the chart the page's main control moves, sent to the
+    browser before the rest of the page is computed (``send_what_is_drawn``)."""
     with _FIGURE_LOCK:
         title = title or _take_title(fig)
         _base_margins(fig, key)
@@ -193,6 +196,29 @@ def chart(fig, *, key: str, alt: str, title: str | None = None) -> None:
     if title:
         st.markdown(f"**{title}**")
     st.plotly_chart(sent, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
+    if send_first:
+        send_what_is_drawn()
+
+
+#: Seconds a run pauses after its main chart (``send_what_is_drawn``); 0 turns the pause off (the
+#: AppTest suite, which has no browser to draw for: tests/conftest.py).
+SEND_FIRST_S = 0.012
+
+
+def send_what_is_drawn() -> None:
+    """Pause the run briefly so the server sends what it has drawn so far, and the browser draws it
+    on its own, before the rest of the page arrives.
+
+    The browser draws the elements that reach it together in one pass: when a change's whole page
+    arrives at once, the chart the reader moved waits for every chart below it (Plotly redraws each
+    changed chart in full, 10-30 ms apiece). Streamlit sends an element as soon as its run has made it,
+    but the run holds the interpreter while it computes the rest of the page, and the server's sending
+    thread gets its turn too late. The pause lets it send; the main chart is then drawn first and the
+    rest of the page follows (README, "Speed": click-to-chart and the page settling, before and after).
+    Skipped when another reader's run is waiting for the page lock: under load the pause would be
+    theirs to pay."""
+    if SEND_FIRST_S > 0 and not SCRIPT_LOCK.waiting():
+        time.sleep(SEND_FIRST_S)
 
 
 class _Sent(BaseFigure):

@@ -1,0 +1,79 @@
+"""``ui.layout.send_what_is_drawn``: a page's run pauses after its main chart so the server sends it
+before the rest of the page, unless another reader's run waits for the page lock; the pages mark one
+main chart each (page 01: its gauges, only when the toggle alone moved)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import ui.layout
+from tests.conftest import ROOT, open_app
+
+
+@pytest.fixture
+def sleeps(monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr(ui.layout.time, "sleep", slept.append)
+    monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.012)
+    return slept
+
+
+def test_pauses_when_nobody_waits(sleeps):
+    ui.layout.send_what_is_drawn()
+    assert sleeps == [0.012]
+
+
+def test_no_pause_while_another_run_waits_for_the_lock(sleeps, monkeypatch):
+    monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "waiting", lambda: 1)
+    ui.layout.send_what_is_drawn()
+    assert sleeps == []
+
+
+def test_no_pause_when_turned_off(sleeps, monkeypatch):
+    monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.0)
+    ui.layout.send_what_is_drawn()
+    assert sleeps == []
+
+
+def _send_first_charts(path: Path) -> list[str]:
+    """Keys of the chart() calls in a page that pass send_first."""
+    keys = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "chart":
+            kw = {k.arg: k.value for k in node.keywords}
+            if "send_first" in kw:
+                keys.append((node.lineno, ast.unparse(kw["key"])))
+    return [key for _, key in sorted(keys)]
+
+
+@pytest.mark.parametrize("page, keys", [
+    ("two_phases.py", ["'phases_roofline'"]),
+    ("batching.py", ["f'batching_gauge_{name}'"]),
+    ("paging.py", ["'paging_pool'"]),
+    ("speculative.py", ["'spec_alpha_chart'"]),
+    ("watch.py", ["'watch_bars'"]),
+])
+def test_each_page_sends_its_main_chart_first(page, keys):
+    assert _send_first_charts(ROOT / "app_pages" / page) == keys
+
+
+def test_batching_pauses_after_the_gauges_only_when_the_toggle_alone_moved(monkeypatch):
+    paused_after: list[str] = []
+    real_chart = ui.layout.chart
+
+    def chart(fig, *, key, send_first=False, **kw):
+        real_chart(fig, key=key, **kw)
+        if send_first:
+            paused_after.append(key)
+
+    monkeypatch.setattr(ui.layout, "chart", chart)
+    at = open_app("app_pages/batching.py")  # a first run: both modes are computed anew
+    assert paused_after == []
+    at.toggle(key="batching_continuous").set_value(True).run()
+    assert paused_after == ["batching_gauge_useful"]
+    paused_after.clear()
+    at.select_slider(key="batching_slots").set_value(32).run()
+    assert paused_after == []
