@@ -6,8 +6,9 @@ Writes the bare page itself (a temporary script: each main control's widget, wit
 key, options and URL binding, and one small Plotly chart per control, keyed like the chart the app
 redraws, whose data follow the widget), starts a server for it and one for the app, and times the
 same input on both in headless Chromium with benchmarks.browser_timing's clock (input event -> the
-watched chart's new data drawn). The two are interleaved change by change in one run, so the
-machine's load hits both alike. Reports medians and the ratio app / bare per control.
+watched chart's new data drawn; and -> the page settled, its last change to the document). The two
+are interleaved change by change in one run, so the machine's load hits both alike. Reports medians
+and the ratio app / bare per control.
 """
 
 from __future__ import annotations
@@ -90,15 +91,21 @@ def main() -> None:
                     page_bare.bring_to_front()
                     open_page(page_bare, bare.url, "")
                     time_control(page_bare, control, 0, warmup=2)
-                    ms_app, ms_bare = [], []
+                    ms_app, ms_bare, settled_app, settled_bare = [], [], [], []
                     for i in range(args.changes):  # interleaved, change by change
                         page_app.bring_to_front()  # a tab in the background draws late or not at all
-                        ms_app += time_control(page_app, control, 1, warmup=0, start=i)[0]
+                        ms, _, _, settled = time_control(page_app, control, 1, warmup=0, start=i)
+                        ms_app += ms
+                        settled_app += settled
                         page_bare.bring_to_front()
-                        ms_bare += time_control(page_bare, control, 1, warmup=0, start=i)[0]
+                        ms, _, _, settled = time_control(page_bare, control, 1, warmup=0, start=i)
+                        ms_bare += ms
+                        settled_bare += settled
                     a, b = statistics.median(ms_app), statistics.median(ms_bare)
-                    rows.append((path, control.key, a, b))
-                    print(f"{path} {control.key}: app {a:.0f} ms, bare {b:.0f} ms, {a / b:.2f}x", flush=True)
+                    sa, sb = statistics.median(settled_app), statistics.median(settled_bare)
+                    rows.append((path, control.key, a, b, sa, sb))
+                    print(f"{path} {control.key}: app {a:.0f} ms, bare {b:.0f} ms, {a / b:.2f}x; settled "
+                          f"app {sa:.0f} ms, bare {sb:.0f} ms", flush=True)
                 browser.close()
         finally:
             app.stop()
@@ -108,10 +115,10 @@ def main() -> None:
           f"per control, medians ({os.cpu_count()} cores, load average {load0:.1f} -> "
           f"{os.getloadavg()[0]:.1f}):")
     print()
-    print("| Page | Control | App | Bare page | App / bare |")
-    print("|---|---|---:|---:|---:|")
-    for path, key, a, b in rows:
-        print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x |")
+    print("| Page | Control | App | Bare page | App / bare | Settled: app | Settled: bare |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for path, key, a, b, sa, sb in rows:
+        print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x | {sa:.0f} ms | {sb:.0f} ms |")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,10 @@ _INIT = """(() => {
       });
     }
   };
+  // the page settles: the last change to the document after the input (every chart drawn)
+  window.__bt.last = null;
+  new MutationObserver(() => { window.__bt.last = performance.now(); })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   const send = Native.prototype.send;
   Native.prototype.send = function (data) {
     if (window.__bt.t0 !== null && window.__bt.sent === null) window.__bt.sent = performance.now();
@@ -139,27 +143,33 @@ def _act(page: Page, control: Control, i: int) -> None:
 
 
 def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
-                 start: int = 0) -> tuple[list[float], list[float], list[float]]:
-    """Milliseconds from input to redrawn chart, from input to the rerun request being sent, and
-    from input to the run's last websocket frame, for ``changes`` changes of ``control``."""
+                 start: int = 0) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Milliseconds from input to redrawn chart, from input to the rerun request being sent, from
+    input to the run's last websocket frame, and from input to the page settling (its last DOM
+    change before it went idle: every chart below the watched one drawn too), for ``changes``
+    changes of ``control``."""
     page.wait_for_function(_DRAWN, arg=control.chart, timeout=TIMEOUT_MS)  # Plotly loads lazily
     samples: list[float] = []
     sent: list[float] = []
     done: list[float] = []
+    settled: list[float] = []
     for i in range(changes + warmup):
         if not page.evaluate(_FINGERPRINT, control.chart):
             raise RuntimeError(f"no plotly chart keyed {control.chart!r} on the page")
-        page.evaluate("() => { Object.assign(window.__bt, {t0: null, t1: null, sent: null, recv: null}); }")
+        page.evaluate("() => { Object.assign(window.__bt, "
+                      "{t0: null, t1: null, sent: null, recv: null, last: null}); }")
         _act(page, control, start + i)  # start: where a caller timing one change at a time is
         page.wait_for_function(_CHANGED, arg=control.chart, polling="raf", timeout=TIMEOUT_MS)
         wait_idle(page)
-        t0, t1, t_sent, t_recv = page.evaluate(
-            "() => [window.__bt.t0, window.__bt.t1, window.__bt.sent, window.__bt.recv]")
+        t0, t1, t_sent, t_recv, t_last = page.evaluate(
+            "() => [window.__bt.t0, window.__bt.t1, window.__bt.sent, window.__bt.recv, "
+            "window.__bt.last ?? window.__bt.t1]")
         if i >= warmup:
             samples.append(t1 - t0)
             sent.append(t_sent - t0 if t_sent is not None else float("nan"))
             done.append(t_recv - t0 if t_recv is not None else float("nan"))
-    return samples, sent, done
+            settled.append(max(t_last, t1) - t0)
+    return samples, sent, done, settled
 
 
 def _p95(ms: list[float]) -> float:
@@ -193,7 +203,7 @@ def main() -> None:
             for section in sections:
                 for control in CONTROLS.get(section.url_path, []):
                     open_page(page, server.url, section.url_path)  # each control from defaults
-                    ms, sent, done = time_control(page, control, args.changes)
+                    ms, sent, done, _ = time_control(page, control, args.changes)
                     rows.append((section.label, control.name, statistics.median(ms), _p95(ms), max(ms),
                                  statistics.median(sent), statistics.median(done)))
                     print(f"{section.label}, {control.name}: median {rows[-1][2]:.0f} ms, "

@@ -139,7 +139,7 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "phases_ttft": (80, 10, 50, 64),
     "phases_gap_chart": (231, 10, 10, 64),
     # continuous-batching
-    "batching_timeline": (66, 10, 44, 64),
+    "batching_timeline": (74, 10, 44, 71),
     "batching_breakdown": (80, 10, 41, 64),
     # paged-attention
     "paging_pool": (9, 4, 4, 75),
