@@ -90,7 +90,9 @@ class Parsed:
 def rows_to_csv(rows: Iterable[dict[str, str]]) -> str:
     """The rows as measured.csv text (header ``sim.truth.COLUMNS``), for ``sim.truth.parse_rows``."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    # Every cell quoted: with "\n" ending the lines, csv quotes a cell holding "\n" but not one
+    # holding a lone "\r", which the reader then refuses ("new-line character seen in unquoted field").
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writeheader()
     for row in rows:
         writer.writerow({k: row.get(k, "") for k in COLUMNS})

@@ -448,3 +448,11 @@ def test_the_shared_measured_csv_reads_as_typed_rows():
     parsed = parse_benchmark(src)
     assert parsed.fmt == "csv"
     assert [r["id"] for r in parsed.rows] == [r.id for r in parse_rows(src)]
+
+
+def test_a_carriage_return_in_a_benchmark_text_is_a_parse_error_or_a_row():
+    """Found by hypothesis: a lone "\\r" inside a value reached the CSV round trip unquoted and raised
+    csv.Error instead of a parse error."""
+    src = text("trtllm_bench_pytorch.txt")
+    at = src.index("Llama") + 3
+    _check_contract(src[:at] + "0\r" + src[at:])
