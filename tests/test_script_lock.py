@@ -125,3 +125,37 @@ def test_a_search_inside_another_entrys_computation_keeps_the_lock():
     with SCRIPT_LOCK:
         assert outer("b") == "b!"
     assert held == [True]
+
+
+def test_busy_when_the_holder_waited_for_it_or_another_waits_now():
+    lock, seen = FifoLock(), {}
+    lock.acquire()
+    assert not lock.busy()  # found free, nobody queued: a pause would cost no one anything
+
+    def second():
+        with lock:
+            seen["second"] = lock.busy()  # it had to wait for the first holder
+
+    t = threading.Thread(target=second)
+    t.start()
+    _wait_until(lambda: lock.waiting() == 1)
+    assert lock.busy()  # someone is queued now
+    lock.release()
+    t.join(timeout=10)
+    assert seen == {"second": True}
+    with lock:
+        assert not lock.busy()  # free again when this thread asked
+
+
+def test_busy_for_a_second_after_another_readers_run():
+    tag = {"now": "reader-1"}
+    lock = FifoLock(tag=lambda: tag["now"])
+    with lock:
+        pass  # reader 1's run ends
+    tag["now"] = "reader-2"
+    with lock:
+        assert lock.busy()  # reader 1 ran a moment ago: the server is serving others
+        assert not lock.busy(window_s=0.0)
+    tag["now"] = "reader-2"
+    with lock:
+        assert not lock.busy()  # the last run was reader 2's own

@@ -26,8 +26,8 @@ def test_pauses_when_nobody_waits(sleeps):
     assert sleeps == [0.012]
 
 
-def test_no_pause_while_another_run_waits_for_the_lock(sleeps, monkeypatch):
-    monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "waiting", lambda: 1)
+def test_no_pause_while_the_server_is_busy(sleeps, monkeypatch):
+    monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "busy", lambda: True)
     ui.layout.send_what_is_drawn()
     assert sleeps == []
 

@@ -13,11 +13,14 @@ way, so Python's own (rare) full collections stay cheap too. Memory stays flat u
 from __future__ import annotations
 
 import gc
+import math
 import threading
+import time
 from collections import deque
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
 class FifoLock:
@@ -25,11 +28,14 @@ class FifoLock:
     of them, so under a long queue one run could wait without bound). ``released()`` lets go of it
     for a while, wholly, and takes it again at the back of the queue."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag=lambda: None) -> None:
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[int] = deque()  # waiting threads, first come first
         self._owner: int | None = None
         self._depth = 0
+        self._waited = False  # whether the holder found the lock taken or others queued
+        self._tag = tag  # who the calling thread runs for (a reader's session), for busy()
+        self._last_release: tuple[object, float] = (None, -math.inf)  # (tag, time.monotonic())
 
     def acquire(self) -> None:
         me = threading.get_ident()
@@ -37,6 +43,7 @@ class FifoLock:
             if self._owner == me:
                 self._depth += 1
                 return
+            waited = self._owner is not None or bool(self._queue)
             self._queue.append(me)
             try:
                 while self._owner is not None or self._queue[0] != me:
@@ -46,7 +53,7 @@ class FifoLock:
                 self._cond.notify_all()
                 raise
             self._queue.popleft()
-            self._owner, self._depth = me, 1
+            self._owner, self._depth, self._waited = me, 1, waited
 
     def release(self) -> None:
         with self._cond:
@@ -55,6 +62,7 @@ class FifoLock:
             self._depth -= 1
             if self._depth == 0:
                 self._owner = None
+                self._last_release = (self._tag(), time.monotonic())
                 self._cond.notify_all()
 
     def held(self) -> bool:
@@ -65,6 +73,15 @@ class FifoLock:
         """Threads queued for it."""
         with self._cond:
             return len(self._queue)
+
+    def busy(self, window_s: float = 1.0) -> bool:
+        """Whether others want it: a thread is queued for it now, or the calling thread, which holds
+        it, found it taken or others queued when it asked, or another tag (another reader) let go of
+        it less than ``window_s`` seconds ago."""
+        with self._cond:
+            tag, when = self._last_release
+            return (bool(self._queue) or (self._owner == threading.get_ident() and self._waited)
+                    or (tag != self._tag() and time.monotonic() - when < window_s))
 
     def __enter__(self) -> FifoLock:
         self.acquire()
@@ -98,8 +115,9 @@ class FifoLock:
 #: (``app.py``; the sidebar's few widgets outside it measured no better inside), first come first
 #: served. A search of a second or more lets go of it while it computes (``page_cache(...,
 #: yields=True)``), so one reader opening page 05's sections does not hold up the others. The event
-#: loop thread, which sends what the runs produced, never takes it.
-SCRIPT_LOCK = FifoLock()
+#: loop thread, which sends what the runs produced, never takes it. Tagged with the reader's session,
+#: so that ``busy()`` knows whether another reader ran a moment ago (``ui.layout.send_what_is_drawn``).
+SCRIPT_LOCK = FifoLock(tag=lambda: getattr(get_script_run_ctx(suppress_warning=True), "session_id", None))
 
 
 @st.cache_resource(show_spinner=False)
