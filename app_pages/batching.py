@@ -101,8 +101,8 @@ for r_ in (run, other):  # the fullest step of either policy must fit its KV cac
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 # The gauges are sent first (ui.layout.send_what_is_drawn) when only the toggle moved. Not when a
-# setting did: a pause after the timeline, or after the gauges, made the timeline 30-40 ms later in
-# interleaved runs (README, "Speed").
+# setting did: a pause after the timeline, or after the gauges, made the timeline 18-38 ms later in
+# three interleaved runs (README, "Speed").
 settings_moved = st.session_state.get("_batching_run_key") != key
 st.session_state["_batching_run_key"] = key
 

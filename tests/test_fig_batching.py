@@ -14,8 +14,10 @@ from sim.batching import compare
 from sim.hardware import GPUS
 from sim.models import MODELS
 from ui.fig_batching import (
+    _AFTER_CODE,
     _PADDING_CODE,
     _REQUEST_COLORS,
+    TIMELINE_HOVER_POINTS,
     TIMELINE_MAX_SLOTS,
     timeline_figure,
     timeline_raster,
@@ -29,23 +31,24 @@ def _run(slots: int, n: int, load: str, policy: str, seed: int):
 
 
 def _oracle(run, shown: int, x_end_s: float, columns: int) -> np.ndarray:
-    """The raster cell by cell: what holds the slot at the middle of each column; a request that
-    covers no column's middle gets the column it starts in."""
+    """The raster cell by cell: transparent from the run's end on, idle where nothing holds the
+    slot, else padding or the request holding the slot at the column's middle; a request that
+    covers no column's middle is drawn in the column where it starts, after everything else."""
     width = x_end_s / columns
     mids = (np.arange(columns) + 0.5) * width
-    z = np.zeros((shown, columns), np.uint8)
+    z = np.where(mids >= run.wall_s, _AFTER_CODE, 0).astype(np.uint8)[None, :].repeat(shown, 0)
     start = run.step_start_s[run.start_step]
-    for i in np.flatnonzero(run.slot < shown):
-        s = run.slot[i]
-        pad = (mids >= run.finish_s[i]) & (mids < run.release_s[i])
-        z[s, pad] = _PADDING_CODE
-    for i in np.flatnonzero(run.slot < shown):
-        s = run.slot[i]
+    drawn = np.flatnonzero(run.slot < shown)
+    for i in drawn:
+        z[run.slot[i], (mids >= run.finish_s[i]) & (mids < run.release_s[i])] = _PADDING_CODE
+    short = []
+    for i in drawn:
         held = (mids >= start[i]) & (mids < run.finish_s[i])
+        z[run.slot[i], held] = 1 + i % len(_REQUEST_COLORS)
         if not held.any():
-            first = int(np.clip(np.ceil(start[i] / width - 0.5), 0, columns - 1))
-            held[first] = True
-        z[s, held] = 1 + i % len(_REQUEST_COLORS)
+            short.append(i)
+    for i in short:
+        z[run.slot[i], min(int(np.ceil(start[i] / width - 0.5)), columns - 1)] = 1 + i % len(_REQUEST_COLORS)
     return z
 
 
@@ -64,16 +67,60 @@ def test_raster_cells_show_what_holds_the_slot(slots, n, load, policy, seed, col
 @pytest.mark.parametrize("policy", ["static", "continuous"])
 def test_every_drawn_request_is_in_the_raster_and_has_a_hover_point(policy):
     run, x_max = _run(64, 1000, "burst", policy, 0)
+    columns = 1024
+    width = x_max * 1.01 / columns
     z = timeline_raster(run, 64, x_max * 1.01)
-    for i in np.flatnonzero(run.slot < 64)[::7]:
-        assert (z[run.slot[i]] == 1 + i % len(_REQUEST_COLORS)).any(), i
+    start = run.step_start_s[run.start_step]
+    drawn = np.flatnonzero(run.slot < 64)
+    first = np.clip(np.ceil(start / width - 0.5), 0, columns - 1).astype(int)
+    short = drawn[np.ceil(run.finish_s[drawn] / width - 0.5) <= np.ceil(start[drawn] / width - 0.5)]
+    forced: dict[tuple[int, int], list[int]] = {}  # cell -> the short requests drawn there
+    for j in short:
+        forced.setdefault((run.slot[j], first[j]), []).append(j)
+    hidden = 0
+    for i in drawn:  # every request shows its colour in its own columns, unless all of them are
+        # taken by other requests shorter than a column, drawn where they start
+        c1 = max(int(np.ceil(run.finish_s[i] / width - 0.5)), first[i] + 1)
+        own = z[run.slot[i], first[i]:c1]
+        if not (own == 1 + i % len(_REQUEST_COLORS)).any():
+            assert all(set(forced.get((run.slot[i], c), [])) - {i}
+                       for c in range(first[i], c1)), i
+            hidden += 1
+    assert hidden <= len(drawn) // 200  # rare: at most 0.5 % of the requests
     if policy == "static":
         assert (z == _PADDING_CODE).any()  # static batching pads
+    assert (z[:, -1] == _AFTER_CODE).all()  # the axis runs 1 % past the longer mode's end
     ui.theme.VALIDATE_FIGURES = True
     fig = timeline_figure(run, x_max)
     heat = [t for t in fig.data if t.type == "heatmap"]
     assert len(heat) == 1 and heat[0].z.shape == (64, z.shape[1])
     (requests,) = [t for t in fig.data if t.hovertemplate and "Request #" in t.hovertemplate]
     assert requests.mode == "none"  # hover without drawing a marker per request
-    np.testing.assert_array_equal(np.sort(requests.customdata[:, 0]),
-                                  np.flatnonzero(run.slot < 64).astype(np.float32))
+    np.testing.assert_array_equal(np.sort(requests.customdata[:, 0]), drawn.astype(np.float32))
+
+
+def test_padding_and_idle_stretches_have_hover_points_all_along():
+    run, x_max = _run(64, 1000, "burst", "static", 0)
+    ui.theme.VALIDATE_FIGURES = True
+    fig = timeline_figure(run, x_max)
+    step = x_max * 1.01 / TIMELINE_HOVER_POINTS
+    for label in ("Padding", "Idle"):
+        (trace,) = [t for t in fig.data if t.hovertemplate and t.hovertemplate.startswith(label)]
+        for slot in np.unique(trace.y)[:8]:
+            x = np.sort(trace.x[trace.y == slot])
+            gaps = np.diff(x)
+            # within a stretch the points are at most a step apart; between stretches, the gap is a
+            # request, however long
+            assert (gaps[gaps <= 1.001 * step] > 0).all() and gaps.min() > 0
+
+
+def test_each_code_has_its_own_colour_band():
+    run, x_max = _run(16, 100, "burst", "static", 0)
+    ui.theme.VALIDATE_FIGURES = True
+    heat = next(t for t in timeline_figure(run, x_max).data if t.type == "heatmap")
+    bands = [list(b) for b in heat.colorscale]
+    n = len(bands) // 2
+    for code in range(n):  # code c sits in the middle of its band [c, c + 1) / n of [zmin, zmax]
+        where = (code - heat.zmin) / (heat.zmax - heat.zmin)
+        lo, hi = bands[2 * code], bands[2 * code + 1]
+        assert lo[0] <= where <= hi[0] and lo[1] == hi[1]

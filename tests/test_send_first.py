@@ -18,6 +18,8 @@ def sleeps(monkeypatch):
     slept: list[float] = []
     monkeypatch.setattr(ui.layout.time, "sleep", slept.append)
     monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.012)
+    # a quiet server: no other reader's run just ended (an earlier test's AppTest run would count)
+    monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "busy", lambda: False)
     return slept
 
 

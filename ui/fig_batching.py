@@ -66,36 +66,51 @@ def _gauge_layout() -> dict:
 
 #: Time columns of the slot timeline's raster: about one per pixel of a desktop chart.
 TIMELINE_COLUMNS = 1024
+#: Hover points across the time axis along a padding or idle stretch (about one every 8 px at 800 px).
+TIMELINE_HOVER_POINTS = 96
 
-#: Raster codes: 0 an empty slot, 1..len(_REQUEST_COLORS) a request (its colour), then padding.
+#: Raster codes: 0 an empty slot, 1..len(_REQUEST_COLORS) a request (its colour), then padding, then
+#: the time after the run's end (transparent: the axis runs to the longer of the two modes).
 _IDLE_CODE = 0
 _PADDING_CODE = len(_REQUEST_COLORS) + 1
-_RASTER_COLORS = [COLORS["idle"], *_REQUEST_COLORS, COLORS["padding"]]
+_AFTER_CODE = len(_REQUEST_COLORS) + 2
+_RASTER_COLORS = [COLORS["idle"], *_REQUEST_COLORS, COLORS["padding"], "rgba(0,0,0,0)"]
+
+
+def _columns(a, b, width_s: float, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and end column of each span [a, b) s: column j covers [j, j + 1) * width_s and belongs
+    to a span when its centre lies in it."""
+    c0 = np.clip(np.ceil(a / width_s - 0.5), 0, columns).astype(np.int64)
+    c1 = np.clip(np.ceil(b / width_s - 0.5), 0, columns).astype(np.int64)
+    return c0, np.maximum(c1, c0)
 
 
 def timeline_raster(run: BatchingRun, shown: int, x_end_s: float,
                     columns: int = TIMELINE_COLUMNS) -> np.ndarray:
     """The first ``shown`` slots x ``columns`` equal time columns over [0, ``x_end_s``) seconds, as
-    raster codes (uint8): what holds the slot at the centre of each column. A request shorter than a
-    column still gets one, so none disappears; padding and requests never overlap within a slot."""
-    z = np.full((shown, columns), _IDLE_CODE, np.uint8)
+    raster codes (uint8): what holds the slot at the centre of each column, and ``_AFTER_CODE`` from
+    the run's end on. A request that covers no column's centre (shorter than a column) is drawn in
+    the column where it starts, painted last: it disappears only where another such request of its
+    slot starts in the same column."""
     width_s = x_end_s / columns
+    z = np.full((shown, columns), _IDLE_CODE, np.uint8)
+    z[:, (np.arange(columns) + 0.5) * width_s >= run.wall_s] = _AFTER_CODE
     start = run.step_start_s[run.start_step]
     idx = np.flatnonzero(run.slot < shown)
     pad = idx[run.release_s[idx] > run.finish_s[idx]]
-    for rows, a, b, code, at_least_one in (
-        (run.slot[pad], run.finish_s[pad], run.release_s[pad], np.full(pad.size, _PADDING_CODE), False),
-        (run.slot[idx], start[idx], run.finish_s[idx], 1 + idx % len(_REQUEST_COLORS), True),
+    codes = (1 + idx % len(_REQUEST_COLORS)).astype(np.uint8)
+    for rows, a, b, code in (
+        (run.slot[pad], run.finish_s[pad], run.release_s[pad], np.full(pad.size, _PADDING_CODE, np.uint8)),
+        (run.slot[idx], start[idx], run.finish_s[idx], codes),
     ):
-        # column j covers [j, j + 1) * width_s; it is painted when its centre lies in [a, b)
-        c0 = np.clip(np.ceil(a / width_s - 0.5), 0, columns).astype(np.int64)
-        c1 = np.clip(np.ceil(b / width_s - 0.5), 0, columns).astype(np.int64)
-        if at_least_one:
-            c1 = np.maximum(c1, np.minimum(c0 + 1, columns))
-        n = np.maximum(c1 - c0, 0)
+        c0, c1 = _columns(a, b, width_s, columns)
+        n = c1 - c0
         first = rows.astype(np.int64) * columns + c0
         offset = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-        z.flat[np.repeat(first, n) + offset] = np.repeat(code.astype(np.uint8), n)
+        z.flat[np.repeat(first, n) + offset] = np.repeat(code, n)
+    c0, c1 = _columns(start[idx], run.finish_s[idx], width_s, columns)
+    short = c1 == c0
+    z[run.slot[idx][short], np.minimum(c0[short], columns - 1)] = codes[short]
     return z
 
 
@@ -107,6 +122,15 @@ def _hover(x, y, hover: str, custom=None) -> dict:
     if custom is not None:
         trace["customdata"] = np.asarray(custom, dtype=np.float32)
     return trace
+
+
+def _along(slot, a, b, step_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points along each segment [a, b) of a slot, about ``step_s`` apart (one at least), so that
+    hovering anywhere on a long stretch finds one nearby."""
+    n = np.maximum(1, np.ceil((b - a) / step_s)).astype(np.int64)
+    k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    x = np.repeat(a, n) + (k + 0.5) * np.repeat((b - a) / n, n)
+    return x, np.repeat(slot, n)
 
 
 def _legend_entry(name: str, color: str) -> dict:
@@ -121,7 +145,8 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
 
     Drawn as one raster (a heatmap of ``TIMELINE_COLUMNS`` time columns, ``timeline_raster``), which
     the browser redraws as one image: a thousand rectangles as SVG paths took it ~85 ms a redraw, the
-    largest part of a change of this page. Hover comes from undrawn points at each bar's middle."""
+    largest part of a change of this page. Hover comes from undrawn points: one at each request's
+    middle, and points all along the padding and idle stretches."""
     shown = min(run.slots, TIMELINE_MAX_SLOTS)
     x_end = x_max_s * 1.01
     req = run.requests
@@ -148,13 +173,15 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
         np.column_stack([idx, req.prompt_tokens[idx], req.output_tokens[idx], req.arrival_s[idx],
                          run.first_token_s[idx], run.finish_s[idx]])))
     pad = idx[run.release_s[idx] > run.finish_s[idx]]
+    step = x_end / TIMELINE_HOVER_POINTS  # padding and idle stretches are long: points along them
     if pad.size:
-        traces.append(_hover((run.finish_s[pad] + run.release_s[pad]) / 2, run.slot[pad],
+        traces.append(_hover(*_along(run.slot[pad], run.finish_s[pad], run.release_s[pad], step),
                              "Padding: the request is done but holds its slot, computing tokens nobody "
                              "asked for, until its batch's longest request finishes"))
     slot_i, a, b = run.idle_segments()
     keep = slot_i < shown
-    traces.append(_hover((a[keep] + b[keep]) / 2, slot_i[keep], "Idle: the slot is empty, no request in it"))
+    traces.append(_hover(*_along(slot_i[keep], a[keep], b[keep], step),
+                         "Idle: the slot is empty, no request in it"))
     traces.append(_legend_entry("Request (colours alternate)", _REQUEST_COLORS[0]))
     if pad.size:
         traces.append(_legend_entry("Padding: finished, still computing", COLORS["padding"]))

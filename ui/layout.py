@@ -215,10 +215,11 @@ def send_what_is_drawn() -> None:
     but the run holds the interpreter while it computes the rest of the page, and the server's sending
     thread gets its turn too late. The pause lets it send; the main chart is then drawn first and the
     rest of the page follows (README, "Speed": click-to-chart and the page settling, before and after).
-    Skipped when the server is busy (``SCRIPT_LOCK.busy()``: another reader's run waits for the page
-    lock, or this run waited for it, or another reader's run ended within the last second): the pause
-    holds the lock, and in the 50-reader load test a pause on every run moved p50 / p95 from 169 / 757
-    to 281 / 919 ms, and a pause whenever nobody was queued to 282 / 1,170 ms (README, "Speed")."""
+    Skipped when the server is busy (``SCRIPT_LOCK.busy()``, checked once, before the pause: another
+    reader's run waits for the page lock, or this run waited for it, or another reader's run ended
+    within the last second): the pause holds the lock, which under load is the other readers' time.
+    The 50-reader load test with the pause on every run, and with it off, differed by less than the
+    machine's run-to-run spread (README, "Many readers", sixth pass)."""
     if SEND_FIRST_S > 0 and not SCRIPT_LOCK.busy():
         time.sleep(SEND_FIRST_S)
 

@@ -59,11 +59,12 @@ class FifoLock:
         with self._cond:
             if self._owner != threading.get_ident():
                 raise RuntimeError("release of a FifoLock this thread does not hold")
-            self._depth -= 1
-            if self._depth == 0:
+            if self._depth == 1:
+                tag = self._tag()  # first: a tag that raises leaves the lock as it was
+                self._last_release = (tag, time.monotonic())
                 self._owner = None
-                self._last_release = (self._tag(), time.monotonic())
                 self._cond.notify_all()
+            self._depth -= 1
 
     def held(self) -> bool:
         """Whether the calling thread holds it."""
