@@ -94,6 +94,11 @@ by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, 
 by_alpha = sim_cache.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
                                  setup.assumptions, cost_ratio)
 
+# The containers below the headline are placed now and filled out of order: the chart the slider
+# moves is sent right after the headline numbers, before the text, metrics and chart above it
+# (ui.layout.send_what_is_drawn; README, "Speed").
+body = st.container()
+left, right = st.columns(2)
 with headline:
     m = metric_slots(4)
     m[0].metric("Speedup", f"{r.speedup:.2f}×", border=True,
@@ -110,44 +115,43 @@ with headline:
                 delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
                 + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
                 delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
-st.markdown("""
-Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
-memory-bound: to make one token per sequence the model streams all its weights while the tensor
-cores mostly wait. The verify pass checks k + 1 positions for about the price of that one step,
-because the step was paying for the weight reads anyway: every draft the target agrees with is a
-token for free.
-""")
-m = metric_slots(4)
-m[0].metric("Monte Carlo mean", f"{r.rounds.mean_tokens:.2f}", border=True,
-            delta=f"± {r.rounds.std_error:.2f}, {r.rounds.tokens.size:,} rounds",
-            delta_color="off", delta_arrow="off",
-            help="Seeded simulation of the rounds; it must agree with E.")
-m[1].metric("Best k", f"k = {r.best_k}", border=True,
-            delta=f"{r.best_speedup:.2f}× at this α", delta_color="off", delta_arrow="off",
-            help=f"k from 1 to {spec.K_RANGE[1]} tried at this α, batch and context.")
-m[2].metric("Verify ÷ decode step", f"{r.verify_over_decode:.2f}×", border=True,
-            delta=f"{'memory' if r.verify_memory_bound else 'compute'}-bound",
-            delta_color="off", delta_arrow="off",
-            help=f"The verify pass ({fmt.seconds(r.verify_s)}) checks {k + 1} tokens per sequence; a "
-                 f"decode step ({fmt.seconds(r.decode_step_s)}) makes 1.")
-m[3].metric("Math per token", f"{r.flops_ratio:.2f}×", border=True,
-            delta="FLOPs vs plain", delta_color="off", delta_arrow="off",
-            help="Draft plus verify FLOPs per committed token, over a decode step's FLOPs per token: "
-                 "the extra work the idle tensor cores absorb (Leviathan Thm 3.11).")
-
-chart(
-    rounds_figure(r.rounds), key="spec_rounds",
-    alt=f"Eight simulated rounds at α = {alpha:.2f}, k = {k}: each commits its accepted drafts plus one "
-        f"token from the target; over {r.rounds.tokens.size:,} rounds the mean is "
-        f"{r.rounds.mean_tokens:.2f} tokens per pass against E = {r.expected_tokens:.2f}.",
-)
-
-left, right = st.columns(2)
 with left:
     chart(
         alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True,
         alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
             f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
+    )
+with body:
+    st.markdown("""
+    Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
+    memory-bound: to make one token per sequence the model streams all its weights while the tensor
+    cores mostly wait. The verify pass checks k + 1 positions for about the price of that one step,
+    because the step was paying for the weight reads anyway: every draft the target agrees with is a
+    token for free.
+    """)
+    m = metric_slots(4)
+    m[0].metric("Monte Carlo mean", f"{r.rounds.mean_tokens:.2f}", border=True,
+                delta=f"± {r.rounds.std_error:.2f}, {r.rounds.tokens.size:,} rounds",
+                delta_color="off", delta_arrow="off",
+                help="Seeded simulation of the rounds; it must agree with E.")
+    m[1].metric("Best k", f"k = {r.best_k}", border=True,
+                delta=f"{r.best_speedup:.2f}× at this α", delta_color="off", delta_arrow="off",
+                help=f"k from 1 to {spec.K_RANGE[1]} tried at this α, batch and context.")
+    m[2].metric("Verify ÷ decode step", f"{r.verify_over_decode:.2f}×", border=True,
+                delta=f"{'memory' if r.verify_memory_bound else 'compute'}-bound",
+                delta_color="off", delta_arrow="off",
+                help=f"The verify pass ({fmt.seconds(r.verify_s)}) checks {k + 1} tokens per sequence; a "
+                     f"decode step ({fmt.seconds(r.decode_step_s)}) makes 1.")
+    m[3].metric("Math per token", f"{r.flops_ratio:.2f}×", border=True,
+                delta="FLOPs vs plain", delta_color="off", delta_arrow="off",
+                help="Draft plus verify FLOPs per committed token, over a decode step's FLOPs per token: "
+                     "the extra work the idle tensor cores absorb (Leviathan Thm 3.11).")
+
+    chart(
+        rounds_figure(r.rounds), key="spec_rounds",
+        alt=f"Eight simulated rounds at α = {alpha:.2f}, k = {k}: each commits its accepted drafts plus one "
+            f"token from the target; over {r.rounds.tokens.size:,} rounds the mean is "
+            f"{r.rounds.mean_tokens:.2f} tokens per pass against E = {r.expected_tokens:.2f}.",
     )
 # The measurements are BF16 Llama-3.1-8B on one H100 (EAGLE-3 Table 3): shown only for that setup.
 measured = (spec.MEASURED_BATCH_GAIN

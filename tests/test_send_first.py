@@ -79,3 +79,24 @@ def test_batching_pauses_after_the_gauges_only_when_the_toggle_alone_moved(monke
     paused_after.clear()
     at.select_slider(key="batching_slots").set_value(32).run()
     assert paused_after == []
+
+
+def test_speculative_sends_its_main_chart_before_the_charts_above_it(monkeypatch):
+    """Page 03 fills its containers out of order: the α chart is made (and sent) before the
+    Monte Carlo chart, which the page still shows above it."""
+    made: list[str] = []
+    real_chart = ui.layout.chart
+
+    def chart(fig, *, key, **kw):
+        made.append(key)
+        real_chart(fig, key=key, **kw)
+
+    monkeypatch.setattr(ui.layout, "chart", chart)
+    at = open_app("app_pages/speculative.py")
+    at.slider(key="spec_alpha").set_value(0.5).run()
+    assert not at.exception
+    assert made[-3:] == ["spec_alpha_chart", "spec_rounds", "spec_batch_chart"]
+    shown = [c.proto.id for c in at.get("plotly_chart")]
+    order = [next(i for i, pid in enumerate(shown) if key in pid) for key in
+             ("spec_rounds", "spec_alpha_chart", "spec_batch_chart")]
+    assert order == sorted(order)

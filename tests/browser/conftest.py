@@ -55,7 +55,8 @@ class Server:
     """A streamlit server on a free loopback port, stopped by its PID."""
 
     def __init__(self, extra_args: tuple[str, ...] = (), port: int | None = None,
-                 script: str = "app.py", env: dict[str, str] | None = None) -> None:
+                 script: str = "app.py", env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> None:
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
@@ -63,7 +64,7 @@ class Server:
             [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            cwd=cwd or ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
