@@ -18,7 +18,7 @@ import streamlit as st  # noqa: E402
 from ui.layout import PageStopped, page_style  # noqa: E402
 from ui.nav import ALL_PAGES, HOME  # noqa: E402
 from ui.perf import SCRIPT_LOCK, freeze_startup_objects  # noqa: E402
-from ui.setup import render_setup_controls  # noqa: E402
+from ui.setup import render_setup_controls, setup_from_state, setup_read_wrong, use_setup  # noqa: E402
 from ui.state import app_rerun_requested, remember_pages  # noqa: E402
 from ui.url_check import raw_params_on_first_run, show_rejected  # noqa: E402
 from ui.watchdog import install as install_watchdog  # noqa: E402
@@ -36,8 +36,15 @@ page = st.navigation(pages, position="top")
 raw_params = raw_params_on_first_run()  # before any widget consumes them
 remember_pages()  # before the page runs: keeps each page's settings for Back and for coming back
 page_style()
-with st.sidebar:
-    render_setup_controls()
+# On a rerun the sidebar's controls already hold this run's values: the page is drawn first and the
+# sidebar after it, so the chart a reader moved is not queued behind the sidebar's two dozen elements
+# (ui.setup.setup_from_state). A session's first run draws the sidebar first: its values come from it.
+early_setup = setup_from_state()
+if early_setup is None:
+    with st.sidebar:
+        render_setup_controls()
+else:
+    use_setup(early_setup)
 url_notice = st.container()
 
 
@@ -56,7 +63,14 @@ def _page_body() -> None:
         st.rerun(scope="app")
 
 
-_page_body()
+try:
+    _page_body()
+finally:  # the sidebar is drawn even where the page failed
+    if early_setup is not None:
+        with st.sidebar:
+            drawn_setup = render_setup_controls()
+if early_setup is not None and setup_read_wrong(early_setup, drawn_setup):
+    st.rerun(scope="app")  # the page is drawn again with the sidebar's setup
 show_rejected(raw_params, url_notice, page.url_path)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
 freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

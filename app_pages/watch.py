@@ -139,44 +139,49 @@ with metric_row():
               help=define("Goodput") + " Static batching, on the same arrivals.")
     st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
               help=define("MFU") + " Lowest and highest over the scenarios.")
-if math.isnan(cont.goodput_rps) or math.isnan(stat.goodput_rps):
-    st.caption(f"**Goodput n/a:** section 01's {BATCH_SLOTS} batching slots do not fit on this card (its "
-               "page says by how much), so neither batching mode is run here; the scenarios that fit are "
-               "below.")
-else:
-    st.caption(
-        f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at "
-        f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / "
-        f"{fmt.seconds(slo.tpot_s)} targets; utilization reads {fmt.percent(stat.utilization_gpu, 0)} and "
-        f"{fmt.percent(cont.utilization_gpu, 0)}.")
-    st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
-                                     "static batching": stat.output_tok_s})
-               + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
-
-st.markdown(f"""
-Every section so far has ended the same way: the number on the dashboard hardly moved while the
-work done changed several times over. That is not a bug in the tool. NVML defines
-`utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
-which *one or more kernels* was executing. A serving engine launches kernels back to back, so the
-number reads close to 100% whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
-could or **{fmt.percent(mfu_hi)}**. Below, every scenario of this article is measured with the same
-ruler, a simulated day of traffic is read out as a dashboard would read it, and each failure gets
-the metric that catches it, with an alert rule.
-""")
-
-st.subheader("Every scenario, one ruler")
-st.markdown(
-    f"One row per situation the article shows, each run by that section's own model on {setup.gpu.name} "
-    f"serving {setup.model.name}, at the settings the row states: the page's first view, except page "
-    f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
-    "at the row's settings, where it shows the same numbers. Left, what the dashboard reads; right, the "
-    "output tokens per second users get (log scale).")
+# The text between the headline numbers and the scenario chart is placed now and filled after the
+# chart: a change of setup sends the numbers (the first screen) and the chart first, then the text
+# (ui.layout.send_what_is_drawn).
+text = st.container()
 chart(views["bars"], key="watch_bars", send_first=True,
       title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders of "
             "magnitude",
       alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while output "
           f"runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to {out_hi:,.0f} "
           f"({highest_out.name}).")
+with text:
+    if math.isnan(cont.goodput_rps) or math.isnan(stat.goodput_rps):
+        st.caption(f"**Goodput n/a:** section 01's {BATCH_SLOTS} batching slots do not fit on this card (its "
+                   "page says by how much), so neither batching mode is run here; the scenarios that fit are "
+                   "below.")
+    else:
+        st.caption(
+            f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at "
+            f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / "
+            f"{fmt.seconds(slo.tpot_s)} targets; utilization reads "
+            f"{fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
+        st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
+                                         "static batching": stat.output_tok_s})
+                   + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
+
+    st.markdown(f"""
+    Every section so far has ended the same way: the number on the dashboard hardly moved while the
+    work done changed several times over. That is not a bug in the tool. NVML defines
+    `utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
+    which *one or more kernels* was executing. A serving engine launches kernels back to back, so the
+    number reads close to 100% whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
+    could or **{fmt.percent(mfu_hi)}**. Below, every scenario of this article is measured with the same
+    ruler, a simulated day of traffic is read out as a dashboard would read it, and each failure gets
+    the metric that catches it, with an alert rule.
+    """)
+
+    st.subheader("Every scenario, one ruler")
+    st.markdown(
+        f"One row per situation the article shows, each run by that section's own model on {setup.gpu.name} "
+        f"serving {setup.model.name}, at the settings the row states: the page's first view, except page "
+        f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
+        "at the row's settings, where it shows the same numbers. Left, what the dashboard reads; right, the "
+        "output tokens per second users get (log scale).")
 st.caption(f"The rows differ in more than the technique: the lowest output, {out_lo:,.0f} tok/s, is "
            f"{lowest_out.name.lower()} ({lowest_out.what.lower()}); the highest, {out_hi:,.0f} tok/s, is "
            f"{highest_out.name.lower()} ({highest_out.what[0].lower() + highest_out.what[1:]}). "

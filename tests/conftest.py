@@ -11,10 +11,15 @@ from streamlit.testing.v1 import AppTest
 
 import ui.layout
 import ui.theme
+from ui.custom_model import PARAM as MODEL_PARAM
+from ui.state import SETUP_KEYS
+
+#: URL keys of the sidebar's widgets (the custom model's config is a plain parameter, read every run).
+SIDEBAR_WIDGETS = frozenset(SETUP_KEYS) - {MODEL_PARAM}
 
 ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is validated by plotly
 # No pause after a page's main chart (ui.layout.send_what_is_drawn): AppTest has no browser to draw
-# it first, and the pause would add ~12 ms to every page run of the suite. The browser tests' servers
+# it first, and the pause would add ~40 ms to every page run of the suite. The browser tests' servers
 # run as readers' do, with it.
 ui.layout.SEND_FIRST_S = 0.0
 
@@ -95,7 +100,8 @@ def open_app(page: str | None = None, params: dict[str, str | list[str]] | None 
 
     AppTest's first run always lands on the default page (it cannot deep-link to a page registered
     under a custom url_path), so the parameters are given to that first run, where the sidebar's
-    global widgets read them, and again to the page's run, where its own widgets read them.
+    global widgets read them, and again, less the sidebar widgets' own, to the page's run, where its
+    own widgets read them.
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     for key, value in (params or {}).items():
@@ -103,7 +109,8 @@ def open_app(page: str | None = None, params: dict[str, str | list[str]] | None 
     at.run()
     if page is not None:
         for key, value in (params or {}).items():
-            at.query_params[key] = value
+            if key not in SIDEBAR_WIDGETS:  # those have read theirs (and a default one is dropped)
+                at.query_params[key] = value
         at.switch_page(page).run()
     return at
 

@@ -16,17 +16,18 @@ from ui.sources import gpu_price
 PRICE_RANGE = (0.01, 1000.0)  # dollars per GPU-hour (also what a hand-edited link is held to)
 
 
-def render_price(gpu_name: str, n_gpus: int) -> float:
-    """The price per GPU-hour control (call inside the sidebar); returns the price in use."""
+def render_price(gpu_name: str, n_gpus: int, draw=st) -> float:
+    """The price per GPU-hour control (call inside the sidebar); returns the price in use. ``draw``:
+    ``streamlit``, or what stands in for it (``ui.setup._StateReader``)."""
     default, source = gpu_price(gpu_name)
-    price = st.number_input("GPU price, $ per GPU-hour", *PRICE_RANGE, value=None, step=0.1,
+    price = draw.number_input("GPU price, $ per GPU-hour", *PRICE_RANGE, value=None, step=0.1,
                             format="%.2f", placeholder=f"{default:.2f} (typical on demand)", key="price",
                             bind="query-params",
                             help=f"Empty: {default:.2f} $/h, {source}. Gives the cost per million "
                                  "output tokens on the pages that show throughput.")
     price = default if price is None else float(price)
     per = f" · ${price * n_gpus:,.2f}/h per replica of {n_gpus}" if n_gpus > 1 else ""
-    st.caption(f"${price:,.2f} per GPU-hour{per}")
+    draw.caption(f"${price:,.2f} per GPU-hour{per}")
     return price
 
 
