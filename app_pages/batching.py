@@ -100,10 +100,10 @@ for r_ in (run, other):  # the fullest step of either policy must fit its KV cac
                  f"{slots} slots at the fullest step of {r_.policy} batching")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
-# The gauges are sent first (ui.layout.send_what_is_drawn) when only the toggle moved. Not when a
-# setting did: a pause after the timeline, or after the gauges, made the timeline 18-38 ms later in
-# three interleaved runs (README, "Speed").
-settings_moved = st.session_state.get("_batching_run_key") != key
+# What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when only the toggle
+# moved; when a setting did, the slot timeline, after the gauges and the first numbers.
+previous_key = st.session_state.get("_batching_run_key")  # None: the page's first run, nothing moved
+settings_moved = previous_key is not None and previous_key != key
 st.session_state["_batching_run_key"] = key
 
 gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
@@ -114,7 +114,7 @@ with gauges:
     with st.container(horizontal=True, gap="small", wrap=False):
         for fig, name in zip(views["gauges"], ("util", "useful"), strict=True):
             chart(fig, key=f"batching_gauge_{name}", alt=gauge_alt,
-                  send_first=name == "useful" and not settings_moved)
+                  send_first=name == "useful" and previous_key == key)
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
@@ -130,35 +130,40 @@ with gauges:
     cost_metric(m[4], "$ per M output tokens", run.output_tokens_per_s, setup,
                 f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
-if load == "poisson":
-    st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
-               "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
-               "tokens/s follow the arrival rate until one mode can no longer keep up. Continuous "
-               "batching's win shows in the time to first token.")
-m = metric_slots(5)
-m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
-            help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
-                 f"({fmt.rate(run.requests_per_s, 'req/s')}).")
-m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True, help=define("TTFT"))
-m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
-m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("TPOT"))
-m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
-            help="Every token the engine emitted per second, padding included (batch × steps / "
-                 "time): what a naive benchmark counts.")
-
-st.markdown("""
-Requests finish at different times. Under static batching the members that finished early keep their
-slot and keep computing padding, and nobody new gets in until the whole batch is done. Continuous
-batching (iteration-level scheduling, from Orca; standard in vLLM, SGLang and TensorRT-LLM) hands a
-slot to the next queued request the step after it frees. A kernel runs either way, so the
-dashboard's gauge reads the same; what differs is how much of that work anyone asked for.
-""")
+# The numbers and text between the settings and the slot timeline are placed now and filled after
+# it: a change of the settings sends the gauges and the first numbers (the first screen), then the
+# timeline, first of everything below (ui.layout.send_what_is_drawn).
+middle = st.container()
 chart(
-    views["timeline"], key="batching_timeline",
+    views["timeline"], key="batching_timeline", send_first=settings_moved,
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
         f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
         f"{fmt.percent(run.idle_share)} of the slot-steps.",
 )
+with middle:
+    if load == "poisson":
+        st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
+                   "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
+                   "tokens/s follow the arrival rate until one mode can no longer keep up. Continuous "
+                   "batching's win shows in the time to first token.")
+    m = metric_slots(5)
+    m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
+                help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
+                     f"({fmt.rate(run.requests_per_s, 'req/s')}).")
+    m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True, help=define("TTFT"))
+    m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
+    m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("TPOT"))
+    m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
+                help="Every token the engine emitted per second, padding included (batch × steps / "
+                     "time): what a naive benchmark counts.")
+
+    st.markdown("""
+    Requests finish at different times. Under static batching the members that finished early keep their
+    slot and keep computing padding, and nobody new gets in until the whole batch is done. Continuous
+    batching (iteration-level scheduling, from Orca; standard in vLLM, SGLang and TensorRT-LLM) hands a
+    slot to the next queued request the step after it frees. A kernel runs either way, so the
+    dashboard's gauge reads the same; what differs is how much of that work anyone asked for.
+    """)
 st.caption("Each bar is a request in its slot, from its prefill to its last token; pink is "
            "padding, grey is an empty slot. The time axis is the same in both modes"
            + (f"; only the first {TIMELINE_MAX_SLOTS} slots are drawn." if slots > TIMELINE_MAX_SLOTS

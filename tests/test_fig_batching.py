@@ -4,10 +4,14 @@ hover point for every request it draws."""
 
 from __future__ import annotations
 
+import base64
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from sim.batching import compare
 from sim.hardware import GPUS
@@ -15,6 +19,7 @@ from sim.models import MODELS
 from ui.fig_batching import (
     _AFTER_CODE,
     _PADDING_CODE,
+    _RASTER_COLORS,
     _REQUEST_COLORS,
     TIMELINE_HOVER_POINTS,
     TIMELINE_MAX_SLOTS,
@@ -96,8 +101,8 @@ def test_every_drawn_request_is_in_the_raster_and_has_a_hover_point(policy, setu
         assert (z == _PADDING_CODE).any()  # static batching pads
     assert (z[:, -1] == _AFTER_CODE).all()  # the axis runs 1 % past the longer mode's end
     fig = timeline_figure(run, x_max)
-    heat = [t for t in fig.data if t.type == "heatmap"]
-    assert len(heat) == 1 and heat[0].z.shape == (64, z.shape[1])
+    (image,) = [t for t in fig.data if t.type == "image"]
+    np.testing.assert_array_equal(_decode(image.source)[0], z)  # the PNG is the raster, pixel for pixel
     (requests,) = [t for t in fig.data if t.hovertemplate and "Request #" in t.hovertemplate]
     assert requests.mode == "none"  # hover without drawing a marker per request
     np.testing.assert_array_equal(np.sort(requests.customdata[:, 0]), drawn.astype(np.float32))
@@ -125,12 +130,27 @@ def test_padding_and_idle_stretches_have_hover_points_all_along(setup):
             assert edges.max() <= 0.5 * step * 1.001 + 1e-6 * hi, (label, s, lo, hi, edges.max())
 
 
-def test_each_code_has_its_own_colour_band():
+def _decode(source: str) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+    """A palette PNG data URI as its codes and its RGBA palette."""
+    assert source.startswith("data:image/png;base64,")
+    image = Image.open(io.BytesIO(base64.b64decode(source.split(",", 1)[1])))
+    assert image.mode == "P"
+    rgb = image.getpalette()
+    alpha = image.info["transparency"]  # Pillow reads a single transparent entry back as its index
+    if isinstance(alpha, int):
+        alpha = bytes(0 if i == alpha else 255 for i in range(alpha + 1))
+    palette = [(*rgb[3 * i:3 * i + 3], alpha[i] if i < len(alpha) else 255) for i in range(len(rgb) // 3)]
+    return np.asarray(image), palette
+
+
+def test_each_code_has_its_own_colour():
     run, x_max = _run(16, 100, "burst", "static", 0)
-    heat = next(t for t in timeline_figure(run, x_max).data if t.type == "heatmap")
-    bands = [list(b) for b in heat.colorscale]
-    n = len(bands) // 2
-    for code in range(n):  # code c sits in the middle of its band [c, c + 1) / n of [zmin, zmax]
-        where = (code - heat.zmin) / (heat.zmax - heat.zmin)
-        lo, hi = bands[2 * code], bands[2 * code + 1]
-        assert lo[0] <= where <= hi[0] and lo[1] == hi[1]
+    image = next(t for t in timeline_figure(run, x_max).data if t.type == "image")
+    codes, palette = _decode(image.source)
+    used = palette[:len(_RASTER_COLORS)]
+    assert len(set(used)) == len(_RASTER_COLORS)  # no two codes look alike
+    for code, color in enumerate(_RASTER_COLORS):
+        if color.startswith("#"):
+            assert used[code] == (*(int(color[i:i + 2], 16) for i in (1, 3, 5)), 255), code
+    assert used[_AFTER_CODE][3] == 0  # after the run's end: transparent
+    assert set(np.unique(codes)) <= set(range(len(_RASTER_COLORS)))

@@ -1,6 +1,6 @@
 """``ui.layout.send_what_is_drawn``: a page's run pauses after its main chart so the server sends it
 before the rest of the page, unless another reader's run waits for the page lock; the pages mark one
-main chart each (page 01: its gauges, only when the toggle alone moved)."""
+main chart each (page 01: its gauges when the toggle alone moved, its slot timeline when a setting did)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _send_first_charts(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("page, keys", [
     ("two_phases.py", ["'phases_roofline'"]),
-    ("batching.py", ["f'batching_gauge_{name}'"]),
+    ("batching.py", ["f'batching_gauge_{name}'", "'batching_timeline'"]),
     ("paging.py", ["'paging_pool'"]),
     ("speculative.py", ["'spec_alpha_chart'"]),
     ("watch.py", ["'watch_bars'"]),
@@ -62,7 +62,8 @@ def test_each_page_sends_its_main_chart_first(page, keys):
     assert _send_first_charts(ROOT / "app_pages" / page) == keys
 
 
-def test_batching_pauses_after_the_gauges_only_when_the_toggle_alone_moved(monkeypatch):
+def test_batching_pauses_after_the_gauges_when_the_toggle_alone_moved_else_after_the_timeline(
+        monkeypatch):
     paused_after: list[str] = []
     real_chart = ui.layout.chart
 
@@ -78,7 +79,7 @@ def test_batching_pauses_after_the_gauges_only_when_the_toggle_alone_moved(monke
     assert paused_after == ["batching_gauge_useful"]
     paused_after.clear()
     at.select_slider(key="batching_slots").set_value(32).run()
-    assert paused_after == []
+    assert paused_after == ["batching_timeline"]
 
 
 def test_speculative_sends_its_main_chart_before_the_charts_above_it(monkeypatch):

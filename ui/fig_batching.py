@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import io
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from PIL import Image
 
 from sim.batching import BatchingRun, Comparison
 from ui.format import percent, rate, seconds
@@ -66,8 +69,9 @@ def _gauge_layout() -> dict:
 
 #: Time columns of the slot timeline's raster: about one per pixel of a desktop chart.
 TIMELINE_COLUMNS = 1024
-#: Hover points across the time axis along a padding or idle stretch (about one every 8 px at 800 px).
-TIMELINE_HOVER_POINTS = 96
+#: Hover points across the time axis along a padding or idle stretch (about one every 16 px at 800
+#: px: Plotly finds the nearest point within 20 px).
+TIMELINE_HOVER_POINTS = 48
 
 #: Raster codes: 0 an empty slot, 1..len(_REQUEST_COLORS) a request (its colour), then padding, then
 #: the time after the run's end (transparent: the axis runs to the longer of the two modes).
@@ -75,6 +79,26 @@ _IDLE_CODE = 0
 _PADDING_CODE = len(_REQUEST_COLORS) + 1
 _AFTER_CODE = len(_REQUEST_COLORS) + 2
 _RASTER_COLORS = [COLORS["idle"], *_REQUEST_COLORS, COLORS["padding"], "rgba(0,0,0,0)"]
+
+
+def _rgba(color: str) -> tuple[int, int, int, int]:
+    """``#RRGGBB`` or ``rgba(r,g,b,a)`` as 8-bit RGBA."""
+    if color.startswith("#"):
+        return (*(int(color[i:i + 2], 16) for i in (1, 3, 5)), 255)
+    r, g, b, a = (float(v) for v in color[color.index("(") + 1:-1].split(","))
+    return int(r), int(g), int(b), round(a * 255)
+
+
+def raster_png(codes: np.ndarray, colors: list[str]) -> str:
+    """A raster of codes (uint8, one per pixel) as a palette PNG data URI, colour ``colors[c]`` for code
+    ``c``. The slot timeline's 1,024 x 64 codes are ~88 KB as a heatmap's base64 array and a few KB as
+    a PNG, and the browser draws an image without painting a canvas cell by cell."""
+    image = Image.fromarray(np.ascontiguousarray(codes, np.uint8), mode="P")
+    rgba = [_rgba(c) for c in colors]
+    image.putpalette([v for c in rgba for v in c[:3]])
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True, transparency=bytes(c[3] for c in rgba))
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _columns(a, b, width_s: float, columns: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +141,7 @@ def timeline_raster(run: BatchingRun, shown: int, x_end_s: float,
 def _hover(x, y, hover: str, custom=None) -> dict:
     """An undrawn trace (``mode="none"``) whose points carry hover text: Plotly finds the nearest point
     without drawing a marker for each (a thousand invisible markers cost ~40 ms a redraw)."""
-    trace = dict(type="scatter", x=np.asarray(x, np.float32), y=np.asarray(y, np.float32), mode="none",
+    trace = dict(type="scatter", x=np.asarray(x, np.float32), y=np.asarray(y, np.uint8), mode="none",
                  showlegend=False, hovertemplate=hover + "<extra></extra>")
     if custom is not None:
         trace["customdata"] = np.asarray(custom, dtype=np.float32)
@@ -143,21 +167,19 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
     """Slot x wall-time: each request in its slot, padding (static) in pink, empty slots in grey.
     ``x_max_s`` fixes the time axis (the longer of the two modes) so a flip shows the change.
 
-    Drawn as one raster (a heatmap of ``TIMELINE_COLUMNS`` time columns, ``timeline_raster``), which
-    the browser redraws as one image: a thousand rectangles as SVG paths took it ~85 ms a redraw, the
-    largest part of a change of this page. Hover comes from undrawn points: one at each request's
-    middle, and points all along the padding and idle stretches."""
+    Drawn as one raster (``TIMELINE_COLUMNS`` time columns x the slots, ``timeline_raster``) sent as a
+    PNG (``raster_png``), which the browser draws as one image: a thousand rectangles as SVG paths took
+    it ~85 ms a redraw, the largest part of a change of this page. Hover comes from undrawn points: one
+    at each request's middle, and points all along the padding and idle stretches."""
     shown = min(run.slots, TIMELINE_MAX_SLOTS)
     x_end = x_max_s * 1.01
     req = run.requests
     start = run.step_start_s[run.start_step]
     idx = np.flatnonzero(run.slot < shown)
     z = timeline_raster(run, shown, x_end)
-    n_codes = len(_RASTER_COLORS)
-    bands = [[edge / n_codes, color] for i, color in enumerate(_RASTER_COLORS) for edge in (i, i + 1)]
-    traces = [dict(type="heatmap", z=z, x0=x_end / z.shape[1] / 2, dx=x_end / z.shape[1], y0=0, dy=1,
-                   zmin=-0.5, zmax=n_codes - 0.5, colorscale=bands, showscale=False, hoverinfo="skip",
-                   zsmooth=False)]
+    # an image, not a heatmap: pixels are time columns x slots (``dx`` s wide, one slot high)
+    traces = [dict(type="image", source=raster_png(z, _RASTER_COLORS), x0=x_end / z.shape[1] / 2,
+                   dx=x_end / z.shape[1], y0=0, dy=1, hoverinfo="skip")]
     # thin white lines between the slots, so neighbouring bars of one colour stay apart
     edges = np.arange(shown + 1) - 0.5
     traces.append(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
@@ -190,7 +212,9 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
     layout = dict(
         hovermode="closest",
         xaxis=dict(range=[0, x_end], title=dict(text="Wall time (s)")),
+        # scaleanchor off: an image trace would otherwise make its pixels square
         yaxis=dict(range=[shown - 0.5, -0.5], title=dict(text="Slot"), showgrid=False, zeroline=False,
+                   scaleanchor=False,
                    dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1)))))),
         margin=dict(t=86),
         title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
