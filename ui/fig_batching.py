@@ -180,13 +180,6 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
     # an image, not a heatmap: pixels are time columns x slots (``dx`` s wide, one slot high)
     traces = [dict(type="image", source=raster_png(z, _RASTER_COLORS), x0=x_end / z.shape[1] / 2,
                    dx=x_end / z.shape[1], y0=0, dy=1, hoverinfo="skip")]
-    # thin white lines between the slots, so neighbouring bars of one colour stay apart
-    edges = np.arange(shown + 1) - 0.5
-    traces.append(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
-                       x=np.column_stack([np.zeros(shown + 1), np.full(shown + 1, x_end),
-                                          np.full(shown + 1, np.nan)]).ravel().astype(np.float32),
-                       y=np.repeat(edges, 3).astype(np.float32),
-                       line=dict(color="white", width=1 if shown > 32 else 2)))
     traces.append(_hover(
         (start[idx] + run.finish_s[idx]) / 2, run.slot[idx],
         "<b>Request #%{customdata[0]}</b> in slot %{y}<br>prompt %{customdata[1]} tokens, output "
@@ -220,6 +213,11 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
         title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
         # the keys name the colours of one raster: a click on one would hide nothing
         legend=dict(y=1.01, traceorder="normal", itemclick=False, itemdoubleclick=False),
+        # thin white lines between the slots, so neighbouring bars of one colour stay apart: one path
+        # (a scatter trace of the same lines cost Plotly ~4 ms more a redraw)
+        shapes=[dict(type="path", xref="x", yref="y", layer="above",
+                     path=" ".join(f"M0,{y:g}H{x_end:.6g}" for y in np.arange(shown + 1) - 0.5),
+                     line=dict(color="white", width=1 if shown > 32 else 2))],
     )
     height = int(np.clip(160 + 7 * shown, 320, 640))
     return figure(traces, layout, height=height,
