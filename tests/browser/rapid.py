@@ -33,13 +33,14 @@ class Target:
     path: str  # the page's url path
     kind: str  # "slider" (arrow keys on the focused thumb) or "toggle" (clicks on its label)
     key: str  # the widget key (CSS class st-key-<key>)
+    query: str = ""  # URL values the page opens with (a sidebar control some setups show)
 
     @property
     def name(self) -> str:
         return f"{self.path}: {self.key} ({self.kind})"
 
 
-# Each page's main slider, and the toggles.
+# Each page's main slider, the toggles, and a slider of the sidebar.
 TARGETS = [
     Target("two-phases", "slider", "phases_batch"),
     Target("continuous-batching", "slider", "batching_slots"),
@@ -49,6 +50,8 @@ TARGETS = [
     Target("speculative-decoding", "slider", "spec_alpha"),
     Target("what-to-watch", "slider", "watch_ttft"),
     Target("under-load", "slider", "load_rate"),
+    # a sidebar control: every input reruns the whole app (the page first, then the sidebar)
+    Target("two-phases", "slider", "skew", "model=Qwen3-30B-A3B"),
 ]
 
 # Plotted data of every chart and every metric's value, keyed by the element's position.
@@ -221,7 +224,7 @@ def run_once(context: BrowserContext, base_url: str, target: Target, presses: in
     page.add_init_script(_INIT)
     watch = Watch(page)
     try:
-        open_page(page, base_url, target.path)
+        open_page(page, base_url, target.path, target.query)
         handled_s = burst(page, target, presses, seconds, mode)
         t1 = time.monotonic()
         stuck = None
