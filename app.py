@@ -15,7 +15,7 @@ install_fragment_rerun()
 
 import streamlit as st  # noqa: E402
 
-from ui.layout import PageStopped, page_style  # noqa: E402
+from ui.layout import PageStopped, note_page, page_style  # noqa: E402
 from ui.nav import ALL_PAGES, HOME  # noqa: E402
 from ui.perf import SCRIPT_LOCK, freeze_startup_objects  # noqa: E402
 from ui.setup import render_setup_controls, setup_from_state, setup_read_wrong, use_setup  # noqa: E402
@@ -36,6 +36,7 @@ page = st.navigation(pages, position="top")
 raw_params = raw_params_on_first_run()  # before any widget consumes them
 remember_pages()  # before the page runs: keeps each page's settings for Back and for coming back
 page_style()
+url_notice = st.container()
 # On a rerun the sidebar's controls already hold this run's values: the page is drawn first and the
 # sidebar after it, so the chart a reader moved is not queued behind the sidebar's two dozen elements
 # (ui.setup.setup_from_state). A session's first run draws the sidebar first: its values come from it.
@@ -45,7 +46,6 @@ if early_setup is None:
         render_setup_controls()
 else:
     use_setup(early_setup)
-url_notice = st.container()
 
 
 @st.fragment
@@ -55,6 +55,7 @@ def _page_body() -> None:
     # Streamlit lets the page st.navigation returned run once per run of the entrypoint; a fragment's
     # rerun runs it again without the entrypoint (Streamlit 1.67's flag; tests/browser cover it).
     page._can_be_called = True
+    note_page(page.url_path)  # the pause after a page's main chart is for redraws (ui.layout)
     # One reader's run at a time (ui/perf.py); a page that ended early said why (ui.layout.stop_page).
     with SCRIPT_LOCK, contextlib.suppress(PageStopped):
         page.run()
@@ -63,14 +64,20 @@ def _page_body() -> None:
         st.rerun(scope="app")
 
 
+def _sidebar_after_the_page() -> None:
+    """The sidebar, drawn after a page that was drawn with the setup read from its widgets' state;
+    should it draw another setup, the app runs again with the sidebar first (``setup_read_wrong``)."""
+    with st.sidebar:
+        drawn = render_setup_controls()
+    if setup_read_wrong(early_setup, drawn):
+        st.rerun(scope="app")
+
+
 try:
     _page_body()
-finally:  # the sidebar is drawn even where the page failed
+finally:  # the sidebar is drawn even where the page failed or the run is being replaced
     if early_setup is not None:
-        with st.sidebar:
-            drawn_setup = render_setup_controls()
-if early_setup is not None and setup_read_wrong(early_setup, drawn_setup):
-    st.rerun(scope="app")  # the page is drawn again with the sidebar's setup
+        _sidebar_after_the_page()
 show_rejected(raw_params, url_notice, page.url_path)
 install_watchdog()  # a page whose connection is lost for good reloads itself (ui/watchdog.py)
 freeze_startup_objects()  # once per process: keeps garbage collection cheap (ui/perf.py)

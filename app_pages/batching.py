@@ -100,8 +100,9 @@ for r_ in (run, other):  # the fullest step of either policy must fit its KV cac
                  f"{slots} slots at the fullest step of {r_.policy} batching")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
-# What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when only the toggle
-# moved; when a setting did, the slot timeline, after the gauges and the first numbers.
+# What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved
+# (the toggle, or a control outside the key such as the sidebar's price); when a setting did, the slot
+# timeline, after the gauges and the first numbers.
 previous_key = st.session_state.get("_batching_run_key")  # None: the page's first run, nothing moved
 settings_moved = previous_key is not None and previous_key != key
 st.session_state["_batching_run_key"] = key

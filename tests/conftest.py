@@ -109,7 +109,10 @@ def open_app(page: str | None = None, params: dict[str, str | list[str]] | None 
     at.run()
     if page is not None:
         for key, value in (params or {}).items():
-            if key not in SIDEBAR_WIDGETS:  # those have read theirs (and a default one is dropped)
+            # Not the sidebar widgets': they read theirs on the first run and dropped any at its
+            # default from the URL, as a browser's address bar then shows; sent again, such a
+            # parameter would reach a page drawn before the sidebar (page 04's links carry the URL).
+            if key not in SIDEBAR_WIDGETS:
                 at.query_params[key] = value
         at.switch_page(page).run()
     return at

@@ -103,6 +103,12 @@ def test_every_drawn_request_is_in_the_raster_and_has_a_hover_point(policy, setu
     fig = timeline_figure(run, x_max)
     (image,) = [t for t in fig.data if t.type == "image"]
     np.testing.assert_array_equal(_decode(image.source)[0], z)  # the PNG is the raster, pixel for pixel
+    # placed as the raster's cells: column j over [j, j + 1) * dx s from 0, slot i centred on y = i
+    x_end = fig.layout.xaxis.range[1]
+    assert image.x0 - image.dx / 2 == pytest.approx(0, abs=1e-9)
+    assert image.dx * z.shape[1] == pytest.approx(x_end)
+    assert (image.y0, image.dy) == (0, 1)
+    assert fig.layout.yaxis.scaleanchor is False  # cells as wide as time says, not square
     (requests,) = [t for t in fig.data if t.hovertemplate and "Request #" in t.hovertemplate]
     assert requests.mode == "none"  # hover without drawing a marker per request
     np.testing.assert_array_equal(np.sort(requests.customdata[:, 0]), drawn.astype(np.float32))

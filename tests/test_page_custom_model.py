@@ -153,3 +153,14 @@ def test_whole_experts_that_do_not_divide_fall_back_to_split_ones_with_a_word():
     assert "60 experts cannot be spread whole over 8 GPUs" in said and "split (TP)" in said
     assert "Showing 1 GPU" not in said
     assert "8 x H100 SXM" in " ".join(c.value for c in at.caption)  # still 8 GPUs, experts split
+
+
+def test_leaving_the_custom_model_takes_its_config_out_of_page_04s_links():
+    """Page 04 is drawn before the sidebar on a rerun, and its "Open it" links carry the URL's setup:
+    the custom model's parameter must be gone from the URL before the page reads it."""
+    spec = configs.spec_from_config(configs.preset_config("Qwen3-8B"))
+    at = open_app("app_pages/watch.py", {"model": CUSTOM_MODEL, PARAM: configs.encode_spec(spec)})
+    assert any(f"{PARAM}=" in link for link in at.dataframe[0].value["Open it"])
+    at.sidebar.selectbox(key="model").set_value("Llama-3.1-8B").run()
+    assert not at.exception
+    assert not any(f"{PARAM}=" in link for link in at.dataframe[0].value["Open it"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,6 +21,7 @@ def sleeps(monkeypatch):
     monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.012)
     # a quiet server: no other reader's run just ended (an earlier test's AppTest run would count)
     monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "busy", lambda: False)
+    monkeypatch.setattr(ui.layout, "_redrawing_the_same_page", lambda: True)
     return slept
 
 
@@ -38,6 +40,28 @@ def test_no_pause_when_turned_off(sleeps, monkeypatch):
     monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.0)
     ui.layout.send_what_is_drawn()
     assert sleeps == []
+
+
+def test_no_pause_on_a_pages_first_view(sleeps, monkeypatch):
+    monkeypatch.setattr(ui.layout, "_redrawing_the_same_page", lambda: False)
+    ui.layout.send_what_is_drawn()
+    assert sleeps == []
+
+
+def test_a_page_pauses_on_redraws_only(monkeypatch):
+    """Through the app: a page switch is a first view (no pause), a change on the page a redraw."""
+    slept: list[float] = []
+    monkeypatch.setattr(ui.layout, "time", SimpleNamespace(sleep=slept.append))  # this module's only
+    monkeypatch.setattr(ui.layout, "SEND_FIRST_S", 0.04)
+    monkeypatch.setattr(ui.layout.SCRIPT_LOCK, "busy", lambda: False)
+    at = open_app("app_pages/speculative.py")
+    assert slept == []
+    at.slider(key="spec_alpha").set_value(0.5).run()
+    assert slept == [0.04]
+    at.switch_page("app_pages/watch.py").run()
+    assert slept == [0.04]
+    at.slider(key="watch_ttft").set_value(2.0).run()
+    assert slept == [0.04, 0.04]
 
 
 def _send_first_charts(path: Path) -> list[str]:

@@ -15,7 +15,7 @@ import ui.setup
 from sim.hardware import GPUS
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES
 from tests.conftest import open_app
-from ui.setup import CUSTOM, EXPERT_LAYOUTS, GPU_COUNTS
+from ui.setup import CUSTOM, EXPERT_LAYOUTS, GPU_COUNTS, same_setup
 
 
 @pytest.fixture
@@ -32,15 +32,11 @@ def reads(monkeypatch):
     return answers
 
 
-def _same(a, b) -> bool:
-    return (repr(a), a.price_per_gpu_hour) == (repr(b), b.price_per_gpu_hour)
-
-
 def test_a_first_run_draws_the_sidebar_first_and_a_rerun_the_page_first(reads):
     at = open_app()
     assert reads == [None]  # the values are in the URL until the sidebar's widgets read them
     at.run()
-    assert reads[-1] is not None and _same(reads[-1], at.session_state["_setup"])
+    assert reads[-1] is not None and same_setup(reads[-1], at.session_state["_setup"])
 
 
 SETUPS = [
@@ -63,7 +59,7 @@ def test_a_rerun_reads_the_setup_the_sidebar_draws(reads, params):
     assert not at.exception
     early = reads[-1]
     assert early is not None
-    assert _same(early, at.session_state["_setup"])
+    assert same_setup(early, at.session_state["_setup"])
     assert "_setup_read_off" not in at.session_state
 
 
@@ -75,8 +71,8 @@ def test_a_setup_changed_in_the_sidebar_is_read_right_on_the_next_run(gpu, model
     the session is the one the sidebar draws."""
     answers: list = []
     real = ui.setup.setup_from_state
-    ui.setup.setup_from_state = lambda: answers.append(real()) or answers[-1]
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ui.setup, "setup_from_state", lambda: answers.append(real()) or answers[-1])
         at = open_app()
         for kind, key, value in (("selectbox", "gpu", gpu), ("selectbox", "model", model),
                                  ("radio", "weights", weights), ("radio", "kv", kv),
@@ -84,11 +80,47 @@ def test_a_setup_changed_in_the_sidebar_is_read_right_on_the_next_run(gpu, model
             getattr(at, kind)(key=key).set_value(value).run()
             assert not at.exception
         at.run()
-    finally:
-        ui.setup.setup_from_state = real
     assert answers[-1] is not None
-    assert _same(answers[-1], at.session_state["_setup"])
+    assert same_setup(answers[-1], at.session_state["_setup"])
     assert "_setup_read_off" not in at.session_state
+
+
+# Controls the sidebar draws only for some setups, hidden and shown again; the price set and cleared.
+ROUND_TRIPS = {
+    "skew": [("selectbox", "model", "Qwen3-30B-A3B"), ("slider", "skew", 0.7),
+             ("selectbox", "model", "Llama-3.1-8B"), ("selectbox", "model", "Qwen3-30B-A3B")],
+    "experts": [("selectbox", "model", "Qwen3-30B-A3B"), ("radio", "gpus", 2),
+                ("radio", "experts", EXPERT_LAYOUTS[1]), ("radio", "gpus", 1), ("radio", "gpus", 2)],
+    "custom GPU": [("selectbox", "gpu", CUSTOM), ("number_input", "custom_tflops", 500.0),
+                   ("selectbox", "gpu", "L4"), ("selectbox", "gpu", CUSTOM)],
+    "price": [("number_input", "price", 4.25), ("number_input", "price", None)],
+}
+
+
+@pytest.mark.parametrize("steps", ROUND_TRIPS.values(), ids=ROUND_TRIPS.keys())
+def test_controls_hidden_and_shown_again_are_read_right(reads, steps):
+    at = open_app()
+    for kind, key, value in steps:
+        getattr(at, kind)(key=key).set_value(value).run()
+        assert not at.exception
+        at.run()  # a rerun after each step: read from the session, or the sidebar first
+        if reads[-1] is not None:
+            assert same_setup(reads[-1], at.session_state["_setup"]), (key, value)
+    assert reads[-1] is not None  # every control has been drawn by now
+    assert "_setup_read_off" not in at.session_state
+
+
+def test_the_reset_button_resets_and_the_next_run_reads_the_defaults(reads):
+    at = open_app(None, {"gpu": "L4", "model": "Llama-3.2-1B", "price": "3.1", "compute_eff": "0.5"})
+    at.run()
+    at.button(key="setup_reset").click().run()
+    assert not at.exception
+    fresh = open_app().session_state["_setup"]  # what a new session's sidebar draws
+    setup = at.session_state["_setup"]
+    assert (setup.gpu.name, setup.model.name) == ("H100 SXM", "Llama-3.1-8B")
+    assert same_setup(setup, fresh)
+    at.run()
+    assert reads[-1] is not None and same_setup(reads[-1], fresh)
 
 
 def test_a_wrong_read_draws_the_page_again_with_the_sidebars_setup(monkeypatch):

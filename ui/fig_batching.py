@@ -141,6 +141,7 @@ def timeline_raster(run: BatchingRun, shown: int, x_end_s: float,
 def _hover(x, y, hover: str, custom=None) -> dict:
     """An undrawn trace (``mode="none"``) whose points carry hover text: Plotly finds the nearest point
     without drawing a marker for each (a thousand invisible markers cost ~40 ms a redraw)."""
+    assert TIMELINE_MAX_SLOTS <= 256  # a slot index fits a byte
     trace = dict(type="scatter", x=np.asarray(x, np.float32), y=np.asarray(y, np.uint8), mode="none",
                  showlegend=False, hovertemplate=hover + "<extra></extra>")
     if custom is not None:

@@ -217,12 +217,29 @@ def send_what_is_drawn() -> None:
     first and the rest of the page follows. It lasts about as long as the browser takes over what came
     before the chart (30-50 ms on a 2-core machine): with 12 ms the rest of the page still reached the
     browser before it had drawn the chart (README, "Speed": click-to-chart and the page settling,
-    before and after). Skipped when the server is busy (``SCRIPT_LOCK.busy()``, checked once, before
-    the pause: another reader's run waits for the page lock, or this run waited for it, or another
-    reader's run ended within the last second): the pause holds the lock, which under load is the
-    other readers' time."""
-    if SEND_FIRST_S > 0 and not SCRIPT_LOCK.busy():
+    before and after). Skipped on a page's first view (``note_page``) and when the server is busy
+    (``SCRIPT_LOCK.busy()``, checked once, before the pause: another reader's run waits for the page
+    lock, or this run waited for it, or another reader's run ended within the last second): the pause
+    holds the lock, which under load is the other readers' time."""
+    if SEND_FIRST_S > 0 and _redrawing_the_same_page() and not SCRIPT_LOCK.busy():
         time.sleep(SEND_FIRST_S)
+
+
+_DRAWN_PAGE_KEY = "_drawn_page"  # the page the session's last run drew
+_SAME_PAGE_KEY = "_redrawing_same_page"
+
+
+def note_page(url_path: str) -> None:
+    """Call before a page runs: notes whether the session's last run drew the same page. Only then
+    does ``send_what_is_drawn`` pause: a page that fills a container above its main chart after the
+    chart (pages 01, 03, 04) would otherwise show the chart first, then push it down on a first view;
+    on a redraw the container still holds the last run's elements, so nothing moves."""
+    st.session_state[_SAME_PAGE_KEY] = st.session_state.get(_DRAWN_PAGE_KEY) == url_path
+    st.session_state[_DRAWN_PAGE_KEY] = url_path
+
+
+def _redrawing_the_same_page() -> bool:
+    return bool(st.session_state.get(_SAME_PAGE_KEY))
 
 
 class _Sent(BaseFigure):

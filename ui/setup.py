@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -43,6 +44,7 @@ GPU_COUNTS = (1, 2, 4, 8)
 #: How a mixture's routed experts are laid out over the GPUs: split by width (TP) or whole (EP).
 EXPERT_LAYOUTS = ("split (TP)", "whole (EP)")
 _STATE_KEY = "_setup"
+_LOG = logging.getLogger(__name__)
 _READ_OFF_KEY = "_setup_read_off"  # setup_from_state gave a wrong answer once in this session
 
 # Ranges of the editable numbers (also what a hand-edited URL is held to).
@@ -84,9 +86,11 @@ def render_setup_controls() -> Setup:
 def setup_from_state() -> Setup | None:
     """The setup the sidebar's controls will give this run, read from their state before they are
     drawn: the same code as ``render_setup_controls``, each widget answered by its value in the
-    session (``_StateReader``). None where that cannot be known: a session's first run and a Back or
-    Forward in the browser (the values come from the URL), a control the last run did not draw, a
-    pasted or uploaded model, or a session where it once read wrong (``setup_read_wrong``).
+    session (``_StateReader``; text and notices draw nothing, and the custom model's link parameter
+    is dropped where the sidebar would drop it in this run). None where that cannot be known: a
+    session's first run and a Back or Forward in the browser (the values come from the URL), a control
+    never drawn in this session (Streamlit keeps a hidden bound widget's value under its key), a pasted
+    or uploaded model, a session where it once read wrong (``setup_read_wrong``), or any error.
 
     The entrypoint uses it to draw the page before the sidebar on a rerun: the chart a reader moved
     then reaches the browser ahead of the sidebar's two dozen elements (README, "Speed")."""
@@ -97,13 +101,22 @@ def setup_from_state() -> Setup | None:
         return _setup_controls(_StateReader())
     except _Unknown:
         return None
+    except Exception:  # the sidebar first is always right: a failed read only costs the speed-up
+        _LOG.exception("reading the setup from the widgets' state failed; drawing the sidebar first")
+        return None
+
+
+def same_setup(a: Setup, b: Setup) -> bool:
+    """Whether two setups give the pages the same numbers: the same repr (what the pages' caches key
+    on) and the same price (which the setup's equality leaves out)."""
+    return (repr(a), a.price_per_gpu_hour) == (repr(b), b.price_per_gpu_hour)
 
 
 def setup_read_wrong(early: Setup, drawn: Setup) -> bool:
     """Whether ``setup_from_state`` gave another setup than the sidebar then drew (never expected:
     tests/test_setup_first.py). If so it is turned off for the session, so the rerun that must follow
     draws the sidebar first and cannot repeat."""
-    wrong = (repr(early), early.price_per_gpu_hour) != (repr(drawn), drawn.price_per_gpu_hour)
+    wrong = not same_setup(early, drawn)
     if wrong:
         st.session_state[_READ_OFF_KEY] = True
     return wrong
@@ -181,12 +194,11 @@ def _setup_controls(draw) -> Setup:
                                    "there because engines' measured runs used them: pick one with its "
                                    "GPU and precision and the pages draw those runs.")
     if model_name == CUSTOM_MODEL:
-        if draw is not st:
+        if isinstance(draw, _StateReader):  # a pasted or uploaded config: only its own controls read it
             raise _Unknown(CUSTOM_MODEL)
         base = render_custom_model() or MODELS[DEFAULT_MODEL]
     else:
-        if draw is st:
-            forget()
+        forget()  # before the page reads the URL (its links carry the setup), in either pass
         base = ALL_MODELS[model_name]
     # Radios, not segmented controls: a bound segmented control reads an empty URL value ("?kv=")
     # as "nothing selected" even when a selection is required; a radio falls back to its default.

@@ -137,11 +137,18 @@ def reset(prefix: str) -> None:
 
 
 def reset_setup() -> None:
-    """The sidebar's setup back to its defaults (a button callback)."""
+    """The sidebar's setup back to its defaults (a button callback), as ``reset`` does a page's: a
+    drawn widget is set to its default, which also takes its parameter out of the URL (Streamlit
+    refuses to delete the parameter of a bound widget directly); anything else is dropped."""
     for key in SETUP_KEYS:
-        st.session_state.pop(key, None)
+        known, default = _default_of(key)
+        if known:
+            st.session_state[key] = default
+        else:
+            st.session_state.pop(key, None)
         if key in st.query_params:
-            del st.query_params[key]
+            with contextlib.suppress(StreamlitAPIException):  # bound to a drawn widget: it follows it
+                del st.query_params[key]
 
 
 def reset_button(prefix: str) -> None:
