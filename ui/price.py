@@ -21,10 +21,10 @@ def render_price(gpu_name: str, n_gpus: int, draw=st) -> float:
     ``streamlit``, or what stands in for it (``ui.setup._StateReader``)."""
     default, source = gpu_price(gpu_name)
     price = draw.number_input("GPU price, $ per GPU-hour", *PRICE_RANGE, value=None, step=0.1,
-                            format="%.2f", placeholder=f"{default:.2f} (typical on demand)", key="price",
-                            bind="query-params",
-                            help=f"Empty: {default:.2f} $/h, {source}. Gives the cost per million "
-                                 "output tokens on the pages that show throughput.")
+                              format="%.2f", placeholder=f"{default:.2f} (typical on demand)", key="price",
+                              bind="query-params",
+                              help=f"Empty: {default:.2f} $/h, {source}. Gives the cost per million "
+                                   "output tokens on the pages that show throughput.")
     price = default if price is None else float(price)
     per = f" · ${price * n_gpus:,.2f}/h per replica of {n_gpus}" if n_gpus > 1 else ""
     draw.caption(f"${price:,.2f} per GPU-hour{per}")

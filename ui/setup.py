@@ -170,29 +170,29 @@ def _setup_controls(draw) -> Setup:
     h100 = GPUS[DEFAULT_GPU]
     if gpu_name == CUSTOM:
         tflops = draw.number_input("Dense BF16 TFLOP/s", *CUSTOM_TFLOPS, value=h100.bf16_flops / 1e12,
-                                 step=10.0, key="custom_tflops", bind="query-params",
-                                 help="The spec sheet's dense peak. With no microbenchmark of this "
-                                      "GPU its best GEMM is taken as NVIDIA's typical share of it "
-                                      "(named below), as for every GPU without one.")
+                                   step=10.0, key="custom_tflops", bind="query-params",
+                                   help="The spec sheet's dense peak. With no microbenchmark of this "
+                                        "GPU its best GEMM is taken as NVIDIA's typical share of it "
+                                        "(named below), as for every GPU without one.")
         bandwidth = draw.number_input("HBM bandwidth, TB/s", *CUSTOM_BANDWIDTH_TBPS,
-                                    value=h100.hbm_bandwidth / 1e12, step=0.1, key="custom_tbps",
-                                    bind="query-params",
-                                    help="The spec sheet's figure; a STREAM copy is taken to reach "
-                                         "NVIDIA's typical share of it (named below).")
+                                      value=h100.hbm_bandwidth / 1e12, step=0.1, key="custom_tbps",
+                                      bind="query-params",
+                                      help="The spec sheet's figure; a STREAM copy is taken to reach "
+                                           "NVIDIA's typical share of it (named below).")
         memory = draw.number_input("Memory, GiB", *CUSTOM_MEMORY_GB, value=h100.hbm_bytes / 2**30,
-                                 step=8.0, key="custom_gb", bind="query-params")
+                                   step=8.0, key="custom_gb", bind="query-params")
         gpu = custom_gpu(tflops, bandwidth, memory)
     else:
         gpu = GPUS[gpu_name]
     fp8 = f" ({gpu.fp8_flops / 1e12:,.0f} FP8)" if gpu.fp8_flops else ""
     draw.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
-               f"{gpu.hbm_bytes / 2**30:.0f} GiB")
+                 f"{gpu.hbm_bytes / 2**30:.0f} GiB")
 
     model_name = draw.selectbox("Model", [*ALL_MODELS, CUSTOM_MODEL],
-                              index=list(ALL_MODELS).index(DEFAULT_MODEL), key="model", bind="query-params",
-                              help=f"The last {len(MEASURED_MODELS)} ({', '.join(MEASURED_MODELS)}) are "
-                                   "there because engines' measured runs used them: pick one with its "
-                                   "GPU and precision and the pages draw those runs.")
+                                index=list(ALL_MODELS).index(DEFAULT_MODEL), key="model", bind="query-params",
+                                help=f"The last {len(MEASURED_MODELS)} ({', '.join(MEASURED_MODELS)}) are "
+                                     "there because engines' measured runs used them: pick one with its "
+                                     "GPU and precision and the pages draw those runs.")
     if model_name == CUSTOM_MODEL:
         if isinstance(draw, _StateReader):  # a pasted or uploaded config: only its own controls read it
             raise _Unknown(CUSTOM_MODEL)
@@ -206,15 +206,15 @@ def _setup_controls(draw) -> Setup:
     kv = draw.radio("KV cache", KV_DTYPES, horizontal=True, key="kv", bind="query-params")
     model = base.with_precision(weights, kv)
     n_gpus = draw.radio("GPUs per replica", GPU_COUNTS, horizontal=True, key="gpus", bind="query-params",
-                      help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
-                           "and vocabulary; two all-reduces a layer join them.")
+                        help="Tensor parallelism (Megatron): each GPU holds its share of the heads, MLP "
+                             "and vocabulary; two all-reduces a layer join them.")
     if n_gpus > 1:
         layout = (draw.radio("Experts across the GPUs", EXPERT_LAYOUTS, horizontal=True, key="experts",
-                           bind="query-params",
-                           help="Split: every GPU holds a slice of every expert (tensor parallelism). "
-                                "Whole: each GPU holds its share of the experts whole (expert "
-                                "parallelism), and a step waits for the GPU whose experts its tokens "
-                                "touch most.")
+                             bind="query-params",
+                             help="Split: every GPU holds a slice of every expert (tensor parallelism). "
+                                  "Whole: each GPU holds its share of the experts whole (expert "
+                                  "parallelism), and a step waits for the GPU whose experts its tokens "
+                                  "touch most.")
                   if base.n_experts else EXPERT_LAYOUTS[0])
         whole = layout == EXPERT_LAYOUTS[1]
         try:
@@ -237,22 +237,22 @@ def _setup_controls(draw) -> Setup:
                 draw.warning(f"{failed}. Showing the experts split (TP).", icon=":material/call_split:")
     if base.n_experts:
         skew = draw.slider("Routing skew", 0.0, MAX_ROUTING_SKEW, 0.0, 0.1, key="skew",
-                         bind="query-params",
-                         help="How unevenly the router spreads tokens over the experts. 0: uniform "
-                              "(every expert equally likely, the named default). s > 0: the r-th most "
-                              "popular expert gets a share proportional to r^-s, so a step touches "
-                              "fewer distinct experts and reads fewer weights; with experts whole "
-                              "per GPU, the popular ones are placed one per GPU first.")
+                           bind="query-params",
+                           help="How unevenly the router spreads tokens over the experts. 0: uniform "
+                                "(every expert equally likely, the named default). s > 0: the r-th most "
+                                "popular expert gets a share proportional to r^-s, so a step touches "
+                                "fewer distinct experts and reads fewer weights; with experts whole "
+                                "per GPU, the popular ones are placed one per GPU first.")
         model = dataclasses.replace(model, routing_skew=float(skew))
     per = " per GPU" if model.tp > 1 else ""
     held = model.served_weight_bytes
     repacked = (f" as vLLM holds them ({model.weight_bytes / 2**30:.1f} GiB shipped, MXFP4 experts padded to "
                 f"its kernels' tiles)" if held != model.weight_bytes else "")
     draw.caption(f"{model.n_params / 1e9:.2f} B params · {held / 2**30:.1f} GiB weights{per}{repacked} · "
-               f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
-               + (f" ({model.kv_bytes_per_token_beyond_window / 1024:.0f} KiB past the "
-                  f"{model.sliding_window:,}-token window)" if model.window_layers else "")
-               + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
+                 f"{model.kv_bytes_per_token / 1024:.0f} KiB KV per token{per}"
+                 + (f" ({model.kv_bytes_per_token_beyond_window / 1024:.0f} KiB past the "
+                    f"{model.sliding_window:,}-token window)" if model.window_layers else "")
+                 + (f" · {gpu.interconnect}" if model.tp > 1 and gpu.interconnect else ""))
     precision = model.compute_precision
     math_note = ""
     if gpu.math_precision(precision) != precision:
@@ -260,53 +260,53 @@ def _setup_controls(draw) -> Setup:
     elif model.quant_scope == "experts" and weights != "bf16":
         math_note = " (experts only; attention, router and embeddings BF16)"
     draw.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
-               f"{gpu.ridge_point(precision):.0f} FLOP/B"
-               + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
+                 f"{gpu.ridge_point(precision):.0f} FLOP/B"
+                 + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
     typical = gpu.typical_ceilings(precision)
     if typical:
         shares = {"GEMM": f"best {gpu.math_precision(precision).upper()} GEMM "
                           f"{gpu.gemm_ceiling(precision):.0%} of its spec peak",
                   "STREAM": f"STREAM {gpu.hbm_ceiling():.0%} of its spec bandwidth"}
         draw.caption(f"No {' or '.join(typical)} microbenchmark of this GPU in measured.csv: it takes "
-                   f"NVIDIA's measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
-                   "assumption), and the efficiencies below are shares of that.")
+                     f"NVIDIA's measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
+                     "assumption), and the efficiencies below are shares of that.")
 
     price = render_price(gpu.name, model.tp, draw)
 
     d = DEFAULT_ASSUMPTIONS
     with draw.expander("Assumptions", icon=":material/tune:"):
         draw.caption("The roofline gives the fastest a step can run (a floor on time, a ceiling on "
-                   "throughput); these turn it into an estimate. The defaults are fitted to measured "
-                   "engines (README, *The model*): "
-                   f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 "
-                   f"on {CALIBRATION_GPU} (SGLang measured {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
+                     "throughput); these turn it into an estimate. The defaults are fitted to measured "
+                     "engines (README, *The model*): "
+                     f"{calibration_step_s() * 1e3:.2f} ms per token for {CALIBRATION_MODEL} at batch 1 "
+                     f"on {CALIBRATION_GPU} (SGLang measured {CALIBRATION_MEASURED_S * 1e3:.2f} ms).")
         compute_eff = draw.slider("Compute efficiency (share of the GPU's best GEMM)", 0.1, 1.0,
-                                d.compute_eff, 0.005, key="compute_eff", bind="query-params",
-                                help="What compute-bound kernels reach, as a share of the GPU's own "
-                                     f"best measured GEMM ({gpu.name}'s at "
-                                     f"{gpu.math_precision(precision).upper()}: "
-                                     f"{gpu.gemm_ceiling(precision):.0%} of its spec peak). 1 = the "
-                                     "microbenchmark's rate.")
+                                  d.compute_eff, 0.005, key="compute_eff", bind="query-params",
+                                  help="What compute-bound kernels reach, as a share of the GPU's own "
+                                       f"best measured GEMM ({gpu.name}'s at "
+                                       f"{gpu.math_precision(precision).upper()}: "
+                                       f"{gpu.gemm_ceiling(precision):.0%} of its spec peak). 1 = the "
+                                       "microbenchmark's rate.")
         memory_eff = draw.slider("Bandwidth efficiency (share of the GPU's STREAM rate)", 0.3, 1.0,
-                               d.memory_eff, 0.005, key="memory_eff", bind="query-params",
-                               help="What memory-bound kernels reach, as a share of the GPU's "
-                                    f"measured STREAM-like bandwidth ({gpu.name}'s: "
-                                    f"{gpu.hbm_ceiling():.0%} of its spec figure). 1 = the "
-                                    "microbenchmark's rate.")
+                                 d.memory_eff, 0.005, key="memory_eff", bind="query-params",
+                                 help="What memory-bound kernels reach, as a share of the GPU's "
+                                      f"measured STREAM-like bandwidth ({gpu.name}'s: "
+                                      f"{gpu.hbm_ceiling():.0%} of its spec figure). 1 = the "
+                                      "microbenchmark's rate.")
         # Float sliders: an int slider would truncate a linked "0.5" to 0 without a word.
         overhead_us = draw.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
-                                10.0, format="%.0f", key="overhead_us", bind="query-params",
-                                help="Scheduling and bookkeeping per step in which no kernel runs.")
+                                  10.0, format="%.0f", key="overhead_us", bind="query-params",
+                                  help="Scheduling and bookkeeping per step in which no kernel runs.")
         graph_us = draw.slider("Kernel cost in a CUDA graph, µs", 0.0, 20.0, d.graph_kernel_s * 1e6,
-                             0.1, format="%.1f", key="graph_us", bind="query-params",
-                             help="Fixed cost of each kernel of a decode-sized step "
-                                  f"(≤ {d.cuda_graph_max_tokens} tokens) replayed as a CUDA graph.")
+                               0.1, format="%.1f", key="graph_us", bind="query-params",
+                               help="Fixed cost of each kernel of a decode-sized step "
+                                    f"(≤ {d.cuda_graph_max_tokens} tokens) replayed as a CUDA graph.")
         launch_us = draw.slider("Kernel cost without a graph, µs", 0.0, 100.0, d.kernel_launch_s * 1e6,
-                              0.5, format="%.1f", key="launch_us", bind="query-params",
-                              help="Fixed cost of each kernel launched one by one (larger steps).")
+                                0.5, format="%.1f", key="launch_us", bind="query-params",
+                                help="Fixed cost of each kernel launched one by one (larger steps).")
     draw.button("Reset setup", key="setup_reset", on_click=reset_setup, type="tertiary",
-              icon=":material/restart_alt:", help="GPU, model, precisions and assumptions back to the "
-                                                  "defaults.")
+                icon=":material/restart_alt:", help="GPU, model, precisions and assumptions back to the "
+                                                    "defaults.")
     assumptions = dataclasses.replace(
         d, compute_eff=compute_eff, memory_eff=memory_eff, host_overhead_s=overhead_us * 1e-6,
         graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
