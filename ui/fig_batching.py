@@ -9,7 +9,7 @@ import io
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from PIL import Image
+from PIL import Image, ImageColor
 
 from sim.batching import BatchingRun, Comparison
 from ui.format import percent, rate, seconds
@@ -81,20 +81,12 @@ _AFTER_CODE = len(_REQUEST_COLORS) + 2
 _RASTER_COLORS = [COLORS["idle"], *_REQUEST_COLORS, COLORS["padding"], "rgba(0,0,0,0)"]
 
 
-def _rgba(color: str) -> tuple[int, int, int, int]:
-    """``#RRGGBB`` or ``rgba(r,g,b,a)`` as 8-bit RGBA."""
-    if color.startswith("#"):
-        return (*(int(color[i:i + 2], 16) for i in (1, 3, 5)), 255)
-    r, g, b, a = (float(v) for v in color[color.index("(") + 1:-1].split(","))
-    return int(r), int(g), int(b), round(a * 255)
-
-
 def raster_png(codes: np.ndarray, colors: list[str]) -> str:
     """A raster of codes (uint8, one per pixel) as a palette PNG data URI, colour ``colors[c]`` for code
     ``c``. The slot timeline's 1,024 x 64 codes are ~88 KB as a heatmap's base64 array and a few KB as
     a PNG, and the browser draws an image without painting a canvas cell by cell."""
     image = Image.fromarray(np.ascontiguousarray(codes, np.uint8), mode="P")
-    rgba = [_rgba(c) for c in colors]
+    rgba = [ImageColor.getcolor(c, "RGBA") for c in colors]  # "#RRGGBB" or "rgba(r,g,b,0-255)"
     image.putpalette([v for c in rgba for v in c[:3]])
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", optimize=True, transparency=bytes(c[3] for c in rgba))
