@@ -14,6 +14,7 @@ and the ratio app / bare per control.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.browser_timing import _INIT, Control, time_control
+from benchmarks.figure_redraw import changed_charts
 from tests.browser.conftest import CHROMIUM_ARGS, ROOT, Server, chromium_path
 from tests.browser.helpers import open_page
 
@@ -66,16 +68,61 @@ for chart, key in [("phases_roofline", "phases_batch"), ("batching_gauges", "bat
 '''
 
 
+#: The app's figure that stands for each watched chart on the third page (a container key watches the
+#: first chart inside it: page 01's utilization gauge).
+REAL_FIGURE = {"batching_gauges": "batching_gauge_util"}
+
+REAL_APP = BARE_APP.replace("import streamlit as st\n", """import json
+
+import streamlit as st
+
+
+@st.cache_resource
+def _figures():
+    \"\"\"{chart key: (figure at the control's first value, at the other)}, as the app sent them.\"\"\"
+    spec = json.loads(open(FIGURES_JSON).read())
+    return {k: tuple(go.Figure(f) for f in pair) for k, pair in spec.items()}
+""").replace(
+    "    st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[v, 2 * v + 1, v * v])), key=chart)\n",
+    """    first = st.session_state.setdefault(f"_first_{key}", values[key])
+    st.plotly_chart(_figures()[chart][0 if values[key] == first else 1], key=chart,
+                    config={"displayModeBar": False, "displaylogo": False}, width="stretch")
+""")
+
+
+def real_figures() -> dict[str, list[dict]]:
+    """{watched chart key: [figure before, figure after]} for every main control, from the app."""
+    import ui.layout
+    import ui.theme
+
+    ui.theme.VALIDATE_FIGURES = False  # the figures the app sends
+    ui.layout.SEND_FIRST_S = 0.0
+    out = {}
+    for _, control in MAIN:
+        charts = {c: (a, b) for c, a, b in changed_charts(control.key)}
+        out[control.chart] = list(charts[REAL_FIGURE.get(control.chart, control.chart)])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=15)
+    parser.add_argument("--real-figures", action="store_true",
+                        help="add the bare page drawing the app's own figure for each control")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=ROOT, prefix=".bare-") as tmp, \
             tempfile.TemporaryDirectory() as config_home:
-        bare_script = Path(tmp) / "bare_app.py"
-        bare_script.write_text(BARE_APP)
-        app, bare = Server(), Server(script=str(bare_script.relative_to(ROOT)))
+        scripts = {"bare": BARE_APP}
+        if args.real_figures:
+            figures = Path(tmp) / "figures.json"
+            figures.write_text(json.dumps(real_figures()))
+            scripts["real"] = REAL_APP.replace("FIGURES_JSON", repr(str(figures)))
+        servers = {"app": Server()}
+        for name, text in scripts.items():
+            script = Path(tmp) / f"{name}_app.py"
+            script.write_text(text)
+            servers[name] = Server(script=str(script.relative_to(ROOT)))
         rows = []
         try:
             with sync_playwright() as p:
@@ -83,42 +130,45 @@ def main() -> None:
                                             env={**os.environ, "XDG_CONFIG_HOME": config_home})
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.add_init_script(_INIT)
-                page_app, page_bare = context.new_page(), context.new_page()
+                tabs = {name: context.new_page() for name in servers}
                 for path, control in MAIN:
-                    page_app.bring_to_front()
-                    open_page(page_app, app.url, path)
-                    time_control(page_app, control, 0, warmup=2)
-                    page_bare.bring_to_front()
-                    open_page(page_bare, bare.url, "")
-                    time_control(page_bare, control, 0, warmup=2)
-                    ms_app, ms_bare, settled_app, settled_bare = [], [], [], []
+                    for name, tab in tabs.items():
+                        tab.bring_to_front()
+                        open_page(tab, servers[name].url, path if name == "app" else "")
+                        time_control(tab, control, 0, warmup=2)
+                    ms = {name: [] for name in tabs}
+                    settled = {name: [] for name in tabs}
                     for i in range(args.changes):  # interleaved, change by change
-                        page_app.bring_to_front()  # a tab in the background draws late or not at all
-                        ms, _, _, settled = time_control(page_app, control, 1, warmup=0, start=i)
-                        ms_app += ms
-                        settled_app += settled
-                        page_bare.bring_to_front()
-                        ms, _, _, settled = time_control(page_bare, control, 1, warmup=0, start=i)
-                        ms_bare += ms
-                        settled_bare += settled
-                    a, b = statistics.median(ms_app), statistics.median(ms_bare)
-                    sa, sb = statistics.median(settled_app), statistics.median(settled_bare)
-                    rows.append((path, control.key, a, b, sa, sb))
-                    print(f"{path} {control.key}: app {a:.0f} ms, bare {b:.0f} ms, {a / b:.2f}x; settled "
-                          f"app {sa:.0f} ms, bare {sb:.0f} ms", flush=True)
+                        for name, tab in tabs.items():
+                            tab.bring_to_front()  # a tab in the background draws late or not at all
+                            one, _, _, done = time_control(tab, control, 1, warmup=0, start=i)
+                            ms[name] += one
+                            settled[name] += done
+                    med = {name: statistics.median(v) for name, v in ms.items()}
+                    med_settled = {name: statistics.median(v) for name, v in settled.items()}
+                    rows.append((path, control.key, med, med_settled))
+                    print(f"{path} {control.key}: " + ", ".join(f"{n} {v:.0f} ms" for n, v in med.items())
+                          + f"; app / bare {med['app'] / med['bare']:.2f}x; settled "
+                          + ", ".join(f"{n} {v:.0f} ms" for n, v in med_settled.items()), flush=True)
                 browser.close()
         finally:
-            app.stop()
-            bare.stop()
+            for server in servers.values():
+                server.stop()
     print()
     print(f"Click-to-chart, app vs a bare Streamlit + Plotly page, {args.changes} interleaved changes "
           f"per control, medians ({os.cpu_count()} cores, load average {load0:.1f} -> "
           f"{os.getloadavg()[0]:.1f}):")
     print()
-    print("| Page | Control | App | Bare page | App / bare | Settled: app | Settled: bare |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for path, key, a, b, sa, sb in rows:
-        print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x | {sa:.0f} ms | {sb:.0f} ms |")
+    real = args.real_figures
+    print("| Page | Control | App | Bare page | App / bare |"
+          + (" Bare page, app's figure | Its figure / bare | App / its figure |" if real else "")
+          + " Settled: app | Settled: bare |")
+    print("|---|---|---:|---:|---:|" + ("---:|---:|---:|" if real else "") + "---:|---:|")
+    for path, key, med, med_settled in rows:
+        a, b = med["app"], med["bare"]
+        print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x |"
+              + (f" {med['real']:.0f} ms | {med['real'] / b:.2f}x | {a / med['real']:.2f}x |" if real else "")
+              + f" {med_settled['app']:.0f} ms | {med_settled['bare']:.0f} ms |")
 
 
 if __name__ == "__main__":
