@@ -1,0 +1,56 @@
+"""benchmarks/bare_compare.py's pages: the bare page, and the bare page drawing the app's own figures
+(``--real-figures``). The benchmark's timing runs a real browser and is not part of the suite; what is
+tested here is that the pages it times draw what it says."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from benchmarks.bare_compare import BARE_APP, MAIN, REAL_APP, REAL_FIGURE
+from benchmarks.figure_redraw import CHANGES
+
+
+def _figure(tag: str) -> dict:
+    return {"data": [{"type": "scatter", "x": [0, 1], "y": [1, 2], "name": tag}], "layout": {}}
+
+
+def _names(at: AppTest) -> dict[str, str]:
+    """{chart key: the name of its first trace}."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        out[chart.proto.id.rsplit("-", 1)[-1]] = spec["data"][0].get("name")
+    return out
+
+
+def test_every_main_control_has_a_figure_to_capture():
+    """--real-figures captures each control's figures through benchmarks.figure_redraw's changes."""
+    for _, control in MAIN:
+        assert control.key in CHANGES, control.key
+    assert set(REAL_FIGURE) <= {control.chart for _, control in MAIN}
+
+
+def test_bare_page_runs(tmp_path):
+    script = tmp_path / "bare.py"
+    script.write_text(BARE_APP)
+    at = AppTest.from_file(str(script)).run()
+    assert not at.exception
+    assert set(_names(at)) == {control.chart for _, control in MAIN}
+
+
+def test_real_figures_page_alternates_the_apps_figures(tmp_path):
+    """Each watched chart is the captured figure for the control's first value, and the other one once
+    the control moves; moving it back brings the first again."""
+    figures = tmp_path / "figures.json"
+    figures.write_text(json.dumps({control.chart: [_figure(f"{control.key} a"), _figure(f"{control.key} b")]
+                                   for _, control in MAIN}))
+    script = tmp_path / "real.py"
+    script.write_text(REAL_APP.replace("FIGURES_JSON", repr(str(figures))))
+    at = AppTest.from_file(str(script)).run()
+    assert not at.exception
+    assert _names(at) == {control.chart: f"{control.key} a" for _, control in MAIN}
+    at.toggle(key="paging_paged").set_value(True).run()
+    assert _names(at)["paging_pool"] == "paging_paged b"
+    assert _names(at)["spec_alpha_chart"] == "spec_alpha a"  # the other charts stay
+    at.toggle(key="paging_paged").set_value(False).run()
+    assert _names(at)["paging_pool"] == "paging_paged a"
