@@ -90,6 +90,7 @@ _INIT = """(() => {
     constructor(...args) {
       super(...args);
       this.addEventListener("message", () => {
+        window.__bt.heard = performance.now();  // any message, for the quiet period between changes
         if (window.__bt.sent !== null) window.__bt.recv = performance.now();
       });
     }
@@ -104,6 +105,9 @@ _INIT = """(() => {
     return send.call(this, data);
   };
 })();"""
+#: Milliseconds without a websocket message that end a change (the server's run has sent everything).
+QUIET_MS = 300
+_QUIET = """(ms) => performance.now() - (window.__bt.heard ?? 0) > ms"""
 _DRAWN = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   return !!(gd && gd.data && gd._fullData);
@@ -161,6 +165,10 @@ def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
         _act(page, control, start + i)  # start: where a caller timing one change at a time is
         page.wait_for_function(_CHANGED, arg=control.chart, polling="raf", timeout=TIMEOUT_MS)
         wait_idle(page)
+        # The run is over only when its last message is in: Streamlit shows its "running" status only
+        # for runs longer than a moment, so wait_idle alone can return while the server still sends
+        # the rest of the page, which the next change would then pay for.
+        page.wait_for_function(_QUIET, arg=QUIET_MS, timeout=TIMEOUT_MS)
         t0, t1, t_sent, t_recv, t_last = page.evaluate(
             "() => [window.__bt.t0, window.__bt.t1, window.__bt.sent, window.__bt.recv, "
             "window.__bt.last ?? window.__bt.t1]")
