@@ -9,8 +9,9 @@ control's button. For each change it measures, in the page's own clock, the time
 event (the ``keydown`` or ``click`` event's timestamp) to the first animation frame at which the
 watched Plotly chart's data differs from what it drew before the input (``gd.data`` of the
 ``.js-plotly-plot`` element, compared as JSON). Before the next change it waits for the app to go
-idle. Reports the median and p95 over ``--changes`` changes per control (after two warm-up changes)
-as a markdown table. A measurement, not a test: nothing here asserts on time.
+idle and for 300 ms without a websocket message (the server's run has sent all of the page).
+Reports the median and p95 over ``--changes`` changes per control (after two warm-up changes) as a
+markdown table. A measurement, not a test: nothing here asserts on time.
 
 Which control to move on which page is data: CONTROLS maps a page's url path to Control rows. Pages
 in ui.nav.SECTIONS without a row are listed as skipped.

@@ -202,7 +202,7 @@ def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool
 
 #: Seconds a run pauses after its main chart (``send_what_is_drawn``); 0 turns the pause off (the
 #: AppTest suite, which has no browser to draw for: tests/conftest.py).
-SEND_FIRST_S = 0.04
+SEND_FIRST_S = 0.1
 
 
 def send_what_is_drawn() -> None:
@@ -214,13 +214,17 @@ def send_what_is_drawn() -> None:
     redraws each changed chart in full, 10-30 ms apiece). Streamlit sends an element as soon as its run
     has made it, but the run holds the interpreter while it computes the rest of the page, and the
     server's sending thread gets its turn too late. The pause lets it send; the main chart is then drawn
-    first and the rest of the page follows. It lasts about as long as the browser takes over what came
-    before the chart (30-50 ms on a 2-core machine): with 12 ms the rest of the page still reached the
-    browser before it had drawn the chart (README, "Speed": click-to-chart and the page settling,
-    before and after). Skipped on a page's first view (``note_page``) and when the server is busy
-    (``SCRIPT_LOCK.busy()``, checked once, before the pause: another reader's run waits for the page
-    lock, or this run waited for it, or another reader's run ended within the last second): the pause
-    holds the lock, which under load is the other readers' time."""
+    first and the rest of the page follows. It should last as long as the browser takes to draw what
+    came up to the chart: with 12 ms the rest of the page still reached the browser before it had
+    drawn the chart on the 2-core machines of the README's runs, and 40 ms was too short on the slowest
+    of them (machine E: 90-250 ms from the chart's message to the chart drawn), where the rest of the
+    page, arriving meanwhile, held the chart back; 100 ms made it 7-33 % sooner on every main control
+    in one A/B run and on five of six in another, the page settling no later except after page 01's
+    slots (README, "Speed": click-to-chart and the page settling, before and after). Skipped on a
+    page's first view (``note_page``) and when the server is busy (``SCRIPT_LOCK.busy()``, checked
+    once, before the pause: another reader's run waits for the page lock, or this run waited for it,
+    or another reader's run ended within the last second): the pause holds the lock, which under load
+    is the other readers' time."""
     if SEND_FIRST_S > 0 and _redrawing_the_same_page() and not SCRIPT_LOCK.busy():
         time.sleep(SEND_FIRST_S)
 
