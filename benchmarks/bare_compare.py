@@ -80,8 +80,9 @@ import streamlit as st
 @st.cache_resource
 def _figures():
     \"\"\"{chart key: (figure at the control's first value, at the other)}, as the app sent them.\"\"\"
-    spec = json.loads(open(FIGURES_JSON).read())
-    return {k: tuple(go.Figure(f) for f in pair) for k, pair in spec.items()}
+    with open(FIGURES_JSON) as f:
+        spec = json.load(f)
+    return {k: tuple(go.Figure(fig) for fig in pair) for k, pair in spec.items()}
 """).replace(
     "    st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[v, 2 * v + 1, v * v])), key=chart)\n",
     """    first = st.session_state.setdefault(f"_first_{key}", values[key])
