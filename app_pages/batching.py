@@ -136,7 +136,7 @@ with gauges:
 # timeline, first of everything below (ui.layout.send_what_is_drawn).
 middle = st.container()
 chart(
-    views["timeline"], key="batching_timeline", send_first=settings_moved,
+    views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
         f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
         f"{fmt.percent(run.idle_share)} of the slot-steps.",

@@ -74,6 +74,7 @@ run, alt = cmp.run(policy), cmp.run(other)
 with left:
     chart(
         view("pool", (*pool_key, policy), lambda: pool_figure(run, step)), key="paging_pool", send_first=True,
+        legend_at="below",
         title=pool_title(run, step),
         alt=f"The {DEFAULT_N_PAGES}-page pool under the {policy} policy at step {step}: "
             f"{int(run.resident[step])} requests resident, {float(run.token_share[step]):.0%} of the slots "

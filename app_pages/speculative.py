@@ -117,7 +117,7 @@ with headline:
                 delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
 with left:
     chart(
-        alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True,
+        alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True, legend_at="below",
         alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
             f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
     )

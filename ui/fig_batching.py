@@ -202,7 +202,8 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
         yaxis=dict(range=[shown - 0.5, -0.5], title=dict(text="Slot"), showgrid=False, zeroline=False,
                    scaleanchor=False,
                    dtick=max(1, 2 ** int(np.ceil(np.log2(max(shown / 16, 1)))))),
-        margin=dict(t=86),
+        # room for the title only: page 01 draws the legend as text above the chart (ui.legend)
+        margin=dict(t=55),
         title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
         # the keys name the colours of one raster: a click on one would hide nothing
         legend=dict(y=1.01, traceorder="normal", itemclick=False, itemdoubleclick=False),

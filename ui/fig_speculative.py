@@ -130,7 +130,7 @@ def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
         yaxis=dict(range=[0, _y_top(float(np.max(sweep.speedup)))],
                    title=dict(text="Speedup over plain decode (×)")),
     ) | _legend_below(0.5)
-    return _figure(480, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
+    return _figure(400, f"Speedup against acceptance, batch {spec.batch}", traces, layout)
 
 
 def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = None,

@@ -11,6 +11,7 @@ import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 from plotly.basedatatypes import BaseFigure
 
+from ui import legend
 from ui.nav import SOURCES_PATH, next_section
 from ui.perf import SCRIPT_LOCK
 from ui.setup import current_setup
@@ -43,6 +44,13 @@ PAGE_CSS = """<style>
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
 [data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: break-all; }
 @media (hover: none) { .modebar-container { display: none !important; } }
+.gl-legend { display: flex; flex-wrap: wrap; gap: 0.15rem 1.1rem; font-size: 0.8rem; line-height: 1.5;
+             margin: -0.6rem 0 0.2rem 0.4rem; }
+.gl-item { display: inline-flex; align-items: center; gap: 0.4rem; }
+.gl-key { display: inline-block; width: 0.7rem; height: 0.7rem; flex: none; }
+.gl-line { width: 1.5rem; height: 0; }
+.gl-circle { border-radius: 50%; }
+.gl-diamond { transform: rotate(45deg) scale(0.8); }
 </style>"""
 
 
@@ -139,17 +147,17 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "phases_ttft": (80, 10, 50, 64),
     "phases_gap_chart": (231, 10, 10, 64),
     # continuous-batching
-    "batching_timeline": (74, 10, 44, 71),
+    "batching_timeline": (74, 10, 13, 71),
     "batching_breakdown": (80, 10, 41, 64),
     # paged-attention
-    "paging_pool": (9, 4, 4, 75),
+    "paging_pool": (9, 4, 4, 10),
     "paging_ledger": (179, 10, 81, 70),
     "paging_resident": (66, 10, 50, 106),
     "paging_card": (72, 10, 50, 115),
     "paging_chunked": (73, 10, 50, 114),
     # speculative-decoding
     "spec_rounds": (118, 10, 49, 64),
-    "spec_alpha_chart": (61, 16, 50, 153),
+    "spec_alpha_chart": (61, 16, 50, 66),
     "spec_batch_chart": (71, 22, 50, 138),
     # what-to-watch
     "watch_bars": (209, 30, 30, 66),
@@ -184,18 +192,45 @@ def _base_margins(fig, key: str) -> None:
 _FIGURE_LOCK = threading.Lock()
 
 
-def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool = False) -> None:
+def _take_legend(fig) -> list[legend.Entry]:
+    """Move a figure's legend out of it (``ui.legend``): its entries, read from the traces, and the
+    figure's own legend turned off. Kept on the figure (``_legend``) like its title, so a cached
+    figure drawn again still has them."""
+    moved = getattr(fig, "_legend", None)
+    if moved is not None:
+        return moved
+    if isinstance(fig, Spec):
+        fig._legend = moved = legend.entries(fig._data)
+        fig._layout["showlegend"] = False
+        fig._sent = None
+    else:
+        fig._legend = moved = legend.entries([t.to_plotly_json() for t in fig.data])
+        fig.layout.showlegend = False
+    return moved
+
+
+def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool = False,
+          legend_at: str | None = None) -> None:
     """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
     never hides it), its base margins (``CHART_MARGINS``), a stable key, alt text for screen readers,
     and the house config. ``send_first``: the chart the page's main control moves, sent to the
-    browser before the rest of the page is computed (``send_what_is_drawn``)."""
+    browser before the rest of the page is computed (``send_what_is_drawn``). ``legend_at`` ("above"
+    or "below"): the figure's legend drawn as text there instead of by Plotly (``ui.legend``: Plotly
+    lays a legend out again on every change, 10-20 ms of the drawing)."""
+    if legend_at not in (None, "above", "below"):
+        raise ValueError(f"legend_at must be 'above', 'below' or None, not {legend_at!r}")
     with _FIGURE_LOCK:
         title = title or _take_title(fig)
+        keys = _take_legend(fig) if legend_at else []
         _base_margins(fig, key)
         sent = _Sent.of(fig)
     if title:
         st.markdown(f"**{title}**")
+    if keys and legend_at == "above":
+        st.markdown(legend.to_html(keys), unsafe_allow_html=True)
     st.plotly_chart(sent, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
+    if keys and legend_at == "below":
+        st.markdown(legend.to_html(keys), unsafe_allow_html=True)
     if send_first:
         send_what_is_drawn()
 

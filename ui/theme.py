@@ -104,10 +104,11 @@ class Spec:
     part (~0.5 ms a figure, a tenth of a page's rerun). ``ui.layout.chart`` sends it exactly as it
     sends a ``go.Figure`` (tests/test_figures_sent.py compares the two on every page)."""
 
-    __slots__ = ("_chart_title", "_data", "_layout", "_sent")
+    __slots__ = ("_chart_title", "_data", "_layout", "_legend", "_sent")
 
     def __init__(self, data: list[dict], layout: dict) -> None:
         self._data, self._layout, self._chart_title, self._sent = data, layout, None, None
+        self._legend = None
 
 
 def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
