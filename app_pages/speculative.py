@@ -162,7 +162,7 @@ modelled = sim_cache.modelled_batch_gain(setup.gpu, setup.model, setup.assumptio
 break_even = by_batch.break_even_batch
 with right:
     chart(
-        batch_figure(by_batch, r, measured, modelled), key="spec_batch_chart",
+        batch_figure(by_batch, r, measured, modelled), key="spec_batch_chart", legend_at="below",
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
             f"{float(by_batch.speedup[by_batch.last_fitting]):.2f}× at batch "
             f"{int(by_batch.batches[by_batch.last_fitting])}, the largest that fits; "

@@ -157,7 +157,7 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
         margin=dict(t=4, l=4, r=4),
     )
     # No title inside: the page writes it above the chart (``pool_title``), so nothing competes with it.
-    return _figure(data, layout, height=440, title=None, legend_below=-0.01, legend_columns=2, bottom_px=4)
+    return _figure(data, layout, height=400, title=None, legend_below=-0.01, legend_columns=2, bottom_px=4)
 
 
 def pool_title(run: PagingRun, step: int) -> str:

@@ -194,7 +194,7 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
                    title=dict(text="Batch size (sequences decoding together)")),
         yaxis=dict(range=[0, top], title=dict(text="Speedup over plain decode (×)")),
     ) | _legend_below(0.5)
-    return _figure(480, f"Speedup against load, {spec.context_tokens:,}-token context", traces, layout)
+    return _figure(400, f"Speedup against load, {spec.context_tokens:,}-token context", traces, layout)
 
 
 def rounds_table(rounds: Rounds) -> pd.DataFrame:

@@ -49,6 +49,7 @@ PAGE_CSS = """<style>
 .gl-item { display: inline-flex; align-items: center; gap: 0.4rem; }
 .gl-key { display: inline-block; width: 0.7rem; height: 0.7rem; flex: none; }
 .gl-line { width: 1.5rem; height: 0; }
+.gl-square { box-shadow: inset 0 0 0 1px rgba(91, 101, 112, 0.3); }
 .gl-circle { border-radius: 50%; }
 .gl-diamond { transform: rotate(45deg) scale(0.8); }
 </style>"""
@@ -158,7 +159,7 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     # speculative-decoding
     "spec_rounds": (118, 10, 49, 64),
     "spec_alpha_chart": (61, 16, 50, 66),
-    "spec_batch_chart": (71, 22, 50, 138),
+    "spec_batch_chart": (71, 22, 50, 66),
     # what-to-watch
     "watch_bars": (209, 30, 30, 66),
     "watch_day": (92, 10, 30, 124),
