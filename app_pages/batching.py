@@ -13,13 +13,23 @@ from ui.fig_batching import (
     UTILIZATION_LABEL,
     breakdown_figure,
     comparison_table,
-    gauges_figures,
+    gauge_readings,
     requests_frame,
     summary_frame,
     timeline_figure,
 )
+from ui.gauge import gauges_html
 from ui.glossary import define
-from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link, stop_page
+from ui.layout import (
+    chart,
+    data_expander,
+    header,
+    how_computed,
+    metric_slots,
+    next_link,
+    send_what_is_drawn,
+    stop_page,
+)
 from ui.price import cost_metric
 from ui.setup import current_setup
 from ui.sim_cache import page_cache
@@ -48,7 +58,7 @@ def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
     other = _comparison.run("static" if policy == "continuous" else "continuous")
     x_max = max(_comparison.static.wall_s, _comparison.continuous.wall_s)
     return {
-        "gauges": gauges_figures(run, other), "timeline": timeline_figure(run, x_max),
+        "gauges": gauge_readings(run, other), "timeline": timeline_figure(run, x_max),
         "breakdown": breakdown_figure(_comparison), "table": comparison_table(_comparison),
         "summary": summary_frame(_comparison), "requests": requests_frame(run),
     }
@@ -110,12 +120,12 @@ st.session_state["_batching_run_key"] = key
 gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
              f"({fmt.percent(other.utilization_gpu)} with {other.policy}); useful work "
              f"{fmt.percent(run.useful_work)} ({fmt.percent(other.useful_work)} with {other.policy}).")
-# Two small charts in a row that does not stack: toggle and both gauges on one screen of a phone.
+# Two gauges in a row that does not stack (toggle and both gauges on one screen of a phone), as one
+# SVG element: two Plotly charts changing before the slot timeline cost it ~80 ms each (ui/gauge.py).
 with gauges:
-    with st.container(horizontal=True, gap="small", wrap=False):
-        for fig, name in zip(views["gauges"], ("util", "useful"), strict=True):
-            chart(fig, key=f"batching_gauge_{name}", alt=gauge_alt,
-                  send_first=name == "useful" and previous_key == key)
+    st.markdown(gauges_html(views["gauges"], gauge_alt), unsafe_allow_html=True)
+    if previous_key == key:
+        send_what_is_drawn()
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,

@@ -68,9 +68,9 @@ for chart, key in [("phases_roofline", "phases_batch"), ("batching_gauges", "bat
 '''
 
 
-#: The app's figure that stands for each watched chart on the third page (a container key watches the
-#: first chart inside it: page 01's utilization gauge).
-REAL_FIGURE = {"batching_gauges": "batching_gauge_util"}
+#: Watched elements that are not Plotly charts in the app (page 01's gauges are SVG: ui/gauge.py): the
+#: third page draws the bare page's chart for them, and the table has no figure columns for them.
+NOT_A_FIGURE = {"batching_gauges"}
 
 REAL_APP = BARE_APP.replace("import streamlit as st\n", """import json
 
@@ -86,9 +86,24 @@ def _figures():
 """).replace(
     "    st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[v, 2 * v + 1, v * v])), key=chart)\n",
     """    first = st.session_state.setdefault(f"_first_{key}", values[key])
-    st.plotly_chart(_figures()[chart][0 if values[key] == first else 1], key=chart,
-                    config={"displayModeBar": False, "displaylogo": False}, width="stretch")
+    if chart in _figures():
+        st.plotly_chart(_figures()[chart][0 if values[key] == first else 1], key=chart,
+                        config={"displayModeBar": False, "displaylogo": False}, width="stretch")
+    else:  # the app draws no figure there (NOT_A_FIGURE): the bare page's chart
+        st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[v, 2 * v + 1, v * v])), key=chart)
 """)
+
+
+def _real_columns(key: str, app_ms: float, bare_ms: float, real_ms: float) -> str:
+    """The table's three columns of the bare page drawing the app's figure (none for NOT_A_FIGURE)."""
+    if key_chart(key) in NOT_A_FIGURE:
+        return " – | – | – |"
+    return f" {real_ms:.0f} ms | {real_ms / bare_ms:.2f}x | {app_ms / real_ms:.2f}x |"
+
+
+def key_chart(key: str) -> str:
+    """The watched element of the main control keyed ``key``."""
+    return next(control.chart for _, control in MAIN if control.key == key)
 
 
 def real_figures() -> dict[str, list[dict]]:
@@ -100,8 +115,10 @@ def real_figures() -> dict[str, list[dict]]:
     ui.layout.SEND_FIRST_S = 0.0
     out = {}
     for _, control in MAIN:
+        if control.chart in NOT_A_FIGURE:
+            continue
         charts = {c: (a, b) for c, a, b in changed_charts(control.key)}
-        out[control.chart] = list(charts[REAL_FIGURE.get(control.chart, control.chart)])
+        out[control.chart] = list(charts[control.chart])
     return out
 
 
@@ -168,7 +185,7 @@ def main() -> None:
     for path, key, med, med_settled in rows:
         a, b = med["app"], med["bare"]
         print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x |"
-              + (f" {med['real']:.0f} ms | {med['real'] / b:.2f}x | {a / med['real']:.2f}x |" if real else "")
+              + (_real_columns(key, a, b, med["real"]) if real else "")
               + f" {med_settled['app']:.0f} ms | {med_settled['bare']:.0f} ms |")
 
 

@@ -8,7 +8,8 @@ focused slider, a click on a toggle's label, a click on a selectbox's option or 
 control's button. For each change it measures, in the page's own clock, the time from the input
 event (the ``keydown`` or ``click`` event's timestamp) to the first animation frame at which the
 watched Plotly chart's data differs from what it drew before the input (``gd.data`` of the
-``.js-plotly-plot`` element, compared as JSON). Before the next change it waits for the app to go
+``.js-plotly-plot`` element, compared as JSON; page 01's gauges, SVG drawn as page text, by their
+markup). Before the next change it waits for the app to go
 idle and for 300 ms without a websocket message (the server's run has sent all of the page).
 Reports the median and p95 over ``--changes`` changes per control (after two warm-up changes) as a
 markdown table. A measurement, not a test: nothing here asserts on time.
@@ -39,7 +40,7 @@ class Control:
 
     kind: str  # "slider" (arrow keys), "toggle" (click the label), "selectbox", "radio"
     key: str  # the widget's key: the element carries the CSS class st-key-<key>
-    chart: str  # key of the st.plotly_chart that must redraw
+    chart: str  # key of the st.plotly_chart (or of the container of the SVG) that must redraw
     values: Sequence[str] = ()  # selectbox / radio: the option labels to alternate between
 
     @property
@@ -109,21 +110,42 @@ _INIT = """(() => {
 #: Milliseconds without a websocket message that end a change (the server's run has sent everything).
 QUIET_MS = 300
 _QUIET = """(ms) => performance.now() - (window.__bt.heard ?? 0) > ms"""
+# The watched element: the Plotly chart inside the element keyed ``key`` (its ``gd.data``), or, where
+# there is none, the SVG drawn there as page text (page 01's gauges: ui/gauge.py), by its markup.
 _DRAWN = """(key) => {
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  return !!(gd && gd.data && gd._fullData);
+  const root = document.querySelector(`.st-key-${key}`);
+  if (!root) return false;
+  const gd = root.querySelector('.js-plotly-plot');
+  if (gd) return !!(gd.data && gd._fullData);
+  return !!root.querySelector('svg');
 }"""
 _FINGERPRINT = """(key) => {
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  if (!gd || !gd.data) return false;
-  window.__bt.ref = gd.data;
-  window.__bt.json = JSON.stringify(gd.data);
+  const root = document.querySelector(`.st-key-${key}`);
+  if (!root) return false;
+  const gd = root.querySelector('.js-plotly-plot');
+  if (gd) {
+    if (!gd.data) return false;
+    window.__bt.ref = gd.data;
+    window.__bt.json = JSON.stringify(gd.data);
+    return true;
+  }
+  const svg = Array.from(root.querySelectorAll('svg'), s => s.outerHTML).join('');
+  if (!svg) return false;
+  window.__bt.ref = null;
+  window.__bt.json = svg;
   return true;
 }"""
 _CHANGED = """(key) => {
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  if (!gd || !gd.data || !gd._fullData || gd.data === window.__bt.ref) return false;
-  if (JSON.stringify(gd.data) === window.__bt.json) { window.__bt.ref = gd.data; return false; }
+  const root = document.querySelector(`.st-key-${key}`);
+  if (!root) return false;
+  const gd = root.querySelector('.js-plotly-plot');
+  if (gd) {
+    if (!gd.data || !gd._fullData || gd.data === window.__bt.ref) return false;
+    if (JSON.stringify(gd.data) === window.__bt.json) { window.__bt.ref = gd.data; return false; }
+  } else {
+    const svg = Array.from(root.querySelectorAll('svg'), s => s.outerHTML).join('');
+    if (!svg || svg === window.__bt.json) return false;
+  }
   window.__bt.t1 = performance.now();
   return true;
 }"""
@@ -160,7 +182,7 @@ def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
     settled: list[float] = []
     for i in range(changes + warmup):
         if not page.evaluate(_FINGERPRINT, control.chart):
-            raise RuntimeError(f"no plotly chart keyed {control.chart!r} on the page")
+            raise RuntimeError(f"no plotly chart or SVG keyed {control.chart!r} on the page")
         page.evaluate("() => { Object.assign(window.__bt, "
                       "{t0: null, t1: null, sent: null, recv: null, last: null}); }")
         _act(page, control, start + i)  # start: where a caller timing one change at a time is

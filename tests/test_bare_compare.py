@@ -6,7 +6,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.bare_compare import BARE_APP, MAIN, REAL_APP, REAL_FIGURE
+from benchmarks.bare_compare import BARE_APP, MAIN, NOT_A_FIGURE, REAL_APP, key_chart, real_figures
 from benchmarks.figure_redraw import CHANGES
 
 
@@ -27,7 +27,15 @@ def test_every_main_control_has_a_figure_to_capture():
     """--real-figures captures each control's figures through benchmarks.figure_redraw's changes."""
     for _, control in MAIN:
         assert control.key in CHANGES, control.key
-    assert set(REAL_FIGURE) <= {control.chart for _, control in MAIN}
+    assert {control.chart for _, control in MAIN} >= NOT_A_FIGURE
+    assert key_chart("batching_continuous") == "batching_gauges"
+
+
+def test_real_figures_are_captured_for_every_watched_chart_but_page_01s_gauges():
+    got = real_figures()
+    assert set(got) == {control.chart for _, control in MAIN} - NOT_A_FIGURE
+    for chart, (a, b) in got.items():
+        assert a != b, chart  # the control changes its figure
 
 
 def test_bare_page_runs(tmp_path):
@@ -54,3 +62,14 @@ def test_real_figures_page_alternates_the_apps_figures(tmp_path):
     assert _names(at)["spec_alpha_chart"] == "spec_alpha a"  # the other charts stay
     at.toggle(key="paging_paged").set_value(False).run()
     assert _names(at)["paging_pool"] == "paging_paged a"
+
+
+def test_real_figures_page_draws_the_bare_chart_where_the_app_has_no_figure(tmp_path):
+    figures = tmp_path / "figures.json"
+    figures.write_text(json.dumps({control.chart: [_figure("a"), _figure("b")] for _, control in MAIN
+                                   if control.chart not in NOT_A_FIGURE}))
+    script = tmp_path / "real.py"
+    script.write_text(REAL_APP.replace("FIGURES_JSON", repr(str(figures))))
+    at = AppTest.from_file(str(script)).run()
+    assert not at.exception
+    assert _names(at)["batching_gauges"] is None  # the bare page's unnamed three-point line

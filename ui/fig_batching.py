@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import copy
 import io
 
 import numpy as np
@@ -13,7 +12,8 @@ from PIL import Image, ImageColor
 
 from sim.batching import BatchingRun, Comparison
 from ui.format import percent, rate, seconds
-from ui.theme import COLORS, FONT, REQUEST_CYCLE, Spec, figure
+from ui.gauge import Gauge
+from ui.theme import COLORS, REQUEST_CYCLE, Spec, figure
 
 #: The timeline draws at most this many slots (the first ones), so a 256-slot run stays readable.
 TIMELINE_MAX_SLOTS = 64
@@ -24,47 +24,20 @@ POLICY_LABEL = {"static": "Static", "continuous": "Continuous"}
 _REQUEST_COLORS = [c for c in REQUEST_CYCLE if c not in (COLORS["padding"], COLORS["idle"])]
 
 
-def _gauge(value: float, reference: float, title: str, subtitle: str, color: str) -> dict:
-    return dict(
-        type="indicator", mode="gauge+number+delta", value=100 * value, domain=dict(x=[0, 1], y=[0, 0.86]),
-        title=dict(text=f"{title}<br><span style='font-size:11px;color:{COLORS['muted']}'>{subtitle}</span>",
-                   font=dict(size=14, color=COLORS["text"])),
-        number=dict(suffix="%", valueformat=".1f", font=dict(size=26, color=COLORS["text"])),
-        delta=dict(reference=100 * reference, valueformat=".1f", suffix=" pts",
-                   increasing=dict(color=COLORS["useful"]), decreasing=dict(color=COLORS["waste"]),
-                   font=dict(size=12)),
-        gauge=dict(
-            axis=dict(range=[0, 100], tickcolor=COLORS["muted"], tickwidth=1, tickvals=[0, 50, 100],
-                      showticklabels=False),
-            bar=dict(color=color, thickness=0.7),
-            bgcolor=COLORS["free"], borderwidth=1, bordercolor=COLORS["grid"],
-            threshold=dict(line=dict(color=COLORS["text"], width=3), thickness=0.85,
-                           value=100 * reference),
-        ),
-    )
-
-
-#: The two gauges' names, shared by the figures, the metrics and the tests.
+#: The two gauges' names, shared by the gauges, the metrics and the tests.
 UTILIZATION_LABEL = "GPU utilization"
 USEFUL_WORK_LABEL = "Useful work"
 
 
-def gauges_figures(run: BatchingRun, other: BatchingRun) -> tuple[go.Figure | Spec, go.Figure | Spec]:
-    """The two gauges, one small figure each, side by side even on a phone; the black tick and the
-    delta ("pts") mark the other mode's reading (the page's caption says so)."""
-    gauges = (
-        _gauge(run.utilization_gpu, other.utilization_gpu, UTILIZATION_LABEL, "what nvidia-smi shows",
-               COLORS["utilization"]),
-        _gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
-               COLORS["useful"]),
+def gauge_readings(run: BatchingRun, other: BatchingRun) -> tuple[Gauge, Gauge]:
+    """The two gauges (drawn side by side as SVG, even on a phone: ``ui.gauge``); the black tick and
+    the difference in points mark the other mode's reading (the page's caption says so)."""
+    return (
+        Gauge(run.utilization_gpu, other.utilization_gpu, UTILIZATION_LABEL, "what nvidia-smi shows",
+              COLORS["utilization"]),
+        Gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
+              COLORS["useful"]),
     )
-    return tuple(figure([g], _gauge_layout(), house=False) for g in gauges)
-
-
-def _gauge_layout() -> dict:
-    """A gauge figure's layout, a new dict each time (a sent figure's layout is changed in place)."""
-    return dict(height=200, margin=dict(l=14, r=14, t=44, b=4), font=copy.deepcopy(FONT),
-                paper_bgcolor="white")
 
 
 #: Time columns of the slot timeline's raster: about one per pixel of a desktop chart.

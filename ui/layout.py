@@ -52,6 +52,11 @@ PAGE_CSS = """<style>
 .gl-square { box-shadow: inset 0 0 0 1px rgba(91, 101, 112, 0.3); }
 .gl-circle { border-radius: 50%; }
 .gl-diamond { transform: rotate(45deg) scale(0.8); }
+.gl-gauges { display: flex; gap: 0.5rem; }
+.gl-gauge { flex: 1 1 0; min-width: 0; text-align: center; }
+.gl-gauge-title { font-size: 0.9rem; line-height: 1.25; }
+.gl-gauge-title span { font-size: 0.72rem; color: #5B6570; }
+.gl-gauge svg { display: block; width: 100%; height: auto; max-height: 155px; margin-top: 0.2rem; }
 </style>"""
 
 
