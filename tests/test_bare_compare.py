@@ -31,7 +31,13 @@ def test_every_main_control_has_a_figure_to_capture():
     assert key_chart("batching_continuous") == "batching_gauges"
 
 
-def test_real_figures_are_captured_for_every_watched_chart_but_page_01s_gauges():
+def test_real_figures_are_captured_for_every_watched_chart_but_page_01s_gauges(monkeypatch):
+    import ui.layout
+    import ui.theme
+
+    # real_figures() turns validation and the pause off for the benchmark: restored after this test
+    monkeypatch.setattr(ui.theme, "VALIDATE_FIGURES", ui.theme.VALIDATE_FIGURES)
+    monkeypatch.setattr(ui.layout, "SEND_FIRST_S", ui.layout.SEND_FIRST_S)
     got = real_figures()
     assert set(got) == {control.chart for _, control in MAIN} - NOT_A_FIGURE
     for chart, (a, b) in got.items():
