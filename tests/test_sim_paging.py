@@ -209,11 +209,15 @@ def test_tokens_are_conserved_across_preemption(kwargs):
 @given(runs)
 def test_paged_holds_at_least_as_many_requests_as_reserved_under_load(kwargs):
     """Averaged over the steps where both policies have a queue. (Step by step the two histories
-    differ, and a paged pool can dip for a step or two behind a long prompt at the head of its queue.)"""
+    differ, and a paged pool can dip for a step or two behind a long prompt at the head of its queue.)
+
+    Within 2 %: where reserving wastes less than a page per request (outputs shorter than a page,
+    found by hypothesis: 8 pages of 16 tokens, outputs of at most 8 tokens) the two hold the same
+    requests but for those dips, and paged came out 0.6 % lower (2.11 against 2.13)."""
     c = compare(n_steps=80, n_requests=300, **kwargs)
     loaded = (c.reserved.waiting > 0) & (c.paged.waiting > 0)
     if loaded.sum() >= 10:
-        assert c.paged.resident[loaded].mean() >= c.reserved.resident[loaded].mean()
+        assert c.paged.resident[loaded].mean() >= 0.98 * c.reserved.resident[loaded].mean()
 
 
 @given(st.integers(0, 5000), st.integers(1, 300))
