@@ -86,9 +86,9 @@ def gauge_svg(g: Gauge) -> str:
         delta_text, delta_color = "0.0 pts", COLORS["muted"]
     text = html.escape
     parts += [
-        f'<text class="number" x="{_CX}" y="158" text-anchor="middle" font-size="30" '
+        f'<text class="number" x="{_CX}" y="153" text-anchor="middle" font-size="30" '
         f'fill="{COLORS["text"]}">{shown:.1f}%</text>',
-        f'<text x="{_CX}" y="177" text-anchor="middle" font-size="15" fill="{delta_color}">'
+        f'<text x="{_CX}" y="176" text-anchor="middle" font-size="18" fill="{delta_color}">'
         f"{text(delta_text)}</text>",
     ]
     # The title is page text above the ring, so it keeps its size on a phone, where the ring shrinks.
