@@ -41,3 +41,30 @@ def test_the_same_result_as_plotly_on_any_nesting(spec):
     convert_to_base64(theirs)
     _to_base64(ours)
     assert _json(ours) == _json(theirs)
+
+
+dtypes = st.sampled_from(["float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64",
+                          "uint32", "uint16", "uint8", "bool", ">f8"])
+
+
+@given(dtypes, st.lists(st.integers(-2**40, 2**40) | st.floats(allow_nan=True, width=32), max_size=8),
+       st.booleans(), st.booleans())
+def test_typed_array_matches_plotlys_own(dtype, values, two_d, strided):
+    """``_typed_array``, the fast path for numeric numpy arrays, gives what plotly's own
+    ``to_typed_array_spec`` gives: every dtype (64-bit integers narrowed, or left as they are when
+    they do not fit 32 bits), non-native byte order, NaN and infinities, 2-D and strided arrays."""
+    from _plotly_utils.utils import to_typed_array_spec
+
+    from ui.layout import _typed_array
+
+    with np.errstate(all="ignore"):
+        v = np.array(values, dtype=float).astype(dtype)
+    if two_d and v.size % 2 == 0 and v.size:
+        v = v.reshape(2, -1)
+    if strided:
+        v = v[..., ::2]
+    got, want = _typed_array(v), to_typed_array_spec(v)
+    if isinstance(want, dict):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

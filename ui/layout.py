@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
 import time
 
 import numpy as np
 import streamlit as st
-from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 from plotly.basedatatypes import BaseFigure
 
 from ui import legend
@@ -315,6 +316,33 @@ _PLAIN = (str, int, float, bool, type(None))
 _NESTED = (dict, list, tuple)
 
 
+_INT_RANGES = [(np.dtype(t), np.iinfo(t)) for t in ("int8", "int16", "int32")]
+_UINT_RANGES = [(np.dtype(t), np.iinfo(t)) for t in ("uint8", "uint16", "uint32")]
+
+
+def _typed_array(v: np.ndarray):
+    """``to_typed_array_spec`` for a numeric numpy array, with the same result, without its way
+    through narwhals and a read-only copy (about a fifth of page 03's rerun went to encoding its
+    figures' arrays); anything else goes to plotly's own function."""
+    if v.dtype.kind not in "fiu" or not v.size or v.dtype.byteorder not in "=|":
+        return to_typed_array_spec(v)
+    if v.dtype.kind in "iu" and v.dtype.itemsize == 8:  # plotly.js has no 64-bit integers: narrowed
+        lo, hi = v.min(), v.max()
+        for dtype, info in (_INT_RANGES if v.dtype.kind == "i" else _UINT_RANGES):
+            if lo >= info.min and hi <= info.max:
+                v = v.astype(dtype)
+                break
+        else:
+            return to_typed_array_spec(v)
+    short = plotlyjsShortTypes.get(str(v.dtype))
+    if short is None:
+        return to_typed_array_spec(v)
+    spec = {"dtype": short, "bdata": base64.b64encode(np.ascontiguousarray(v)).decode("ascii")}
+    if v.ndim > 1:
+        spec["shape"] = str(v.shape)[1:-1]
+    return spec
+
+
 def _to_base64(obj) -> None:
     """Plotly's ``convert_to_base64`` (numpy arrays as typed-array specs, in place) with the same
     result, asking its per-value array test only of values that are neither plain scalars, nested
@@ -325,7 +353,7 @@ def _to_base64(obj) -> None:
             if kind in _PLAIN or is_skipped_key(key):
                 continue
             if kind is np.ndarray:
-                obj[key] = to_typed_array_spec(value)
+                obj[key] = _typed_array(value)
             elif kind in _NESTED:
                 _to_base64(value)
             elif is_homogeneous_array(value):
