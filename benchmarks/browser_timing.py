@@ -111,13 +111,14 @@ _INIT = """(() => {
 QUIET_MS = 300
 _QUIET = """(ms) => performance.now() - (window.__bt.heard ?? 0) > ms"""
 # The watched element: the Plotly chart inside the element keyed ``key`` (its ``gd.data``), or, where
-# there is none, the SVG drawn there as page text (page 01's gauges: ui/gauge.py), by its markup.
+# there is none, the gauges' SVG drawn there as page text (page 01: ui/gauge.py), by its markup (not
+# the metrics' help icons, also SVG, in the same container).
 _DRAWN = """(key) => {
   const root = document.querySelector(`.st-key-${key}`);
   if (!root) return false;
   const gd = root.querySelector('.js-plotly-plot');
   if (gd) return !!(gd.data && gd._fullData);
-  return !!root.querySelector('svg');
+  return !!root.querySelector('.gl-gauges svg');
 }"""
 _FINGERPRINT = """(key) => {
   const root = document.querySelector(`.st-key-${key}`);
@@ -129,7 +130,7 @@ _FINGERPRINT = """(key) => {
     window.__bt.json = JSON.stringify(gd.data);
     return true;
   }
-  const svg = Array.from(root.querySelectorAll('svg'), s => s.outerHTML).join('');
+  const svg = Array.from(root.querySelectorAll('.gl-gauges svg'), s => s.outerHTML).join('');
   if (!svg) return false;
   window.__bt.ref = null;
   window.__bt.json = svg;
@@ -143,7 +144,7 @@ _CHANGED = """(key) => {
     if (!gd.data || !gd._fullData || gd.data === window.__bt.ref) return false;
     if (JSON.stringify(gd.data) === window.__bt.json) { window.__bt.ref = gd.data; return false; }
   } else {
-    const svg = Array.from(root.querySelectorAll('svg'), s => s.outerHTML).join('');
+    const svg = Array.from(root.querySelectorAll('.gl-gauges svg'), s => s.outerHTML).join('');
     if (!svg || svg === window.__bt.json) return false;
   }
   window.__bt.t1 = performance.now();

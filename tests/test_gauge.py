@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from html.parser import HTMLParser
 
 import pytest
 from hypothesis import given
@@ -63,10 +64,34 @@ def test_readings_outside_the_ring_are_clipped_not_drawn_outside(bad):
     end = _band_end(svg)
     assert end is None or 0 <= end <= 1 + 1e-9
     assert 0 <= _tick(svg) <= 1 + 1e-9
+    if not math.isfinite(bad):  # no "nan%" or "inf%" printed or read out
+        assert "nan" not in svg.lower() and "inf" not in svg.lower()
+        assert '<text class="number" x="150" y="153" text-anchor="middle" font-size="30" ' in svg
+        assert re.search(r'<text class="number"[^>]*>–</text>', svg)
 
 
-def test_labels_are_text():
-    html = gauges_html((Gauge(0.5, 0.4, '<img src=x onerror="alert(1)">', "<b>s</b>", "#000000"),),
-                       alt='a "quoted" <alt>')
-    assert "<img" not in html and "<b>" not in html and "onerror=\"" not in html
-    assert "&lt;img" in html and 'aria-label="a &quot;quoted&quot; &lt;alt&gt;"' in html
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text = set(), ""
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attrs = getattr(self, "attrs", set()) | {name for name, _ in attrs}
+
+    def handle_data(self, data):
+        self.text += data
+
+
+@given(st.text(max_size=40) | st.sampled_from(['<img src=x onerror="alert(1)">', "<b>s</b>",
+                                              "[x](https://example.invalid)", '"><script>1</script>']))
+def test_labels_are_text(label):
+    """Whatever the labels hold, the drawing has only its own elements and attributes, and the labels
+    are read as the text they are."""
+    parts = _Tags()
+    parts.feed(gauges_html((Gauge(0.5, 0.4, label, label, "#000000", label),), alt=label))
+    assert parts.tags == {"div", "br", "span", "svg", "rect", "path", "line", "text"}
+    assert parts.attrs == {"class", "role", "aria-label", "viewbox", "font-family", "data-value",
+                           "data-reference", "data-title", "x", "y", "width", "height", "fill", "d",
+                           "stroke", "stroke-width", "x1", "y1", "x2", "y2", "text-anchor", "font-size"}
+    assert parts.text.startswith(label + label)  # the title and the grey line under it

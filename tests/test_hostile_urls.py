@@ -60,7 +60,9 @@ HOSTILE = st.one_of(
 def _matches(value: object, raw: str) -> bool:
     if isinstance(value, bool):
         return raw.lower() == str(value).lower()  # a toggle's "true" / "false"
-    if str(value).casefold() == str(raw).casefold():  # "Custom" for the option "custom"
+    if str(value) == raw:
+        return True
+    if isinstance(value, str) and value.casefold() == str(raw).casefold():  # an option: "Custom", "custom"
         return True
     try:
         return math.isclose(float(raw), float(value))  # "8" and 8, "0.50" and 0.5

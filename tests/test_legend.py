@@ -110,6 +110,7 @@ def test_chart_sends_the_figure_without_its_legend_and_keeps_the_entries(monkeyp
     ("app_pages/batching.py", "batching_timeline", "above", "Request"),
     ("app_pages/paging.py", "paging_pool", "below", "Full page of tokens"),
     ("app_pages/speculative.py", "spec_alpha_chart", "below", "1/(1−α) ceiling"),
+    ("app_pages/speculative.py", "spec_batch_chart", "below", "model, α"),
 ])
 def test_each_page_draws_its_chart_legend_as_text_next_to_the_chart(page, chart, where, first_entry):
     at = open_app(page)
@@ -134,3 +135,4 @@ def test_each_page_draws_its_chart_legend_as_text_next_to_the_chart(page, chart,
     assert isinstance(neighbour, tuple), f"{chart}: no legend {where} it"
     names = re.findall(r"</span>([^<]+)</span>", neighbour[1])
     assert names and names[0].startswith(first_entry)
+    assert re.search(r'aria-label="Legend: [^"]+"', neighbour[1])  # named after its chart

@@ -207,7 +207,7 @@ def test_tokens_are_conserved_across_preemption(kwargs):
 
 
 @given(runs)
-def test_paged_holds_at_least_as_many_requests_as_reserved_under_load(kwargs):
+def test_paged_holds_as_many_requests_as_reserved_under_load_within_2_percent(kwargs):
     """Averaged over the steps where both policies have a queue. (Step by step the two histories
     differ, and a paged pool can dip for a step or two behind a long prompt at the head of its queue.)
 

@@ -34,9 +34,9 @@ def gauge_readings(run: BatchingRun, other: BatchingRun) -> tuple[Gauge, Gauge]:
     the difference in points mark the other mode's reading (the page's caption says so)."""
     return (
         Gauge(run.utilization_gpu, other.utilization_gpu, UTILIZATION_LABEL, "what nvidia-smi shows",
-              COLORS["utilization"]),
+              COLORS["utilization"], f"{other.policy} batching"),
         Gauge(run.useful_work, other.useful_work, USEFUL_WORK_LABEL, "of the capacity in demand",
-              COLORS["useful"]),
+              COLORS["useful"], f"{other.policy} batching"),
     )
 
 

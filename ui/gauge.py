@@ -2,15 +2,17 @@
 
 A Plotly chart that changes is a new Streamlit element, mounted afresh: on a 2-core machine two small
 charts changing before a page's watched chart cost it about 80 ms each (a bare page: 186 → 346 ms;
-the same two drawn as SVG by ``st.html``: 166 ms; README, *Against a bare Streamlit page*, seventh
+the same two drawn as inline SVG: 166 ms; README, *Against a bare Streamlit page*, seventh
 run). The gauges are drawn before the slot timeline on every change of page 01's settings, so they
 are drawn here as SVG: the same look as Plotly's ``indicator`` gauge (a half ring, the reading as a
 coloured band, the other mode's reading as a black tick, the value and the difference in points),
 no hover (the indicator had none either).
 
-Everything written into the SVG is the app's own: the labels are constants and the numbers are
-formatted floats; the text is escaped all the same. ``st.html`` sanitises what it renders
-(DOMPurify), which keeps SVG, ``role``/``aria-*`` and ``data-*`` attributes.
+It is drawn by ``st.markdown(..., unsafe_allow_html=True)``, which does not sanitise (``st.html``
+does, and drops SVG): escaping is the only guard. Everything written into the SVG is the app's own
+(constant labels, formatted floats), and every text is escaped all the same (tests/test_gauge.py).
+The drawing has its own white background, as the Plotly gauges had, so its fixed colours stay
+readable under Streamlit's dark theme.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Gauge:
     title: str
     subtitle: str
     color: str
+    other: str = "the other mode"  # what the reference is, for a screen reader
 
 
 def _point(r: float, share: float) -> tuple[float, float]:
@@ -64,7 +67,8 @@ def gauge_svg(g: Gauge) -> str:
     value, reference = _clip(g.value), _clip(g.reference)
     mid, thick = (_R_OUT + _R_IN) / 2, _R_OUT - _R_IN
     band = _BAND * thick / 2
-    parts = [f'<path d="{_sector(_R_OUT, _R_IN, 1.0)}" fill="{COLORS["free"]}" stroke="{COLORS["grid"]}" '
+    parts = [f'<rect x="0" y="{_TOP}" width="{_W}" height="{_H - _TOP}" fill="white"/>',
+             f'<path d="{_sector(_R_OUT, _R_IN, 1.0)}" fill="{COLORS["free"]}" stroke="{COLORS["grid"]}" '
              'stroke-width="1"/>']
     if value > 1e-4:
         parts.append(f'<path d="{_sector(mid + band, mid - band, value)}" fill="{g.color}"/>')
@@ -76,18 +80,23 @@ def gauge_svg(g: Gauge) -> str:
     (x0, y0), (x1, y1) = _point(mid - half, reference), _point(mid + half, reference)
     parts.append(f'<line x1="{x0:.2f}" y1="{y0:.2f}" x2="{x1:.2f}" y2="{y1:.2f}" stroke="{COLORS["text"]}" '
                  'stroke-width="3"/>')
+    known = math.isfinite(g.value) and math.isfinite(g.reference)
     shown, ref_shown = round(100 * g.value, 1), round(100 * g.reference, 1)
-    delta = round(shown - ref_shown, 1)
-    if delta > 0:
+    delta = round(shown - ref_shown, 1) if known else 0.0
+    if not known:  # never shown by the app: the page stops before a run it cannot price
+        delta_text, delta_color = "", COLORS["muted"]
+    elif delta > 0:
         delta_text, delta_color = f"▲+{delta:.1f} pts", COLORS["useful"]
     elif delta < 0:
         delta_text, delta_color = f"▼−{-delta:.1f} pts", COLORS["waste"]
     else:
         delta_text, delta_color = "0.0 pts", COLORS["muted"]
+    value_text = f"{shown:.1f}%" if math.isfinite(g.value) else "–"
+    ref_text = f"{ref_shown:.1f}%" if math.isfinite(g.reference) else "–"
     text = html.escape
     parts += [
         f'<text class="number" x="{_CX}" y="153" text-anchor="middle" font-size="30" '
-        f'fill="{COLORS["text"]}">{shown:.1f}%</text>',
+        f'fill="{COLORS["text"]}">{value_text}</text>',
         f'<text x="{_CX}" y="176" text-anchor="middle" font-size="18" fill="{delta_color}">'
         f"{text(delta_text)}</text>",
     ]
@@ -95,8 +104,9 @@ def gauge_svg(g: Gauge) -> str:
     return (f'<div class="gl-gauge"><div class="gl-gauge-title">{text(g.title)}<br>'
             f'<span>{text(g.subtitle)}</span></div>'
             f'<svg viewBox="0 {_TOP} {_W} {_H - _TOP}" role="img" font-family="{text(FONT["family"])}" '
-            f'aria-label="{text(g.title)}: {shown:.1f}%" data-value="{shown:.1f}" '
-            f'data-reference="{ref_shown:.1f}" data-title="{text(g.title)}">{"".join(parts)}</svg></div>')
+            f'aria-label="{text(g.title)}: {value_text} ({text(g.other)}: {ref_text})" '
+            f'data-value="{value_text.rstrip("%")}" data-reference="{ref_text.rstrip("%")}" '
+            f'data-title="{text(g.title)}">{"".join(parts)}</svg></div>')
 
 
 def gauges_html(gauges: tuple[Gauge, ...], alt: str) -> str:

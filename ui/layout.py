@@ -216,6 +216,10 @@ def _take_legend(fig) -> list[legend.Entry]:
     return moved
 
 
+def _legend_label(title: str | None) -> str:
+    return f"Legend: {title}" if title else "Legend"
+
+
 def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool = False,
           legend_at: str | None = None) -> None:
     """A Plotly chart with its title above it as text (so it wraps on a phone and a wrapping legend
@@ -234,10 +238,10 @@ def chart(fig, *, key: str, alt: str, title: str | None = None, send_first: bool
     if title:
         st.markdown(f"**{title}**")
     if keys and legend_at == "above":
-        st.markdown(legend.to_html(keys), unsafe_allow_html=True)
+        st.markdown(legend.to_html(keys, _legend_label(title)), unsafe_allow_html=True)
     st.plotly_chart(sent, key=key, alt=alt, config=PLOTLY_CONFIG, width="stretch")
     if keys and legend_at == "below":
-        st.markdown(legend.to_html(keys), unsafe_allow_html=True)
+        st.markdown(legend.to_html(keys, _legend_label(title)), unsafe_allow_html=True)
     if send_first:
         send_what_is_drawn()
 

@@ -4,14 +4,16 @@ Streamlit mounts every changed chart afresh (its element id hashes the figure), 
 legend out again on every change of a control: it measures each entry's text in the SVG, one forced
 layout after another. On a 2-core machine that was 10-20 ms of each drawing of page 01's slot
 timeline, page 02's pool and page 03's α chart (``newPlot`` 48-55 ms with the legend, 29-38 without:
-README, *Against a bare Streamlit page*, seventh run). Drawn as text, the legend is an element whose
-content does not change when the control moves, so the browser keeps it as it is.
+README, *Against a bare Streamlit page*, seventh run). Drawn as text, the legend is one markdown
+element, which the browser redraws only when its text changes (page 03's load chart names the
+reader's α and k in it; the timeline's gains or loses "Padding" with page 01's toggle).
 
 The entries are read from the figure's own traces (``entries``): the figure builders keep their legend
 as Plotly would draw it (its names, colours, line dashes and marker symbols, all tested), and
-``ui.layout.chart(..., legend="below")`` decides where it is drawn. What is lost: a click on an entry no
-longer hides its trace (page 03's draft lengths; the other two legends' entries are keys of one raster
-or heatmap and never hid anything).
+``ui.layout.chart(..., legend_at="below")`` decides where it is drawn. What is lost: a click on an
+entry no longer hides its trace (page 03's draft lengths, and its load chart's measured points and
+the part past the card's memory; the timeline's and the pool's entries are keys of one raster or
+heatmap and never hid anything).
 
 Names and colours are written into HTML: every name is escaped, and a colour that is not a plain hex,
 ``rgb()``/``rgba()`` or CSS colour name is replaced by the muted grey, so nothing in a figure (a model
@@ -46,7 +48,7 @@ class Entry:
 
 
 def _color(value, default: str = COLORS["muted"]) -> str:
-    return value if isinstance(value, str) and _COLOR.fullmatch(value.strip()) else default
+    return value.strip() if isinstance(value, str) and _COLOR.fullmatch(value.strip()) else default
 
 
 def entries(traces: list[dict]) -> list[Entry]:
@@ -75,9 +77,9 @@ def entries(traces: list[dict]) -> list[Entry]:
     return out
 
 
-def to_html(items: list[Entry]) -> str:
+def to_html(items: list[Entry], label: str = "Legend") -> str:
     """The legend as one line of keys and names that wraps (``.gl-legend`` in ``ui.layout.PAGE_CSS``);
-    a screen reader hears it as a list."""
+    a screen reader hears it as a list named ``label``."""
     parts = []
     for e in items:
         if e.kind == "line":
@@ -86,4 +88,5 @@ def to_html(items: list[Entry]) -> str:
             style = f"background: {e.color}"
         parts.append(f'<span class="gl-item" role="listitem"><span class="gl-key gl-{e.kind}" '
                      f'style="{html.escape(style)}"></span>{html.escape(e.name)}</span>')
-    return f'<div class="gl-legend" role="list" aria-label="Legend">{"".join(parts)}</div>'
+    return (f'<div class="gl-legend" role="list" aria-label="{html.escape(label)}">'
+            f'{"".join(parts)}</div>')
