@@ -57,7 +57,7 @@ def main() -> None:
         for path, charts in pages.items():
             print(f"    # {path}")
             for c in charts:
-                if c["key"] and c["axes"]:  # a gauge has no axes or legend to push its margins
+                if c["key"] and c["axes"]:  # a chart without axes (an indicator) pushes no margins
                     print(f"    \"{c['key']}\": ({', '.join(str(v) for v in c['laid'])}),")
         return
     print("| Page | Chart | Laid out (l, r, t, b) | Sent (l, r, t, b) | Drawn twice a change |")

@@ -120,7 +120,7 @@ def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
     resolved once) and return them as a ``Spec``; under test, ``VALIDATE_FIGURES`` is on and they
     come back as a validated ``go.Figure``, so an invalid property fails the page's tests.
     ``house=False``: ``layout`` as given, over the default Plotly template only (in the app,
-    Streamlit's, as ``_house_layout`` resolves it), without the house layout (a gauge has no axes
+    Streamlit's, as ``_house_layout`` resolves it), without the house layout (an indicator has no axes
     or legend).
     """
     layout = dict(layout or {})

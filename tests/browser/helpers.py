@@ -57,7 +57,7 @@ def watch_outside(target) -> list[str]:
 
 #: Every Plotly chart's key, the margins Plotly laid it out with (automargin included) and the base
 #: margins it was sent with, each [left, right, top, bottom] px (``ui.layout.CHART_MARGINS``), and
-#: whether it has axes (a gauge has none).
+#: whether it has axes (a chart without axes, such as an indicator, has no margins to push).
 CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
   const holder = gd.closest('[class*="st-key-"]');
   const key = holder ? [...holder.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
