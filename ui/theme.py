@@ -112,21 +112,15 @@ class Spec:
 
 
 def figure(traces: list[dict], layout: dict | None = None, *, height: int = 380,
-           title: str | None = None, house: bool = True) -> go.Figure | Spec:
+           title: str | None = None) -> go.Figure | Spec:
     """A house-styled figure from plain dicts (traces carry their ``type``), built in one call.
 
     Plotly validates every property as graph objects are built and updated: 10-20 ms a figure, most of
     a page's 50 ms rerun budget. Builders here write plain dicts over the house layout (``style``
     resolved once) and return them as a ``Spec``; under test, ``VALIDATE_FIGURES`` is on and they
     come back as a validated ``go.Figure``, so an invalid property fails the page's tests.
-    ``house=False``: ``layout`` as given, over the default Plotly template only (in the app,
-    Streamlit's, as ``_house_layout`` resolves it), without the house layout (an indicator has no axes
-    or legend).
     """
     layout = dict(layout or {})
-    if not house:
-        layout = {"template": copy.deepcopy(_house_layout(height, False)["template"]), **layout}
-        return go.Figure(data=traces, layout=layout) if VALIDATE_FIGURES else Spec(list(traces), layout)
     for key, value in layout.items():  # unvalidated, plotly.js would drop a shorthand title="..."
         axis = key.startswith(("xaxis", "yaxis")) and isinstance(value, dict)
         if axis and isinstance(value.get("title"), str):
