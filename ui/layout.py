@@ -326,7 +326,7 @@ _UINT_RANGES = [(np.dtype(t), np.iinfo(t)) for t in ("uint8", "uint16", "uint32"
 
 def _typed_array(v: np.ndarray):
     """``to_typed_array_spec`` for a numeric numpy array, with the same result, without its way
-    through narwhals and a read-only copy (about a fifth of page 03's rerun went to encoding its
+    through narwhals and a read-only copy (py-spy put a sixth of page 03's script time in encoding its
     figures' arrays); anything else goes to plotly's own function."""
     if v.dtype.kind not in "fiu" or not v.size or v.dtype.byteorder not in "=|":
         return to_typed_array_spec(v)
