@@ -17,7 +17,7 @@ from ui.nav import SOURCES_PATH, next_section
 from ui.perf import SCRIPT_LOCK
 from ui.setup import current_setup
 from ui.state import reset_button, restore
-from ui.theme import PLOTLY_CONFIG, Spec
+from ui.theme import COLORS, PLOTLY_CONFIG, Spec
 from ui.url_check import CLOSED_SECTIONS_KEY
 
 #: House CSS, one block for every page. Written here, not in .streamlit/config.toml, because it needs
@@ -50,15 +50,15 @@ PAGE_CSS = """<style>
 .gl-item { display: inline-flex; align-items: center; gap: 0.4rem; }
 .gl-key { display: inline-block; width: 0.7rem; height: 0.7rem; flex: none; }
 .gl-line { width: 1.5rem; height: 0; }
-.gl-square { box-shadow: inset 0 0 0 1px rgba(91, 101, 112, 0.3); }
+.gl-square { box-shadow: inset 0 0 0 1px __OUTLINE__; }
 .gl-circle { border-radius: 50%; }
 .gl-diamond { transform: rotate(45deg) scale(0.8); }
 .gl-gauges { display: flex; gap: 0.5rem; }
 .gl-gauge { flex: 1 1 0; min-width: 0; text-align: center; }
 .gl-gauge-title { font-size: 0.9rem; line-height: 1.25; }
-.gl-gauge-title span { font-size: 0.72rem; color: #5B6570; }
+.gl-gauge-title span { font-size: 0.72rem; color: __MUTED__; }
 .gl-gauge svg { display: block; width: 100%; height: auto; max-height: 155px; margin-top: 0.2rem; }
-</style>"""
+</style>""".replace("__MUTED__", COLORS["muted"]).replace("__OUTLINE__", COLORS["muted"] + "4D")  # 30 % alpha
 
 
 class PageStopped(Exception):
