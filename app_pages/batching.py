@@ -11,7 +11,7 @@ from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
     USEFUL_WORK_LABEL,
     UTILIZATION_LABEL,
-    breakdown_figure,
+    breakdown_html,
     comparison_table,
     gauge_readings,
     requests_frame,
@@ -59,7 +59,7 @@ def _views(_comparison: Comparison, key: tuple, policy: str) -> dict:
     x_max = max(_comparison.static.wall_s, _comparison.continuous.wall_s)
     return {
         "gauges": gauge_readings(run, other), "timeline": timeline_figure(run, x_max),
-        "breakdown": breakdown_figure(_comparison), "table": comparison_table(_comparison),
+        "breakdown": breakdown_html(_comparison), "table": comparison_table(_comparison),
         "summary": summary_frame(_comparison), "requests": requests_frame(run),
     }
 
@@ -127,6 +127,20 @@ with gauges:
     if previous_key == key:
         send_what_is_drawn()
     st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
+    first_numbers = st.container()  # filled after the timeline (below)
+
+# The numbers and text between the gauges and the slot timeline are placed now and filled after it:
+# a change of the settings sends the gauges, then the timeline, first of everything below
+# (ui.layout.send_what_is_drawn). Each element the browser handles before or while it draws the
+# timeline delays it (README, "Speed"): the first row of numbers, sent before it, cost 11 %.
+middle = st.container()
+chart(
+    views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
+    alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
+        f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
+        f"{fmt.percent(run.idle_share)} of the slot-steps.",
+)
+with first_numbers:
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,
                 help=define("GPU utilization (utilization.gpu)"))
@@ -141,16 +155,6 @@ with gauges:
     cost_metric(m[4], "$ per M output tokens", run.output_tokens_per_s, setup,
                 f"{mode} batching, every token someone asked for; padding is paid for but not counted.")
 
-# The numbers and text between the settings and the slot timeline are placed now and filled after
-# it: a change of the settings sends the gauges and the first numbers (the first screen), then the
-# timeline, first of everything below (ui.layout.send_what_is_drawn).
-middle = st.container()
-chart(
-    views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
-    alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
-        f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
-        f"{fmt.percent(run.idle_share)} of the slot-steps.",
-)
 with middle:
     if load == "poisson":
         st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
@@ -181,13 +185,9 @@ st.caption("Each bar is a request in its slot, from its prefill to its last toke
               else "."))
 
 st.subheader("Both modes on these settings")
-st.dataframe(views["table"], hide_index=True, width="stretch")
-chart(
-    views["breakdown"], key="batching_breakdown",
-    alt=f"Slot-time on requested tokens: static {fmt.percent(comparison.static.useful_share)}, "
-        f"continuous {fmt.percent(comparison.continuous.useful_share)}; static padding "
-        f"{fmt.percent(comparison.static.padding_share)}.",
-)
+# Static HTML, not a grid or a Plotly chart: the browser lays both out in no time (ui/bars.py)
+st.table(views["table"])
+st.markdown(views["breakdown"], unsafe_allow_html=True)
 
 s, k = comparison.static, comparison.continuous
 st.info(

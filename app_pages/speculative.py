@@ -12,7 +12,7 @@ from ui.fig_speculative import (
     batch_figure,
     batch_table,
     k_table,
-    rounds_figure,
+    rounds_html,
     rounds_table,
     summary_table,
 )
@@ -147,12 +147,14 @@ with body:
                 help="Draft plus verify FLOPs per committed token, over a decode step's FLOPs per token: "
                      "the extra work the idle tensor cores absorb (Leviathan Thm 3.11).")
 
-    chart(
-        rounds_figure(r.rounds), key="spec_rounds",
+    # HTML cells, not a Plotly chart: drawn right after the α chart, a changing chart delayed it
+    # (ui/bars.py)
+    st.markdown(rounds_html(
+        r.rounds,
         alt=f"Eight simulated rounds at α = {alpha:.2f}, k = {k}: each commits its accepted drafts plus one "
             f"token from the target; over {r.rounds.tokens.size:,} rounds the mean is "
             f"{r.rounds.mean_tokens:.2f} tokens per pass against E = {r.expected_tokens:.2f}.",
-    )
+    ), unsafe_allow_html=True)
 # The measurements are BF16 Llama-3.1-8B on one H100 (EAGLE-3 Table 3): shown only for that setup.
 measured = (spec.MEASURED_BATCH_GAIN
             if (setup.gpu.name, setup.model.name) == spec.MEASURED_SETUP

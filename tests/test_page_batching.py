@@ -42,12 +42,39 @@ def test_defaults_render_static_with_both_gauges(at):
     assert good == pytest.approx(21.6, abs=1.0)
     assert number(metric(at, "GPU utilization")) == pytest.approx(util, abs=0.05)
     assert number(metric(at, "Useful work")) == pytest.approx(good, abs=0.05)
-    assert len(at.get("plotly_chart")) == 2  # the timeline, the breakdown (the gauges are SVG)
+    assert len(at.get("plotly_chart")) == 1  # the timeline (the gauges and the breakdown are HTML)
     before = len(at.dataframe)  # the data expander's tables are built only when it opens
     open_data(at, "batching_data")
     assert len(at.dataframe) == before + 2
-    modes = [d.value for d in at.dataframe if "Mode" in d.value.columns]
-    assert modes and modes[0]["Mode"].tolist() == ["Static", "Continuous"]
+    table = at.table[0].value
+    assert table.columns.tolist() == ["Static", "Continuous"]
+    assert table.loc["Utilization", "Static"] == metric(at, "GPU utilization")
+    assert table.loc["Useful work", "Static"] == metric(at, "Useful work")
+    assert table.loc["Output tok/s", "Static"] == metric(at, "Output tok/s")
+
+
+def breakdown(at) -> list[dict[str, float]]:
+    """Each mode's bar of the capacity breakdown (ui.bars: one HTML element), {part: share %}."""
+    (html,) = [m.value for m in at.markdown if 'class="gl-bars gl-stacked"' in m.value]
+    rows = re.findall(r'<div class="gl-bars-track"[^>]*>(.*?)</div>', html)
+    return [{p: float(v) for p, v in re.findall(r'data-part="([^"]+)" data-value="([0-9.]+)"', row)}
+            for row in rows]
+
+
+def test_breakdown_adds_up_and_shows_both_modes_whatever_the_toggle():
+    """The breakdown shows both modes whatever the toggle says; each bar adds up to the capacity, and
+    continuous batching spends a larger share on requested tokens with no padding."""
+    at = open_app(PAGE)
+    static, cont = breakdown(at)
+    assert sum(static.values()) == pytest.approx(100, abs=0.01)
+    assert sum(cont.values()) == pytest.approx(100, abs=0.01)
+    assert "Padding" in static and "Padding" not in cont
+    assert cont["Requested tokens"] > static["Requested tokens"] + 30
+    at.select_slider(key="batching_slots").set_value(8).run()
+    static8, _ = breakdown(at)
+    assert static8 != static
+    at.toggle(key="batching_continuous").set_value(True).run()
+    assert breakdown(at) == [static8, breakdown(at)[1]]
 
 
 def test_toggle_moves_useful_work_by_tens_of_points_and_utilization_by_a_few(at):

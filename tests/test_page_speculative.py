@@ -32,7 +32,9 @@ def test_defaults_tell_the_story(page):
     assert n["Monte Carlo mean"] == pytest.approx(3.36, abs=0.1)
     assert 1.7 < n["Speedup"] < 2.1
     assert metric(page, "Best k") == "k = 4"
-    assert len(page.get("plotly_chart")) == 3
+    assert len(page.get("plotly_chart")) == 2  # α and batch (the Monte Carlo strip is HTML: ui.bars)
+    (strip,) = [m.value for m in page.markdown if 'class="gl-bars gl-strip"' in m.value]
+    assert "α = 0.80" in strip and strip.count('class="gl-cell gl-cell-last"') == 8
     assert not page.warning  # the 1B draft shares Llama-3.1's vocabulary
 
 
@@ -133,7 +135,7 @@ def test_malformed_url_falls_back_to_defaults(params):
     assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS[method].alpha)
     assert at.select_slider(key="spec_k").value == spec.METHODS[method].k
     assert at.select_slider(key="spec_batch").value == 1
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2
 
 
 def test_other_targets_warn_about_the_draft_vocabulary():
@@ -164,12 +166,15 @@ def test_figures_validate_and_hold_still():
         r = spec.speculate(gpu, model, m, alpha, k, batch, 1024)
         by_batch = spec.speedup_vs_batch(gpu, model, m, alpha, k, 1024)
         by_alpha = spec.speedup_vs_alpha(gpu, model, m, list(range(1, 17)), batch, 1024)
-        figures = (fig.rounds_figure(r.rounds), fig.alpha_figure(by_alpha, r),
-                   fig.batch_figure(by_batch, r, spec.MEASURED_BATCH_GAIN))
+        figures = (fig.alpha_figure(by_alpha, r), fig.batch_figure(by_batch, r, spec.MEASURED_BATCH_GAIN))
         for f in figures:
             go.Figure(f.to_dict())  # raises on any invalid property
-        strip, by_a, by_b = figures
-        assert len(strip.data) == 4 and strip.layout.xaxis.ticktext[-1] == "target"
+        by_a, by_b = figures
+        strip = fig.rounds_html(r.rounds, alt="rounds")
+        assert strip.count('class="gl-cell gl-cell-last"') == fig.STRIP_ROUNDS
+        assert strip.count('class="gl-cell"') == fig.STRIP_ROUNDS * k
+        assert strip.count("✓") == int(r.rounds.accepted[:fig.STRIP_ROUNDS].sum())
+        assert ">target</span>" in strip
         mark = by_a.data[-1]
         assert mark.name == "your setting" and mark.x[0] == alpha
         assert mark.y[0] == pytest.approx(r.speedup)

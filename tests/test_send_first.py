@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import streamlit as st
 
 import ui.layout
 from tests.conftest import ROOT, open_app
@@ -108,22 +109,42 @@ def test_batching_pauses_after_the_gauges_when_the_toggle_alone_moved_else_after
     assert paused_after == ["batching_timeline"]
 
 
-def test_speculative_sends_its_main_chart_before_the_charts_above_it(monkeypatch):
-    """Page 03 fills its containers out of order: the α chart is made (and sent) before the
-    Monte Carlo chart, which the page still shows above it."""
+def _in_page_order(node):
+    """Every element under an AppTest block, in the order the page shows them."""
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node
+        return
+    for i in sorted(children):
+        yield from _in_page_order(children[i])
+
+
+def test_speculative_sends_its_main_chart_before_the_strip_above_it(monkeypatch):
+    """Page 03 fills its containers out of order: the α chart is made (and sent) before the Monte
+    Carlo strip (HTML, ui.bars), which the page still shows above it, and before the batch chart."""
     made: list[str] = []
-    real_chart = ui.layout.chart
+    real_chart, real_markdown = ui.layout.chart, st.markdown
 
     def chart(fig, *, key, **kw):
         made.append(key)
         real_chart(fig, key=key, **kw)
 
+    def markdown(body, *args, **kw):
+        if 'class="gl-bars gl-strip"' in body:
+            made.append("strip")
+        return real_markdown(body, *args, **kw)
+
     monkeypatch.setattr(ui.layout, "chart", chart)
+    monkeypatch.setattr(st, "markdown", markdown)
     at = open_app("app_pages/speculative.py")
     at.slider(key="spec_alpha").set_value(0.5).run()
     assert not at.exception
-    assert made[-3:] == ["spec_alpha_chart", "spec_rounds", "spec_batch_chart"]
-    shown = [c.proto.id for c in at.get("plotly_chart")]
-    order = [next(i for i, pid in enumerate(shown) if key in pid) for key in
-             ("spec_rounds", "spec_alpha_chart", "spec_batch_chart")]
-    assert order == sorted(order)
+    assert made[-3:] == ["spec_alpha_chart", "strip", "spec_batch_chart"]
+    shown = []
+    for el in _in_page_order(at.main):
+        if el.type == "plotly_chart":
+            shown.append(el.proto.id.rsplit("-", 1)[-1])
+        elif el.type == "markdown" and 'class="gl-bars gl-strip"' in el.value:
+            shown.append("strip")
+    assert [s for s in shown if s in ("strip", "spec_alpha_chart", "spec_batch_chart")] == [
+        "strip", "spec_alpha_chart", "spec_batch_chart"]

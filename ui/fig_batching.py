@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from PIL import Image, ImageColor
 
 from sim.batching import BatchingRun, Comparison
+from ui.bars import Part, stacked_bars_html
 from ui.format import percent, rate, seconds
 from ui.gauge import Gauge
 from ui.theme import COLORS, REQUEST_CYCLE, Spec, figure
@@ -191,55 +192,47 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
                   title=f"Who is in which slot: {POLICY_LABEL[run.policy].lower()} batching{note}")
 
 
-def breakdown_figure(comparison: Comparison) -> go.Figure | Spec:
-    """Where the token capacity (B slots x steps) goes in each mode: requested tokens, padding, idle."""
-    runs = [comparison.static, comparison.continuous]
-    names = [POLICY_LABEL[r.policy] for r in runs]
-    traces = []
-    for label, attr, color in (
-        ("Requested tokens", "useful_share", COLORS["useful"]),
-        ("Padding", "padding_share", COLORS["padding"]),
-        ("Empty while requests wait", "idle_waiting_share", COLORS["waste"]),
-        ("Unused: nobody waiting", "unused_share", COLORS["idle"]),
-    ):
-        values = [100 * getattr(r, attr) for r in runs]
-        traces.append(dict(
-            type="bar", y=names, x=values, orientation="h", name=label,
-            marker=dict(color=color),
-            text=[f"{v:.0f}%" if v >= 4 else "" for v in values], textposition="inside",
-            insidetextanchor="middle",
-            hovertemplate=f"<b>%{{y}}</b>: {label}<br>%{{x:.1f}}% of the slot-steps<extra></extra>",
-        ))
-    layout = dict(
-        barmode="stack",
-        xaxis=dict(range=[0, 100], ticksuffix="%", title="Share of the token capacity (B slots × steps)"),
-        yaxis=dict(autorange="reversed"),
-        # room for the title above the top legend
-        margin=dict(t=86),
-        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)),
-        legend=dict(y=1.01, traceorder="normal"),
-    )
-    return figure(traces, layout, height=250, title="Where the token capacity goes")
+#: The breakdown's parts: (name, Run attribute, colour). The four shares add up to the whole capacity.
+BREAKDOWN_PARTS = (
+    ("Requested tokens", "useful_share", COLORS["useful"]),
+    ("Padding", "padding_share", COLORS["padding"]),
+    ("Empty while requests wait", "idle_waiting_share", COLORS["waste"]),
+    ("Unused: nobody waiting", "unused_share", COLORS["idle"]),
+)
+BREAKDOWN_TITLE = "Where the token capacity goes"
+
+
+def breakdown_html(comparison: Comparison) -> str:
+    """Where the token capacity (B slots x steps) goes in each mode: requested tokens, padding, empty
+    slots while requests wait, unused; as HTML bars (``ui.bars``: a changing Plotly chart after the
+    slot timeline delayed it)."""
+    s, k = comparison.static, comparison.continuous
+    rows = [(POLICY_LABEL[r.policy], [100 * getattr(r, attr) for _, attr, _ in BREAKDOWN_PARTS])
+            for r in (s, k)]
+    alt = (f"{BREAKDOWN_TITLE}: requested tokens {percent(s.useful_share)} of it with static batching, "
+           f"{percent(k.useful_share)} with continuous; padding {percent(s.padding_share)} with static.")
+    return stacked_bars_html(BREAKDOWN_TITLE, rows, [Part(name, color) for name, _, color in BREAKDOWN_PARTS],
+                             axis_title="Share of the token capacity (B slots × steps)", alt=alt)
 
 
 def comparison_table(comparison: Comparison) -> pd.DataFrame:
-    """Both modes on the current settings, formatted for reading."""
-    rows = []
-    for r in (comparison.static, comparison.continuous):
-        rows.append({
-            "Mode": POLICY_LABEL[r.policy],
-            "Utilization": percent(r.utilization_gpu),
-            "Useful work": percent(r.useful_work),
-            "Padding": percent(r.padding_share),
-            "Empty, requests waiting": percent(r.idle_waiting_share),
-            "Unused, no demand": percent(r.unused_share),
-            "Output tok/s": rate(r.output_tokens_per_s, ""),
-            "Tok/s incl. padding": rate(r.generated_tokens_per_s, ""),
-            "Done after": seconds(r.wall_s),
-            "TTFT p50 / p99": f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
-            "TPOT p50 / p99": f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
-        })
-    return pd.DataFrame(rows)
+    """Both modes on the current settings, formatted for reading: one row per measure, one column per
+    mode (three columns read on a phone, where eleven did not)."""
+    runs = (comparison.static, comparison.continuous)
+    measures = {
+        "Utilization": lambda r: percent(r.utilization_gpu),
+        "Useful work": lambda r: percent(r.useful_work),
+        "Padding": lambda r: percent(r.padding_share),
+        "Empty, requests waiting": lambda r: percent(r.idle_waiting_share),
+        "Unused, no demand": lambda r: percent(r.unused_share),
+        "Output tok/s": lambda r: rate(r.output_tokens_per_s, "").strip(),
+        "Tok/s incl. padding": lambda r: rate(r.generated_tokens_per_s, "").strip(),
+        "Done after": lambda r: seconds(r.wall_s),
+        "TTFT p50 / p99": lambda r: f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
+        "TPOT p50 / p99": lambda r: f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
+    }
+    return pd.DataFrame({POLICY_LABEL[r.policy]: [f(r) for f in measures.values()] for r in runs},
+                        index=pd.Index(list(measures), name="Measure"))
 
 
 def summary_frame(comparison: Comparison) -> pd.DataFrame:

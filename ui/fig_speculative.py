@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sim.speculative import AlphaSweep, BatchSweep, Rounds, Speculation, accepted_law
+from ui.bars import Cell, Part, strip_html
 from ui.theme import COLORS, OKABE_ITO, figure
 
 STRIP_ROUNDS = 8  # rounds drawn in the Monte Carlo strip
@@ -54,48 +55,23 @@ def _diamond(x: float, y: float, name: str, hover: str) -> dict:
                             line=dict(color="white", width=2)))
 
 
-def rounds_figure(rounds: Rounds, n: int = STRIP_ROUNDS) -> go.Figure:
+def rounds_html(rounds: Rounds, alt: str, n: int = STRIP_ROUNDS) -> str:
     """A strip of the first ``n`` Monte Carlo rounds: each row is k proposed tokens coloured by fate,
-    then the one token the target's pass always adds (a bonus after k accepts, else a correction)."""
+    then the one token the target's pass always adds (a bonus after k accepts, else a correction). As
+    HTML cells (``ui.bars``: a changing Plotly chart drawn right after the α chart delayed it)."""
     status = rounds.status(n)
     n, k = status.shape
     accepted = rounds.accepted[:n]
-    labels = [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)]
-    rows, cols = np.meshgrid(np.arange(n), np.arange(k), indexing="ij")
-    # textangle 0: plotly turns text that does not fit a narrow bar sideways (a phone's cells are narrow);
-    # upright, it is scaled down to fit instead.
-    cell = dict(type="bar", orientation="h", textposition="inside", insidetextanchor="middle", textangle=0)
-    traces = []
-    for code in (1, 2, 0):
-        name, color, text, hover = _CELL[code]
-        sel = status == code
-        traces.append(cell | dict(
-            y=[labels[r] for r in rows[sel]], x=np.full(int(sel.sum()), 0.9),
-            base=(cols[sel] + 0.05).tolist(),
-            name=name, marker=dict(color=color, line=dict(width=0)), text=[text] * int(sel.sum()),
-            textfont=dict(color="white", size=14), customdata=cols[sel] + 1,
-            hovertemplate=f"draft token %{{customdata}}: {hover}<extra></extra>",
-        ))
-    bonus = accepted == k
-    traces.append(cell | dict(
-        y=labels, x=np.full(n, 0.9), base=[k + 0.35] * n,
-        name="target's token (bonus or correction)", marker=dict(color=COLORS["decode"], line=dict(width=0)),
-        text=["+1"] * n, textfont=dict(color="white", size=13),
-        customdata=np.where(bonus, "bonus: all drafts accepted, the verify pass also yields the next "
-                                   "token", "correction: the target's own token replaces the "
-                                            "rejected draft"),
-        hovertemplate="%{customdata}<extra></extra>",
-    ))
-    ticks = [*(i + 0.5 for i in range(k)), k + 0.8]
-    layout = dict(
-        xaxis=dict(range=[0, k + 1.3], tickvals=ticks, ticktext=[*(str(i + 1) for i in range(k)), "target"],
-                   title=dict(text=f"Draft 1 to {k}, then the target's own token"),
-                   showgrid=False),
-        yaxis=dict(autorange="reversed", showgrid=False, categoryorder="array", categoryarray=labels),
-        barmode="overlay", bargap=0.12, margin=dict(t=80), legend=dict(y=1.04),
-    )
-    return _figure(130 + 28 * n, f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): "
-                                 "accepted prefix + 1 token per target pass", traces, layout)
+    cells = {code: Cell(Part(name, color), text, hover) for code, (name, color, text, hover) in _CELL.items()}
+    target = Part("target's token (bonus or correction)", COLORS["decode"])
+    last = [Cell(target, "+1", "bonus: all drafts accepted, the verify pass also yields the next token"
+                 if a == k else "correction: the target's own token replaces the rejected draft")
+            for a in accepted]
+    return strip_html(
+        f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): accepted prefix + 1 token per target pass",
+        [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)], status.tolist(), cells, last,
+        columns=[str(i + 1) for i in range(k)], last_column="target",
+        axis_title=f"Draft 1 to {k}, then the target's own token", alt=alt)
 
 
 def _y_top(*values: float) -> float:

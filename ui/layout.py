@@ -40,6 +40,7 @@ PAGE_CSS = """<style>
                                                             font-size: 0.8rem; padding: 0.3rem; }
   [data-testid="stTable"] td *, [data-testid="stTable"] th * {
     overflow-wrap: anywhere !important; word-break: break-all !important; white-space: normal !important; }
+  [data-testid="stTable"] th, [data-testid="stTable"] th * { word-break: normal !important; }
 }
 [data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
@@ -58,7 +59,38 @@ PAGE_CSS = """<style>
 .gl-gauge-title { font-size: 0.9rem; line-height: 1.25; }
 .gl-gauge-title span { font-size: 0.72rem; color: __MUTED__; }
 .gl-gauge svg { display: block; width: 100%; height: auto; max-height: 155px; margin-top: 0.2rem; }
-</style>""".replace("__MUTED__", COLORS["muted"]).replace("__OUTLINE__", COLORS["muted"] + "4D")  # 30 % alpha
+.gl-bars { margin: 0 0 0.4rem; }
+.gl-bars-title { margin: 0 0 1rem; }
+.gl-bars-row { display: flex; align-items: center; gap: 0.5rem; margin: 3px 0; }
+.gl-bars-name { flex: 0 0 6.5rem; font-size: 0.85rem; line-height: 1.2; text-align: right; }
+.gl-strip .gl-bars-name { flex-basis: 9.5rem; }
+.gl-bars-track { flex: 1; display: flex; height: 2.2rem; background: __FREE__; min-width: 0; }
+.gl-seg { display: flex; align-items: center; justify-content: center; overflow: hidden; white-space: nowrap;
+          font-size: 0.8rem; }
+.gl-bars-ticks { flex: 1; position: relative; height: 1.2rem; border-top: 1px solid __GRID__;
+                 font-size: 0.75rem; color: __MUTED__; }
+.gl-bars-ticks span { position: absolute; top: 0.1rem; transform: translateX(-50%); }
+.gl-bars-ticks span:first-child { transform: none; }
+.gl-bars-ticks span:last-child { transform: translateX(-100%); }
+.gl-bars-axis-title { font-size: 0.8rem; color: __MUTED__; text-align: center; padding-left: 7rem; }
+.gl-strip .gl-bars-axis-title { padding-left: 10rem; }
+.gl-cells { flex: 1; display: flex; gap: 3px; min-width: 0; }
+.gl-cell, .gl-cells-heads span { flex: 1 1 0; min-width: 0; display: flex; align-items: center;
+                                 justify-content: center; overflow: hidden; }
+.gl-cell { height: 1.45rem; font-size: 0.85rem; }
+.gl-cells-heads span { font-size: 0.75rem; color: __MUTED__; }
+.gl-cell-last { margin-left: 0.6rem; }
+@media (max-width: 640px) {
+  .gl-bars-name { flex-basis: 4.6rem; font-size: 0.75rem; }
+  .gl-strip .gl-bars-name { flex-basis: 6.6rem; }
+  .gl-bars-axis-title { padding-left: 5rem; }
+  .gl-strip .gl-bars-axis-title { padding-left: 7rem; }
+  .gl-cell { font-size: 0.7rem; }
+  .gl-cells { gap: 2px; }
+  .gl-cell-last { margin-left: 0.3rem; }
+}
+</style>""".replace("__MUTED__", COLORS["muted"]).replace("__FREE__", COLORS["free"]).replace(
+    "__GRID__", COLORS["grid"]).replace("__OUTLINE__", COLORS["muted"] + "4D")  # 30 % alpha
 
 
 class PageStopped(Exception):
@@ -155,7 +187,6 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "phases_gap_chart": (231, 10, 10, 64),
     # continuous-batching
     "batching_timeline": (74, 10, 13, 71),
-    "batching_breakdown": (80, 10, 41, 64),
     # paged-attention
     "paging_pool": (9, 4, 4, 10),
     "paging_ledger": (179, 10, 81, 70),
@@ -163,7 +194,6 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "paging_card": (72, 10, 50, 115),
     "paging_chunked": (73, 10, 50, 114),
     # speculative-decoding
-    "spec_rounds": (118, 10, 49, 64),
     "spec_alpha_chart": (61, 16, 50, 66),
     "spec_batch_chart": (71, 22, 50, 66),
     # what-to-watch
