@@ -24,7 +24,7 @@ import argparse
 import os
 import statistics
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from playwright.sync_api import Page, sync_playwright
@@ -170,8 +170,9 @@ def _act(page: Page, control: Control, i: int) -> None:
         raise ValueError(f"unknown control kind {control.kind!r}")
 
 
-def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
-                 start: int = 0) -> tuple[list[float], list[float], list[float], list[float]]:
+def time_control(page: Page, control: Control, changes: int, warmup: int = 2, start: int = 0,
+                 before_input: Callable[[], object] | None = None,
+                 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Milliseconds from input to redrawn chart, from input to the rerun request being sent, from
     input to the run's last websocket frame, and from input to the page settling (its last DOM
     change before it went idle: every chart below the watched one drawn too), for ``changes``
@@ -186,6 +187,8 @@ def time_control(page: Page, control: Control, changes: int, warmup: int = 2,
             raise RuntimeError(f"no plotly chart or SVG keyed {control.chart!r} on the page")
         page.evaluate("() => { Object.assign(window.__bt, "
                       "{t0: null, t1: null, sent: null, recv: null, last: null}); }")
+        if before_input is not None:  # benchmarks.browser_profile starts its profiler here
+            before_input()
         _act(page, control, start + i)  # start: where a caller timing one change at a time is
         page.wait_for_function(_CHANGED, arg=control.chart, polling="raf", timeout=TIMEOUT_MS)
         wait_idle(page)
