@@ -48,9 +48,9 @@ def chunk_of(url: str) -> str:
 def self_time_by_chunk(profile: dict, window_ms: float) -> dict[str, float]:
     """Milliseconds of self time per chunk in a CDP ``Profiler.stop`` profile, over the ``window_ms``
     that start at its first sample outside ``(idle)`` and ``(program)``: the profiler starts right
-    before the input, and the input's handler is the first script to run. ``(program)`` and ``(idle)`` are kept
-    under their own names. Each sample counts for the time since the one before it (how Chrome's
-    DevTools counts it)."""
+    before the input, and the input's handler is the first script to run. ``(program)``, ``(idle)``
+    and ``(garbage collector)`` keep their own names. Each sample counts for the time since the one
+    before it (as Chrome's DevTools counts it)."""
     nodes = {n["id"]: n["callFrame"] for n in profile["nodes"]}
     t = profile["startTime"]
     times = []

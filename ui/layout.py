@@ -79,7 +79,7 @@ PAGE_CSS = """<style>
                                  justify-content: center; overflow: hidden; }
 .gl-cell { height: 1.45rem; font-size: 0.85rem; }
 .gl-cells-heads span { font-size: 0.75rem; color: __MUTED__; }
-.gl-cell-last { margin-left: 0.6rem; }
+.gl-cells .gl-cell-last { flex: 1 0 2.6rem; margin-left: 0.6rem; }
 @media (max-width: 640px) {
   .gl-bars-name { flex-basis: 4.6rem; font-size: 0.75rem; }
   .gl-strip .gl-bars-name { flex-basis: 6.6rem; }
@@ -87,7 +87,8 @@ PAGE_CSS = """<style>
   .gl-strip .gl-bars-axis-title { padding-left: 7rem; }
   .gl-cell { font-size: 0.7rem; }
   .gl-cells { gap: 2px; }
-  .gl-cell-last { margin-left: 0.3rem; }
+  .gl-cells .gl-cell-last { flex: 0 0 2.6rem; margin-left: 0.3rem; }
+  .gl-cells-heads span { font-size: 0.65rem; }
 }
 </style>""".replace("__MUTED__", COLORS["muted"]).replace("__FREE__", COLORS["free"]).replace(
     "__GRID__", COLORS["grid"]).replace("__OUTLINE__", COLORS["muted"] + "4D")  # 30 % alpha
