@@ -112,7 +112,7 @@ mode = policy.capitalize()
 views = _views(comparison, key, policy)
 # What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved
 # (the toggle, or a control outside the key such as the sidebar's price); when a setting did, the slot
-# timeline, after the gauges and the first numbers.
+# timeline, after the gauges.
 previous_key = st.session_state.get("_batching_run_key")  # None: the page's first run, nothing moved
 settings_moved = previous_key is not None and previous_key != key
 st.session_state["_batching_run_key"] = key
@@ -131,8 +131,8 @@ with gauges:
 
 # The numbers and text between the gauges and the slot timeline are placed now and filled after it:
 # a change of the settings sends the gauges, then the timeline, first of everything below
-# (ui.layout.send_what_is_drawn). Each element the browser handles before or while it draws the
-# timeline delays it (README, "Speed"): the first row of numbers, sent before it, cost 11 %.
+# (ui.layout.send_what_is_drawn). The browser renders every element a run sends, changed or not
+# (README, "Speed", eighth run): the fewer come before the timeline, the sooner it is drawn.
 middle = st.container()
 chart(
     views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",

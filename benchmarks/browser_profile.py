@@ -37,6 +37,8 @@ from tests.browser.helpers import open_page
 SAMPLING_US = 250
 #: Frames outside any script: the browser's own work and its idle time.
 NATIVE = "(native)"
+#: Where Streamlit serves its frontend's scripts.
+FRONTEND = "/static/js/"
 
 
 def chunk_of(url: str) -> str:
@@ -47,10 +49,11 @@ def chunk_of(url: str) -> str:
 
 def self_time_by_chunk(profile: dict, window_ms: float) -> dict[str, float]:
     """Milliseconds of self time per chunk in a CDP ``Profiler.stop`` profile, over the ``window_ms``
-    that start at its first sample outside ``(idle)`` and ``(program)``: the profiler starts right
-    before the input, and the input's handler is the first script to run. ``(program)``, ``(idle)``
-    and ``(garbage collector)`` keep their own names. Each sample counts for the time since the one
-    before it (as Chrome's DevTools counts it)."""
+    that start at its first sample in the frontend's own scripts (a URL under ``/static/js/``): the
+    profiler starts right before the input, and the frontend's input handler is the first of its
+    scripts to run (Playwright's own script, which focuses and presses, has no such URL).
+    ``(program)``, ``(idle)`` and ``(garbage collector)`` keep their own names. Each sample counts for
+    the time since the one before it (as Chrome's DevTools counts it)."""
     nodes = {n["id"]: n["callFrame"] for n in profile["nodes"]}
     t = profile["startTime"]
     times = []
@@ -58,8 +61,7 @@ def self_time_by_chunk(profile: dict, window_ms: float) -> dict[str, float]:
         t += delta
         times.append(t)
     samples = list(zip(profile["samples"], times, strict=True))
-    start = next((at for node, at in samples
-                  if nodes[node]["functionName"] not in ("(idle)", "(program)", "(root)")), None)
+    start = next((at for node, at in samples if FRONTEND in nodes[node]["url"]), None)
     out: collections.Counter[str] = collections.Counter()
     if start is None:
         return {}

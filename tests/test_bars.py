@@ -44,7 +44,8 @@ def test_segments_are_as_wide_as_their_share(values):
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -3.0, 250.0])
-def test_shares_outside_0_100_are_clipped(bad):
+def test_shares_outside_0_100_are_clipped_or_dropped(bad):
+    """A share over 100 is drawn as 100; a negative or non-finite one is not drawn."""
     html = stacked_bars_html("t", [("row", [bad, 10, 10])], PARTS, axis_title="x", alt="x")
     (bar,) = _segments(html)
     assert all(0 < w <= 100 for _, w, _ in bar)
@@ -56,10 +57,20 @@ def test_a_row_needs_one_value_per_part():
         stacked_bars_html("t", [("row", [1, 2])], PARTS, axis_title="x", alt="x")
 
 
-def test_text_on_a_segment_reads_on_its_colour():
-    assert bars._text_color("#FFFFFF") == COLORS["text"]
-    assert bars._text_color(COLORS["idle"]) == COLORS["text"]
-    assert bars._text_color("#0072B2") == "white"
+@pytest.mark.parametrize("name", sorted(COLORS))
+def test_text_on_a_segment_is_the_colour_that_contrasts_more(name):
+    """Against every colour of the theme: the text colour chosen has the higher WCAG contrast."""
+    color = COLORS[name]
+    chosen = bars._text_color(color)
+    other = "white" if chosen == COLORS["text"] else COLORS["text"]
+    as_hex = {"white": "#FFFFFF"}
+    assert bars.contrast(as_hex.get(chosen, chosen), color) >= bars.contrast(as_hex.get(other, other), color)
+
+
+def test_contrast_is_wcags_ratio():
+    assert bars.contrast("#000000", "#FFFFFF") == pytest.approx(21.0)
+    assert bars.contrast("#777777", "#FFFFFF") == pytest.approx(4.48, abs=0.01)
+    assert bars.contrast("red", "#FFFFFF") == 1.0  # not a hex colour: no claim
     assert bars._text_color("red") == "white"
 
 
@@ -82,7 +93,9 @@ def test_the_strip_has_a_cell_per_draft_coloured_by_its_fate(alpha, k):
     # the legend names only the fates that occur, in a fixed order
     legend = [unescape(n) for n in
               re.findall(r'<span class="gl-item"[^>]*><span[^>]*></span>([^<]+)</span>', html)]
-    assert legend[-1] == "target's token (bonus or correction)"
+    order = ["accepted draft", "rejected draft", "not reached", "target's token (bonus or correction)"]
+    assert legend == [name for name in order if name in legend]
+    assert legend[-1] == order[-1]
     assert ("accepted draft" in legend) == bool(rounds.accepted[:STRIP_ROUNDS].any())
 
 
@@ -119,7 +132,7 @@ def test_texts_and_colours_are_never_markup(text, color):
                                    unit=text),
                  strip_html(text, [text], [[1]], {1: cell}, [cell], columns=[text], last_column=text,
                             axis_title=text, alt=text)):
-        assert "\n" not in html
+        assert len(html.splitlines()) == 1  # no line break of any kind
         parts = _Tags()
         parts.feed(html)
         assert parts.tags <= {"div", "p", "strong", "span"}

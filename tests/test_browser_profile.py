@@ -25,14 +25,16 @@ def test_samples_count_from_the_first_script_for_the_window():
     react = "http://h/static/js/react-dom.x.js"
     plotly = "http://h/static/js/PlotlyChart.y.js"
     profile = _profile(
-        [("(idle)", ""), ("(program)", ""), ("se", react), ("se", react), ("(program)", ""),
+        [("(idle)", ""), ("press", "playwright-injected"), ("se", react), ("se", react), ("(program)", ""),
          ("draw", plotly), ("(idle)", ""), ("late", plotly)],
         [0, 5000, 1000, 2000, 3000, 4000, 1000, 10_000],
     )
-    # the first script sample is at 6 ms; a 10 ms window ends at 16 ms: the last sample (at 26) is out
+    # the frontend's first sample is at 6 ms (Playwright's script at 5 ms is not the input's handler);
+    # a 10 ms window ends at 16 ms: the last sample (at 26) is out
     got = self_time_by_chunk(profile, window_ms=10)
     assert got == pytest.approx({"react-dom": 1 + 2, "(program)": 3, "PlotlyChart": 4, "(idle)": 1})
 
 
 def test_a_profile_with_no_script_has_nothing_to_count():
     assert self_time_by_chunk(_profile([("(idle)", ""), ("(program)", "")], [0, 100]), 50) == {}
+    assert self_time_by_chunk(_profile([("(idle)", ""), ("f", "http://h/other.js")], [0, 100]), 50) == {}

@@ -34,18 +34,33 @@ class Part:
     color: str
 
 
-def _text_color(color: str) -> str:
-    """White or the house text colour, whichever reads better on ``color`` (a hex colour; anything
-    else gets white). Plotly picks the text colour inside a bar the same way."""
+def _luminance(color: str) -> float | None:
+    """WCAG 2's relative luminance of a hex colour (None for anything else)."""
     c = color.lstrip("#")
     if len(c) == 3:
         c = "".join(ch * 2 for ch in c)
+    if len(c) not in (6, 8):
+        return None
     try:
-        r, g, b = (int(c[i:i + 2], 16) / 255 for i in (0, 2, 4))
+        channels = [int(c[i:i + 2], 16) / 255 for i in (0, 2, 4)]
     except ValueError:
-        return "white"
-    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b  # relative to the eye, not WCAG's linearised value
-    return COLORS["text"] if lum > 0.6 else "white"
+        return None
+    r, g, b = (v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two hex colours (1 to 21; 1 where either is not a hex colour)."""
+    la, lb = _luminance(a), _luminance(b)
+    if la is None or lb is None:
+        return 1.0
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def _text_color(color: str) -> str:
+    """White or the house text colour, whichever contrasts more with ``color`` (WCAG 2's ratio;
+    white on anything that is not a hex colour)."""
+    return COLORS["text"] if contrast(COLORS["text"], color) > contrast("#FFFFFF", color) else "white"
 
 
 def _t(text: str) -> str:
@@ -130,7 +145,7 @@ def strip_html(title: str, rows: Sequence[str], codes: Sequence[Sequence[int]], 
     for name, row, end in zip(rows, codes, last, strict=True):
         kinds = [cells[int(x)] for x in row]
         cs = "".join(cell(c, f"{name}, draft token {j + 1}: {c.tip}") for j, c in enumerate(kinds))
-        said = _t(f"{name}: {', '.join(c.part.name for c in kinds)}; {end.part.name}")
+        said = _t(f"{name}: {', '.join(c.part.name for c in kinds)}; {end.tip}")
         out.append(f'<div class="gl-bars-row"><span class="gl-bars-name">{_t(name)}</span>'
                    f'<div class="gl-cells" role="img" aria-label="{said}">'
                    f'{cs}{cell(end, f"{name}: {end.tip}", " gl-cell-last")}</div></div>')

@@ -12,7 +12,7 @@ from PIL import Image, ImageColor
 
 from sim.batching import BatchingRun, Comparison
 from ui.bars import Part, stacked_bars_html
-from ui.format import percent, rate, seconds
+from ui.format import count, percent, seconds
 from ui.gauge import Gauge
 from ui.theme import COLORS, REQUEST_CYCLE, Spec, figure
 
@@ -225,8 +225,8 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
         "Padding": lambda r: percent(r.padding_share),
         "Empty, requests waiting": lambda r: percent(r.idle_waiting_share),
         "Unused, no demand": lambda r: percent(r.unused_share),
-        "Output tok/s": lambda r: rate(r.output_tokens_per_s, "").strip(),
-        "Tok/s incl. padding": lambda r: rate(r.generated_tokens_per_s, "").strip(),
+        "Output tok/s": lambda r: count(r.output_tokens_per_s),  # as the metrics show them
+        "Tok/s incl. padding": lambda r: count(r.generated_tokens_per_s),
         "Done after": lambda r: seconds(r.wall_s),
         "TTFT p50 / p99": lambda r: f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
         "TPOT p50 / p99": lambda r: f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
