@@ -59,3 +59,37 @@ def test_the_same_on_other_setups(path, setup):
     plain, validated = _specs(path, False, SETUPS[setup]), _specs(path, True, SETUPS[setup])
     assert plain, "the setup should draw charts on this page"
     assert plain == validated
+
+
+def test_a_send_leaves_the_cached_encoding_as_it_was():
+    """``ui.layout._Sent`` sends a figure's encoded dict as it is, not a copy: Streamlit's send must
+    only read it. The calls Streamlit 1.67's st.plotly_chart makes, on a figure with a trace uid (the
+    one field plotly.io.to_json writes to), leave it unchanged, and a page drawn again from its cached
+    figures sends the same JSON as the first time."""
+    import copy
+
+    import plotly.io
+    import plotly.tools
+
+    import ui.layout
+    from ui.theme import Spec
+
+    spec = Spec([{"type": "scatter", "x": [0, 1], "y": [2, 3], "uid": "a"}], {"height": 300})
+    first = ui.layout._Sent.of(spec)
+    before = copy.deepcopy(spec._sent)
+    for _ in range(2):
+        fig = plotly.tools.return_figure_from_figure_or_data(ui.layout._Sent.of(spec), validate_figure=True)
+        plotly.io.to_json(fig, validate=False)
+    assert first.to_dict() is spec._sent and spec._sent == before
+    assert "uid" not in spec._sent["data"][0] and spec._data[0]["uid"] == "a"  # the figure keeps its own
+
+    ui.sim_cache.clear_all()
+    ui.theme.VALIDATE_FIGURES = False
+    try:
+        at = open_app("app_pages/two_phases.py")
+        sent = [c.proto.spec for c in at.get("plotly_chart")]
+        at.run()  # a full rerun: the page's cached figures are sent again
+        assert [c.proto.spec for c in at.get("plotly_chart")] == sent
+    finally:
+        ui.theme.VALIDATE_FIGURES = True
+        ui.sim_cache.clear_all()
