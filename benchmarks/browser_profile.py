@@ -108,8 +108,8 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=8)
     parser.add_argument("--top", type=int, default=12, help="chunks shown, by the app's time")
     args = parser.parse_args()
-    path = next((p for p, c in MAIN if c.key == args.control), None)
-    if path is None or next(c for _, c in MAIN if c.key == args.control).chart in NOT_A_FIGURE:
+    path, control = next(((p, c) for p, c in MAIN if c.key == args.control), (None, None))
+    if control is None or control.chart in NOT_A_FIGURE:
         parser.error(f"--control: {args.control!r} is not a main control whose chart is a Plotly figure")
     with tempfile.TemporaryDirectory(dir=ROOT, prefix=".bare-") as tmp, \
             tempfile.TemporaryDirectory() as config_home:

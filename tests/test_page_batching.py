@@ -53,6 +53,26 @@ def test_defaults_render_static_with_both_gauges(at):
     assert table.loc["Output tok/s", "Static"] == metric(at, "Output tok/s")
 
 
+@pytest.mark.parametrize("workload", ["anyscale", "anyscale_latency", "chat", "fixed"])
+@pytest.mark.parametrize("load", ["burst", "poisson"])
+def test_table_and_breakdown_agree_with_the_metrics_on_every_workload_and_load(workload, load):
+    """Not only the defaults: on every workload, queued or arriving, the table shows what the metrics
+    show for the mode on screen, and each mode's breakdown adds up to its whole capacity."""
+    at = open_app(PAGE)
+    at.selectbox(key="batching_workload").set_value(workload).run()
+    at.radio(key="batching_load").set_value(load).run()
+    for continuous in (False, True):
+        at.toggle(key="batching_continuous").set_value(continuous).run()
+        assert not at.exception
+        table, mode = at.table[0].value, "Continuous" if continuous else "Static"
+        assert table.loc["Utilization", mode] == metric(at, "GPU utilization")
+        assert table.loc["Useful work", mode] == metric(at, "Useful work")
+        assert table.loc["Output tok/s", mode] == metric(at, "Output tok/s")
+        assert table.loc["Tok/s incl. padding", mode] == metric(at, "Tok/s incl. padding")
+        for bar in breakdown(at):
+            assert sum(bar.values()) == pytest.approx(100, abs=0.01)
+
+
 def breakdown(at) -> list[dict[str, float]]:
     """Each mode's bar of the capacity breakdown (ui.bars: one HTML element), {part: share %}."""
     (html,) = [m.value for m in at.markdown if 'class="gl-bars gl-stacked"' in m.value]
