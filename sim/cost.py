@@ -872,8 +872,10 @@ def kernel_busy_fraction(cost: StepCost, idle_s: float = 0.0) -> float:
     return float(np.sum(cost.gpu_time_s)) / wall if wall > 0 else 0.0
 
 
+@lru_cache(maxsize=64)
 def calibration_step_s(assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
-    """The model's decode step, in seconds, at the quoted point (compare CALIBRATION_MEASURED_S)."""
+    """The model's decode step, in seconds, at the quoted point (compare CALIBRATION_MEASURED_S).
+    Cached: the sidebar quotes it on every run (``Assumptions`` is frozen, so hashable)."""
     step = decode_step_cost(GPUS[CALIBRATION_GPU], MODELS[CALIBRATION_MODEL], 1, CALIBRATION_CONTEXT_TOKENS,
                             assumptions)
     return float(step.time_s)
