@@ -19,8 +19,38 @@ from ui.glossary import define
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
 from ui.measured import explain_gap, predictions, roofline_points, roofline_trace, summary, ttft_trace
 from ui.setup import current_setup
+from ui.sim_cache import page_cache
 
 POW2 = [2**i for i in range(0, 16)]
+
+
+# The step model's results and the figures drawn from them, once per setup and setting, as pages 01-04
+# keep theirs: a reader moving a control back and forth, or many opening the same link, ask for the
+# same ones again (about a third of this page's run). Frozen results and figures nothing writes to.
+@page_cache("phases._views", 32)
+def _views(_setup, setup_key: str, batch: int, prompt: int, context: int) -> dict:
+    """The two phases at this batch, prompt and context on one setup (``setup_key`` stands for the
+    unhashed ``_setup``), their TTFT curve, the measured runs on the setup, and the four figures."""
+    r = two_phases(_setup.gpu, _setup.model, prompt, batch, context, _setup.assumptions)
+    measured = roofline_points(_setup)
+    curve = ttft_curve(_setup.gpu, _setup.model, sorted({*TTFT_PROMPT_TOKENS, prompt}), _setup.assumptions)
+    ttft_here = curve.ttft_at(prompt)
+    ttft_runs = predictions(_setup, ("ttft_ms",))
+    return {
+        "r": r, "measured": measured, "curve": curve, "ttft_here": ttft_here, "ttft_runs": ttft_runs,
+        "roofline": roofline_figure(r, _setup.gpu, _setup.model, _setup.assumptions,
+                                    roofline_trace(measured)),
+        "busy": busy_figure(r), "operators": operator_figure(r),
+        "ttft": ttft_figure(curve, prompt, ttft_here, ttft_trace(ttft_runs)),
+    }
+
+
+@page_cache("phases._gap", 32)
+def _gap(_setup, setup_key: str, phase: str, batch: int, prompt: int, context: int, _measured) -> tuple:
+    """The waterfall from the roofline floor to the estimate (``ui.measured.explain_gap``) and its
+    figure; ``_measured`` are the setup's measured points, which ``setup_key`` stands for."""
+    ex = explain_gap(_setup, phase, batch=batch, context=context, prompt=prompt, points=_measured)
+    return ex, gap_figure(ex.gap, ex.measured_s, f"Measured ({ex.row.id})" if ex.row else "Measured")
 
 header("00", "Two phases, two very different machines", """
 **Prefill** keeps the tensor cores busy; **decode** reads every weight to make one token a step, and
@@ -41,16 +71,16 @@ with st.container(horizontal=True, gap="small", key="phases_controls"):
 
 fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {context:,} cached tokens")
 fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
-r = two_phases(setup.gpu, setup.model, prompt, batch, context, setup.assumptions)
+setup_key = repr(setup)
+views = _views(setup, setup_key, batch, prompt, context)
+r, measured = views["r"], views["measured"]
 crossover = r.compute_bound_batch
-measured = roofline_points(setup)
 
 # The roofline beside its headline numbers (a phone stacks them: the chart comes first).
 left, right = st.columns([1.7, 1], vertical_alignment="center")
 with left:
     chart(
-        roofline_figure(r, setup.gpu, setup.model, setup.assumptions, roofline_trace(measured)),
-        key="phases_roofline", send_first=True,
+        views["roofline"], key="phases_roofline", send_first=True,
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
             f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
@@ -123,7 +153,7 @@ if model.n_experts:
         + (" " + _expert_layouts(setup, batch, context) if model.tp > 1 else ""))
 
 chart(
-    busy_figure(r), key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
+    views["busy"], key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
     alt=f"Prefill keeps the tensor cores busy {float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} "
         f"of its step; decode keeps them busy "
         f"{float(r.decode.compute_time_s[0] / r.decode.time_s[0]):.1%} and the memory "
@@ -132,17 +162,15 @@ chart(
 
 dec, pre = r.operator_shares("decode"), r.operator_shares("prefill")
 chart(
-    operator_figure(r), key="phases_operators", title="Where each step's time goes, operator by operator",
+    views["operators"], key="phases_operators", title="Where each step's time goes, operator by operator",
     alt=f"Decode at batch {batch}: the MLP takes {dec['mlp']:.0%} of the step, attention "
         f"{dec['attention']:.0%}, the LM head {dec['lm_head']:.0%}; in prefill the MLP takes "
         f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
-curve = ttft_curve(setup.gpu, setup.model, sorted({*TTFT_PROMPT_TOKENS, prompt}), setup.assumptions)
-ttft_here = curve.ttft_at(prompt)
-ttft_runs = predictions(setup, ("ttft_ms",))
+curve, ttft_here, ttft_runs = views["curve"], views["ttft_here"], views["ttft_runs"]
 chart(
-    ttft_figure(curve, prompt, ttft_here, ttft_trace(ttft_runs)), key="phases_ttft",
+    views["ttft"], key="phases_ttft",
     title="Time to first token as the prompt grows",
     alt=f"Time to first token of one prompt on an idle {setup.gpu.name}: {fmt.seconds(ttft_here)} at "
         f"{prompt:,} tokens, from {fmt.seconds(float(curve.ttft_s[0]))} at {int(curve.prompt_tokens[0]):,} "
@@ -162,11 +190,11 @@ st.markdown("#### The gap, explained")
 # on the chosen segment, or a link with ``phases_gap=``), and the waterfall always explains one step.
 gap_phase = st.radio("Step", ["Decode", "Prefill"], index=0, horizontal=True, key="phases_gap",
                      bind="query-params", help="Which step the waterfall explains.")
-ex = explain_gap(setup, gap_phase, batch=batch, context=context, prompt=prompt, points=measured)
+ex, gap_fig = _gap(setup, setup_key, gap_phase, batch, prompt, context, measured)
 g = ex.gap
 top_stage = max(g.steps_s, key=g.steps_s.get)
 chart(
-    gap_figure(g, ex.measured_s, f"Measured ({ex.row.id})" if ex.row else "Measured"), key="phases_gap_chart",
+    gap_fig, key="phases_gap_chart",
     title=f"From the roofline floor to the estimate: {gap_phase.lower()}, {ex.where}",
     alt=f"Waterfall: the roofline floor {fmt.seconds(g.floor_s)}, the model's estimate "
         f"{fmt.seconds(g.estimate_s)}; the largest step is {top_stage} "
