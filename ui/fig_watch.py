@@ -324,8 +324,9 @@ def _verdict_word(fires: bool | None) -> str:
     return NOT_RUN_VERDICT if fires is None else "yes" if fires else "no"
 
 
-def failures_display(frame: pd.DataFrame) -> pd.DataFrame:
-    """The failures table for ``st.table`` (Markdown cells, which wrap, unlike a data grid's)."""
+def failures_display(frame: pd.DataFrame) -> pa.Table:
+    """The failures table for ``st.table`` (Markdown cells, which wrap, unlike a data grid's), as an
+    Arrow table: Streamlit sends it as it is, with no conversion from pandas on every run."""
     def verdict(v: str) -> str:
         return ("**fires**" if v == "yes" else "quiet" if v == "no"
                 else "not run: it does not fit on this card")
@@ -344,4 +345,4 @@ def failures_display(frame: pd.DataFrame) -> pd.DataFrame:
             "Alert": r["Alert"],
             "Value in the scenario": value,
         })
-    return pd.DataFrame(rows)
+    return pa.Table.from_pylist(rows)
