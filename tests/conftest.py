@@ -8,14 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
 import ui.layout
 import ui.theme
-from ui.custom_model import PARAM as MODEL_PARAM
-from ui.state import SETUP_KEYS
-
-#: URL keys of the sidebar's widgets (the custom model's config is a plain parameter, read every run).
-SIDEBAR_WIDGETS = frozenset(SETUP_KEYS) - {MODEL_PARAM}
+from ui.layout import _DRAWN_PAGE_KEY as DRAWN_PAGE_KEY
+from ui.nav import ALL_PAGES, HOME
 
 ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is validated by plotly
 # No pause after a page's main chart (ui.layout.send_what_is_drawn): AppTest has no browser to draw
@@ -95,26 +93,28 @@ ALL_SECTIONS: dict[str, dict[str, str]] = {
 
 
 def open_app(page: str | None = None, params: dict[str, str | list[str]] | None = None) -> AppTest:
-    """Run the app from its entrypoint with URL query parameters ``params``, and switch to ``page``
-    (a script path such as ``app_pages/two_phases.py``). Raises if the page is not registered.
+    """Run the app from its entrypoint with URL query parameters ``params``, on ``page`` (a script
+    path such as ``app_pages/two_phases.py``; None: the landing page), as a browser opening that link
+    does: one run, on that page. Raises if the page is not registered.
 
-    AppTest's first run always lands on the default page (it cannot deep-link to a page registered
-    under a custom url_path), so the parameters are given to that first run, where the sidebar's
-    global widgets read them, and again, less the sidebar widgets' own, to the page's run, where its
-    own widgets read them.
+    Before its first run AppTest names a page by its file name, which does not match a page that
+    ``st.navigation`` registers under its own url_path, so ``switch_page`` would land on the default
+    page. The run is pointed at the page's script hash instead (Streamlit's ``calc_hash`` of the
+    url_path, as ``st.Page`` computes it); that saved a run of the landing page per test (0.25 s).
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     for key, value in (params or {}).items():
         at.query_params[key] = value
-    at.run()
     if page is not None:
-        for key, value in (params or {}).items():
-            # Not the sidebar widgets': they read theirs on the first run and dropped any at its
-            # default from the URL, as a browser's address bar then shows; sent again, such a
-            # parameter would reach a page drawn before the sidebar (page 04's links carry the URL).
-            if key not in SIDEBAR_WIDGETS:
-                at.query_params[key] = value
-        at.switch_page(page).run()
+        section = next((s for s in ALL_PAGES if s.path == page), None)
+        if section is None:
+            raise ValueError(f"{page!r} is not a registered page")
+        if section is not HOME:
+            at._page_hash = calc_hash(section.url_path)  # AppTest 1.67's field for the page to run
+    at.run()
+    if page is not None and section is not HOME and not at.exception:
+        drawn = at.session_state[DRAWN_PAGE_KEY] if DRAWN_PAGE_KEY in at.session_state else None  # noqa: SIM401 (no .get)
+        assert drawn == section.url_path, f"open_app({page!r}) ran {drawn!r}, not {section.url_path!r}"
     return at
 
 
