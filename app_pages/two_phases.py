@@ -26,31 +26,42 @@ POW2 = [2**i for i in range(0, 16)]
 
 # The step model's results and the figures drawn from them, once per setup and setting, as pages 01-04
 # keep theirs: a reader moving a control back and forth, or many opening the same link, ask for the
-# same ones again (about a third of this page's run). Frozen results and figures nothing writes to.
-@page_cache("phases._views", 32)
-def _views(_setup, setup_key: str, batch: int, prompt: int, context: int) -> dict:
+# same ones again (about a third of this page's run). Only what the main chart needs is computed
+# before it is sent; the rest after. Shared by every reader: the results are frozen and the lists
+# tuples, and ``ui.layout.chart`` only sets a figure's margins and encoding, under its lock.
+@page_cache("phases._main", 32)
+def _main(_setup, setup_key: str, batch: int, prompt: int, context: int) -> tuple:
     """The two phases at this batch, prompt and context on one setup (``setup_key`` stands for the
-    unhashed ``_setup``), their TTFT curve, the measured runs on the setup, and the four figures."""
+    unhashed ``_setup``), the measured runs on the setup, and the roofline figure."""
     r = two_phases(_setup.gpu, _setup.model, prompt, batch, context, _setup.assumptions)
-    measured = roofline_points(_setup)
+    measured = tuple(roofline_points(_setup))
+    return r, measured, roofline_figure(r, _setup.gpu, _setup.model, _setup.assumptions,
+                                        roofline_trace(list(measured)))
+
+
+@page_cache("phases._steps", 32)
+def _step_figures(_r, setup_key: str, batch: int, prompt: int, context: int) -> tuple:
+    """Which unit works, and the operators' shares, for ``_main``'s result at the same key."""
+    return busy_figure(_r), operator_figure(_r)
+
+
+@page_cache("phases._ttft", 16)
+def _ttft(_setup, setup_key: str, prompt: int) -> tuple:
+    """One prompt's TTFT curve on an idle server, the value at ``prompt``, the setup's measured TTFT
+    runs, and the figure."""
     curve = ttft_curve(_setup.gpu, _setup.model, sorted({*TTFT_PROMPT_TOKENS, prompt}), _setup.assumptions)
     ttft_here = curve.ttft_at(prompt)
-    ttft_runs = predictions(_setup, ("ttft_ms",))
-    return {
-        "r": r, "measured": measured, "curve": curve, "ttft_here": ttft_here, "ttft_runs": ttft_runs,
-        "roofline": roofline_figure(r, _setup.gpu, _setup.model, _setup.assumptions,
-                                    roofline_trace(measured)),
-        "busy": busy_figure(r), "operators": operator_figure(r),
-        "ttft": ttft_figure(curve, prompt, ttft_here, ttft_trace(ttft_runs)),
-    }
+    runs = tuple(predictions(_setup, ("ttft_ms",)))
+    return curve, ttft_here, runs, ttft_figure(curve, prompt, ttft_here, ttft_trace(list(runs)))
 
 
 @page_cache("phases._gap", 32)
 def _gap(_setup, setup_key: str, phase: str, batch: int, prompt: int, context: int, _measured) -> tuple:
     """The waterfall from the roofline floor to the estimate (``ui.measured.explain_gap``) and its
     figure; ``_measured`` are the setup's measured points, which ``setup_key`` stands for."""
-    ex = explain_gap(_setup, phase, batch=batch, context=context, prompt=prompt, points=_measured)
+    ex = explain_gap(_setup, phase, batch=batch, context=context, prompt=prompt, points=list(_measured))
     return ex, gap_figure(ex.gap, ex.measured_s, f"Measured ({ex.row.id})" if ex.row else "Measured")
+
 
 header("00", "Two phases, two very different machines", """
 **Prefill** keeps the tensor cores busy; **decode** reads every weight to make one token a step, and
@@ -72,15 +83,14 @@ with st.container(horizontal=True, gap="small", key="phases_controls"):
 fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {context:,} cached tokens")
 fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
 setup_key = repr(setup)
-views = _views(setup, setup_key, batch, prompt, context)
-r, measured = views["r"], views["measured"]
+r, measured, roofline = _main(setup, setup_key, batch, prompt, context)
 crossover = r.compute_bound_batch
 
 # The roofline beside its headline numbers (a phone stacks them: the chart comes first).
 left, right = st.columns([1.7, 1], vertical_alignment="center")
 with left:
     chart(
-        views["roofline"], key="phases_roofline", send_first=True,
+        roofline, key="phases_roofline", send_first=True,
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
             f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
@@ -152,8 +162,9 @@ if model.n_experts:
         "model stops looking like its active size long before the ridge point."
         + (" " + _expert_layouts(setup, batch, context) if model.tp > 1 else ""))
 
+busy, operators = _step_figures(r, setup_key, batch, prompt, context)
 chart(
-    views["busy"], key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
+    busy, key="phases_busy", title="Which unit works: tensor cores vs memory, per step",
     alt=f"Prefill keeps the tensor cores busy {float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} "
         f"of its step; decode keeps them busy "
         f"{float(r.decode.compute_time_s[0] / r.decode.time_s[0]):.1%} and the memory "
@@ -162,15 +173,15 @@ chart(
 
 dec, pre = r.operator_shares("decode"), r.operator_shares("prefill")
 chart(
-    views["operators"], key="phases_operators", title="Where each step's time goes, operator by operator",
+    operators, key="phases_operators", title="Where each step's time goes, operator by operator",
     alt=f"Decode at batch {batch}: the MLP takes {dec['mlp']:.0%} of the step, attention "
         f"{dec['attention']:.0%}, the LM head {dec['lm_head']:.0%}; in prefill the MLP takes "
         f"{pre['mlp']:.0%} and attention {pre['attention']:.0%}.",
 )
 
-curve, ttft_here, ttft_runs = views["curve"], views["ttft_here"], views["ttft_runs"]
+curve, ttft_here, ttft_runs, ttft_fig = _ttft(setup, setup_key, prompt)
 chart(
-    views["ttft"], key="phases_ttft",
+    ttft_fig, key="phases_ttft",
     title="Time to first token as the prompt grows",
     alt=f"Time to first token of one prompt on an idle {setup.gpu.name}: {fmt.seconds(ttft_here)} at "
         f"{prompt:,} tokens, from {fmt.seconds(float(curve.ttft_s[0]))} at {int(curve.prompt_tokens[0]):,} "

@@ -33,12 +33,19 @@ def test_every_main_control_has_a_figure_to_capture():
 
 def test_real_figures_are_captured_for_every_watched_chart_but_page_01s_gauges(monkeypatch):
     import ui.layout
+    import ui.sim_cache
     import ui.theme
 
     # real_figures() turns validation and the pause off for the benchmark: restored after this test
     monkeypatch.setattr(ui.theme, "VALIDATE_FIGURES", ui.theme.VALIDATE_FIGURES)
     monkeypatch.setattr(ui.layout, "SEND_FIRST_S", ui.layout.SEND_FIRST_S)
-    got = real_figures()
+    # The pages cache their figures process-wide: emptied before, so the capture builds its own, and
+    # after, so no later test in this worker draws one built without validation.
+    ui.sim_cache.clear_all()
+    try:
+        got = real_figures()
+    finally:
+        ui.sim_cache.clear_all()
     assert set(got) == {control.chart for _, control in MAIN} - NOT_A_FIGURE
     for chart, (a, b) in got.items():
         assert a != b, chart  # the control changes its figure
