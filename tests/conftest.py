@@ -113,7 +113,7 @@ def open_app(page: str | None = None, params: dict[str, str | list[str]] | None 
             at._page_hash = calc_hash(section.url_path)  # AppTest 1.67's field for the page to run
     at.run()
     if page is not None and section is not HOME and DRAWN_PAGE_KEY in at.session_state:
-        drawn = at.session_state[DRAWN_PAGE_KEY] if DRAWN_PAGE_KEY in at.session_state else None  # noqa: SIM401 (no .get)
+        drawn = at.session_state[DRAWN_PAGE_KEY]
         assert drawn == section.url_path, f"open_app({page!r}) ran {drawn!r}, not {section.url_path!r}"
     return at
 
