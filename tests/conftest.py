@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -22,6 +24,13 @@ ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is val
 ui.layout.SEND_FIRST_S = 0.0
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Each new AppTest's first run scans every installed distribution for Streamlit v2 component
+# manifests (Streamlit 1.67, ``BidiComponentManager.discover_and_register_components``): 0.2 s here,
+# about a quarter of a page test's time. The installed packages do not change during a test run, so
+# one scan per process is the same answer (the app has no v2 components; the scan finds none). A real
+# server scans once, at start-up.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 # CI: derandomised so a red run is reproducible; locally: random, to keep finding new cases.
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
