@@ -632,7 +632,6 @@ if box is not None:
     with box:
         split = _split_section()
 
-examples = _distserve_examples()
 # Decode steps of DistServe's model under both readings of its engine, at a colocated GPU's few
 # sequences and at a busy decode GPU's batch, each at its mean context (prompt + half the output).
 SMALL_BATCH, LARGE_BATCH = 2, 24
@@ -648,11 +647,15 @@ def _distserve_steps() -> dict:
             for name, a in (("kernels", load.DISTSERVE_ENGINE), ("host", load.DISTSERVE_ENGINE_HOST))}
 
 
-step_ms = _distserve_steps()
 _full_layers = " of the full-attention layers" if 0 < setup.model.window_share < 1 else ""
-example, matched, host_read = examples["defaults"], examples["kernels"], examples["host"]
-how_computed(
-    rf"""
+
+
+def _how_body() -> str:
+    """The expander's text. It quotes DistServe's example through the model (about 2 s of runs, once
+    per server process), so it is built only when a reader opens the expander."""
+    examples, step_ms = _distserve_examples(), _distserve_steps()
+    example, matched, host_read = examples["defaults"], examples["kernels"], examples["host"]
+    return rf"""
 **Requests.** Poisson arrivals; lengths fixed or ShareGPT-like (lognormal, prompt median
 {load.SHAREGPT_PROMPT[0]:.0f} tokens, output median {load.SHAREGPT_OUTPUT[0]:.0f}, long-tailed and capped;
 shapes chosen to look like chat traffic, not fitted). One seed; a different rate re-times the same
@@ -720,7 +723,11 @@ kernels give colocated {host_read.colocated_per_gpu:.2f} req/s and {host_read.ga
 leaving less of the {load.DISTSERVE_TARGETS.tbt_s * 1e3:.0f} ms TPOT target for the prefills that stall it.
 The paper does not split its engine's time; its engine is C++ (LLMServe/DistServe's README:
 "pure C++ GPT implementation"), which points at the kernels.
-""",
+"""
+
+
+how_computed(
+    _how_body,
     assumptions=[
         "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
         "are per replica). No pipeline parallelism.",

@@ -147,6 +147,26 @@ def test_url_sets_the_policy():
     assert at.select_slider(key="load_rate").value == 30
 
 
+def test_distserve_example_runs_only_when_how_computed_is_opened(monkeypatch):
+    """DistServe's example through the model (about 2 s of runs) is quoted only in "How this is
+    computed": a reader who does not open it does not wait for it, one who does gets it."""
+    from sim import load
+    from ui import sim_cache
+
+    cached = sim_cache._PAGE_CACHES.get("load._distserve_examples")  # once a process: empty it
+    if cached is not None:
+        cached[0].clear()
+    runs = []
+    real = load.distserve_example
+    monkeypatch.setattr(load, "distserve_example", lambda a: runs.append(a) or real(a))
+    at = open_app(PAGE)
+    assert not at.exception and runs == []
+    open_how(at)
+    assert not at.exception
+    assert runs == [load.DEFAULT_ASSUMPTIONS, load.DISTSERVE_ENGINE, load.DISTSERVE_ENGINE_HOST]
+    assert any("REFERENCE V20" in m.value for m in at.markdown)
+
+
 def test_how_computed_gives_v20_from_the_models_runs(at):
     """REFERENCE V20 on the page: the defaults' gain and the engine-matched prediction, as computed."""
     from sim import load

@@ -6,6 +6,7 @@ import base64
 import re
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
@@ -423,14 +424,16 @@ def _structure(value):
 HOW_KEY = "_how_open"
 
 
-def how_computed(body_md: str, assumptions: list[str], sources: list[str]) -> None:
+def how_computed(body_md: str | Callable[[], str], assumptions: list[str], sources: list[str]) -> None:
     """The "How this is computed" expander: equations, the simplifications, and the sources. Like the
-    Data expander, its text is sent only while it is open (opening it reruns the page)."""
+    Data expander, its text is sent only while it is open (opening it reruns the page). ``body_md``
+    may be a function returning the text, called only while the expander is open: for text that
+    quotes a computation the rest of the page does not need."""
     box = st.expander("How this is computed", icon=":material/functions:", key=HOW_KEY, on_change="rerun")
     if not box.open:
         return
     with box:
-        st.markdown(body_md)
+        st.markdown(body_md() if callable(body_md) else body_md)
         st.markdown("**Assumptions and simplifications**")
         st.markdown("\n".join(f"- {a}" for a in assumptions))
         st.markdown("**Sources**")
