@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from streamlit.components.v2 import manifest_scanner
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -31,6 +32,24 @@ ROOT = Path(__file__).resolve().parent.parent
 # one scan per process is the same answer (the app has no v2 components; the scan finds none). A real
 # server scans once, at start-up.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+# Each AppTest run also starts a new ScriptCache, so app.py and the page's script are read, parsed for
+# Streamlit's "magic" and compiled again on every run (about 3 % of the page tests' time). One
+# compiled copy a file per process, keyed on the file's path, modification time and size, so a file a
+# test writes is compiled afresh.
+_BYTECODE: dict = {}
+_compile_script = ScriptCache.get_bytecode
+
+
+def _shared_bytecode(self, script_path: str):
+    stat = os.stat(script_path)
+    key = (script_path, stat.st_mtime_ns, stat.st_size)
+    if key not in _BYTECODE:
+        _BYTECODE[key] = _compile_script(self, script_path)
+    return _BYTECODE[key]
+
+
+ScriptCache.get_bytecode = _shared_bytecode
 
 # CI: derandomised so a red run is reproducible; locally: random, to keep finding new cases.
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
