@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from streamlit import config
 from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
@@ -34,16 +36,18 @@ ROOT = Path(__file__).resolve().parent.parent
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 # Each AppTest run also starts a new ScriptCache, so app.py and the page's script are read, parsed for
-# Streamlit's "magic" and compiled again on every run (about 3 % of the page tests' time). One
-# compiled copy a file per process, keyed on the file's path, modification time and size, so a file a
-# test writes is compiled afresh.
+# Streamlit's "magic" and compiled again on every run (3-7 % of the page tests' time). One compiled
+# copy a file per process, keyed on its absolute path, a hash of its bytes (reading is cheap; compiling
+# is what costs) and the magic setting, so a file a test writes or rewrites is compiled afresh.
 _BYTECODE: dict = {}
 _compile_script = ScriptCache.get_bytecode
 
 
 def _shared_bytecode(self, script_path: str):
-    stat = os.stat(script_path)
-    key = (script_path, stat.st_mtime_ns, stat.st_size)
+    path = os.path.abspath(script_path)
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    key = (path, digest, config.get_option("runner.magicEnabled"))
     if key not in _BYTECODE:
         _BYTECODE[key] = _compile_script(self, script_path)
     return _BYTECODE[key]
