@@ -125,8 +125,11 @@ with metric_row():
               help="One token for each of the batch's sequences.")
     st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True, help=define("MBU"))
     st.metric("Compute-bound from batch", fmt.count(crossover),
-              border=True, help=f"At {context:,} cached tokens per sequence. 'never': each extra "
-                                "sequence brings more KV-cache bytes than math, so memory stays the limit.")
+              border=True, help=f"At {context:,} cached tokens per sequence: where the decode step's math "
+                                "time reaches its HBM time (weights, KV cache and, for a mixture of experts, "
+                                "the experts the batch's tokens reach; all-reduces are the link's time). "
+                                "'never': each extra sequence brings more KV-cache bytes than math, so "
+                                "memory stays the limit.")
 
 
 def _expert_layouts(setup, batch: int, context: int) -> str:

@@ -838,25 +838,45 @@ def gemm_ridge_batch(gpu, model, assumptions=DEFAULT_ASSUMPTIONS) -> float:
 
 def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> float:
     """The decode batch size at which the step's math time catches up with its memory time (``inf``
-    if never).
+    if never): where ``StepCost.memory_bound`` turns False.
 
     Decode at batch B and context c: X = B * (1, c + 1, c + 1, 1) (windowed layers capped, as in
-    ``attention_sums``), so math = B * a and memory =
-    W + B * k with a and k the per-sequence seconds summed over operators and W the weight seconds:
-        B = W / (a - k)
+    ``attention_sums``), so math = B * a and HBM time = W + B * k + R(B), with a and k the
+    per-sequence seconds summed over operators, W the weight seconds and R(B) the routed experts'
+    reads (mixture of experts: the experts B tokens touch, ``_touched``; 0 for a dense model). The
+    all-reduces of tensor parallelism are the interconnect's time, not HBM's: left out, as in
+    ``StepCost.memory_time_s``. Dense: B = W / (a - k). With experts, R grows with B up to every
+    expert, so B solves B (a - k) = W + R(B) (bisection; one crossing, R is concave).
     If a <= k every extra sequence adds more memory time than math time (long contexts with GQA:
     attention does ~H/KV FLOP per KV byte), and decode never turns compute-bound.
     """
     coef = step_time_coefficients(gpu, model, assumptions)
     pairs, kv = attention_sums(model, 1, float(context_tokens))
     x = np.array([1.0, float(pairs), float(kv), 1.0])
+    hbm = ~coef.comm
     a = float((coef.compute @ x).sum())
-    k = float((coef.memory @ x).sum())
-    w = float(coef.weight_s.sum())
+    k = float((coef.memory[hbm] @ x).sum())
+    w = float(coef.weight_s[hbm].sum())
     margin = a - k
     if margin <= 0:
         return math.inf
-    return w / margin
+    if not coef.moe:
+        return w / margin
+
+    def short(b: float) -> float:  # math time minus HBM time at batch b: < 0 while memory-bound
+        return b * margin - w - sum(_touched(e, kk, b, g, z) * sec for _, e, kk, sec, _, g, z in coef.moe)
+
+    lo = hi = w / margin  # R >= 0: not compute-bound below W / (a - k)
+    for _ in range(200):
+        if short(hi) >= 0:
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        return math.inf
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if short(mid) >= 0 else (mid, hi)
+    return hi
 
 
 def kernel_busy_fraction(cost: StepCost, idle_s: float = 0.0) -> float:

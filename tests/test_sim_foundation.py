@@ -166,6 +166,41 @@ def test_compute_bound_batch_is_where_times_cross():
     assert 150 < b < 600
 
 
+def _crossover_setups():
+    """Every GPU and model preset, on 1, 2 and 8 GPUs (experts split, and whole per GPU)."""
+    for model in MODELS.values():
+        variants = [model]
+        for tp in (2, 8):
+            try:
+                variants.append(model.with_tp(tp))
+                if model.n_experts:
+                    variants.append(model.with_tp(tp, expert_parallel=True))
+            except ValueError:
+                pass
+        yield from variants
+
+
+@pytest.mark.parametrize("context", [128, 2048])
+def test_compute_bound_batch_is_where_the_step_turns_compute_bound_for_every_preset(context):
+    """The crossover the pages quote (page 00's metric, page 02's line) is where StepCost.memory_bound
+    flips, for mixture-of-experts models (their routed experts' reads count as memory) and under
+    tensor parallelism (the all-reduces are the link's time, not HBM's) as for a dense model on one
+    GPU. It was 20-90x too low for every MoE preset and far too high on 8 GPUs."""
+    checked = 0
+    for gpu in GPUS.values():
+        for model in _crossover_setups():
+            b = compute_bound_batch(gpu, model, context)
+            if not math.isfinite(b):
+                never = decode_step_cost(gpu, model, 2.0**24, context)
+                assert bool(never.memory_bound.item()), (gpu.name, model.name, model.tp)
+                continue
+            below, above = (decode_step_cost(gpu, model, f * b, context) for f in (0.99, 1.01))
+            assert bool(below.memory_bound.item()), (gpu.name, model.name, model.tp, b)
+            assert not bool(above.memory_bound.item()), (gpu.name, model.name, model.tp, b)
+            checked += 1
+    assert checked > {128: 300, 2048: 50}[context]  # long contexts: GQA decode mostly never crosses
+
+
 def test_long_context_gqa_decode_never_turns_compute_bound():
     assert compute_bound_batch(H100, LLAMA8, 4096) == math.inf
     assert bool(decode_step_cost(H100, LLAMA8, 4096, 4096).memory_bound.item())
