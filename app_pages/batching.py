@@ -107,7 +107,8 @@ run = comparison.run(policy)
 other = comparison.run("static" if continuous else "continuous")
 for r_ in (run, other):  # the fullest step of either policy must fit its KV cache
     fits_or_stop(setup, slots, peak_context_tokens(r_),
-                 f"{slots} slots at the fullest step of {r_.policy} batching")
+                 f"{fmt.counted(slots, 'slot')} at the fullest step of {r_.policy} batching",
+                 levers="Lower the slots or pick a workload with shorter requests on this page")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 # What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved

@@ -305,7 +305,8 @@ targets = load.Targets(ttft_s, tbt_s)
 key = repr(setup)
 stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
 longest = int((stream.prompt_tokens + stream.output_tokens).max())
-fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)")
+fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)",
+             levers="Pick the other workload (Lengths) on this page")
 run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))

@@ -226,7 +226,8 @@ batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="pagi
                          bind="query-params")
 chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
 fits_or_stop(setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
-             f"{batch} sequences at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt")
+             f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt",
+             levers="Lower the decode batch or the long prompt on this page")
 cp = sim_cache.chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
 
 m = metric_slots(4)

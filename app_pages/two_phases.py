@@ -80,8 +80,11 @@ with st.container(horizontal=True, gap="small", key="phases_controls"):
                                key="phases_context", bind="query-params",
                                help="Tokens already cached for each decoding sequence.")
 
-fits_or_stop(setup, batch, context + 1, f"Decode of {batch:,} sequences at {context:,} cached tokens")
-fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt")
+fits_or_stop(setup, batch, context + 1,
+             f"Decode of {fmt.counted(batch, 'sequence')} at {context:,} cached tokens",
+             levers="Lower the batch or the context on this page")
+fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt",
+             levers="Shorten the prompt on this page")
 setup_key = repr(setup)
 r, measured, roofline = _main(setup, setup_key, batch, prompt, context)
 crossover = r.compute_bound_batch

@@ -96,7 +96,7 @@ scenario of this article. Set your latency targets: goodput, the output of the r
 them, is what moves.
 """, prefix="watch")
 # The title first: a setup that does not fit still says which page this is.
-fits_or_stop(setup, 1, 1, "The model's weights")
+fits_or_stop(setup, 1, 1, "The model's weights", levers=None)
 runs, day = _runs(setup, setup_key)
 
 c1, c2 = st.columns(2)
@@ -208,7 +208,8 @@ windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card
 
 st.subheader("A day on the dashboard")
 day_fits = fits_or_say(setup, day.run.slots, peak_context_tokens(day.run),
-                       f"The day's {day.run.slots} continuous-batching slots at their fullest step")
+                       f"The day's {day.run.slots} continuous-batching slots at their fullest step",
+                       levers=None)
 if day_fits:
     st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)

@@ -173,8 +173,12 @@ class MemoryPlan:
 
 
 def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
-                utilization: float = DEFAULT_UTILIZATION) -> MemoryPlan:
-    """The memory ``batch`` sequences of ``context_tokens`` tokens need on one ``gpu``."""
+                utilization: float = DEFAULT_UTILIZATION, drafter: Model | None = None) -> MemoryPlan:
+    """The memory ``batch`` sequences of ``context_tokens`` tokens need on one ``gpu``.
+
+    ``drafter``: a speculative-decoding drafter served beside ``model`` (``sim.speculative
+    .drafter_held``): its weights and its KV cache, one entry per context token like the target's,
+    count too (the plan is then named after both)."""
     if not (isinstance(utilization, (int, float)) and math.isfinite(utilization)
             and UTILIZATION_RANGE[0] <= utilization <= UTILIZATION_RANGE[1]):
         raise ValueError(f"utilization must be in {list(UTILIZATION_RANGE)}, got {utilization!r}")
@@ -182,13 +186,19 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         raise ValueError(f"batch must be an integer >= 0, got {batch!r}")
     if not (isinstance(context_tokens, (int, np.integer)) and context_tokens >= 0):
         raise ValueError(f"context_tokens must be an integer >= 0, got {context_tokens!r}")
+    weights, kv_token, name = model.served_weight_bytes, float(model.kv_bytes_per_token), model.name
+    if drafter is not None:
+        weights += drafter.served_weight_bytes
+        kv_token += drafter.kv_bytes_per_token
+        name = f"{model.name} with its {drafter.name}"
     return MemoryPlan(
-        gpu_name=gpu.name, model_name=model.name, total_bytes=gpu.hbm_bytes,
-        utilization=float(utilization), weight_bytes=model.served_weight_bytes,
-        activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=model.kv_bytes_per_token,
+        gpu_name=gpu.name, model_name=name, total_bytes=gpu.hbm_bytes,
+        utilization=float(utilization), weight_bytes=weights,
+        activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=kv_token,
         batch=int(batch), context_tokens=int(context_tokens),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
-        window_share=model.window_share,
+        # the target's windowed layers, as a share of a token's bytes with the drafter's added
+        window_share=model.window_share * model.kv_bytes_per_token / kv_token,
     )
 
 
@@ -214,18 +224,19 @@ def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZA
 
 
 def smallest_gpu_count(gpu: GPU, model: Model, batch: int, context_tokens: int,
-                       counts: tuple[int, ...] = (1, 2, 4, 8)) -> int | None:
+                       counts: tuple[int, ...] = (1, 2, 4, 8), drafter: Model | None = None) -> int | None:
     """The fewest GPUs per replica (tensor parallelism, of ``counts``) on which ``batch`` sequences of
-    ``context_tokens`` fit, or None: not on any of them, or the model's shapes or the GPU's links do
-    not allow that split."""
+    ``context_tokens`` fit (with ``drafter``, as in ``memory_plan``, split the same way), or None:
+    not on any of them, or the model's shapes or the GPU's links do not allow that split."""
     for n in counts:
         try:
             split = model.with_tp(n)
+            split_drafter = drafter.with_tp(n) if drafter is not None else None
             if n > 1:
                 gpu.allreduce_bandwidth(n)
         except ValueError:
             continue
-        if memory_plan(gpu, split, batch, context_tokens).fits:
+        if memory_plan(gpu, split, batch, context_tokens, drafter=split_drafter).fits:
             return n
     return None
 
@@ -239,7 +250,8 @@ def describe(plan: MemoryPlan) -> str:
     """One plain sentence: what does not fit, by how much, and the largest setup that does."""
     if not plan.weights_fit:
         need = plan.weight_bytes + plan.activation_bytes
-        return (f"{plan.model_name}'s weights ({gib(plan.weight_bytes):,.1f} GiB, as the engine holds them) "
+        return (f"The weights of {plan.model_name} ({gib(plan.weight_bytes):,.1f} GiB, as the engine holds "
+                f"them) "
                 f"and the engine's start-up reserve ({gib(plan.activation_bytes):,.1f} GiB: activations, the "
                 f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
                 f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on one {plan.gpu_name} "

@@ -320,6 +320,21 @@ def draft_head_for(target: Model, vocab: int | None = None) -> Model:
                                dense_layers=0)
 
 
+def drafter_held(target: Model, method: Method) -> Model | None:
+    """The drafter as the memory check counts it beside ``target`` (``sim.memory.memory_plan``), or
+    None where nothing is held ('ratio' methods: n-gram lookup, Medusa's heads, a manual c, left out).
+    A draft LM whole. An EAGLE-style head: its decoder layer (and that layer's KV cache), plus its own
+    LM head where it has a vocabulary of its own (EAGLE-3's); EAGLE reads the target's embedding and
+    LM head, so a one-row vocabulary stands in for them."""
+    if method.drafter == "model":
+        draft = draft_model_for(target)
+        return dataclasses.replace(draft, name=f"draft model {draft.name}")
+    if method.drafter == "head":
+        head = draft_head_for(target, method.head_vocab or 1)
+        return dataclasses.replace(head, name=f"{method.name} draft head")
+    return None
+
+
 def shares_vocab(target: Model, method: Method) -> bool:
     """Whether the draft LM can serve ``target``: draft and target must share a vocabulary (vLLM
     spec-decode blog). Heads and lookups work on the target's own tokens."""
@@ -557,7 +572,8 @@ def speedup_vs_batch(
         plain_tokens_per_s=b / cost.decode.time_s,
         verify_memory_bound=cost.verify.memory_bound, decode_memory_bound=cost.decode.memory_bound,
         full_acceptance_speedup=_speedup(method, 1.0, cost),
-        max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k))).max_batch,
+        max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k)),
+                              drafter=drafter_held(target, method)).max_batch,
     )
 
 

@@ -76,6 +76,23 @@ def test_a_batch_that_does_not_fit_says_so_and_shows_no_numbers():
     assert not at.metric
 
 
+def test_the_drafters_weights_count_in_the_memory_check():
+    """Llama-3.1-70B in FP8 leaves 0.3 GiB on an H100: the target alone fits at batch 1, but the 1.4 GiB
+    draft model (or an EAGLE head) does not fit beside it, so the page refuses to show a speedup for
+    it; n-gram lookup holds no weights and runs."""
+    query = {"gpu": "H100 SXM", "model": "Llama-3.1-70B", "weights": "fp8", "kv": "fp8", "spec_batch": "1",
+             "spec_context": "128"}
+    for method in ("Draft model", "EAGLE", "EAGLE-3"):
+        at = open_app(PAGE, {**query, "spec_method": method})
+        assert not at.exception
+        assert at.error and "does not fit in memory" in at.error[0].value, method
+        assert "draft" in at.error[0].value, method
+        assert not at.metric, method
+    at = open_app(PAGE, {**query, "spec_method": "n-gram lookup"})
+    assert not at.exception and not at.error
+    assert at.metric
+
+
 def test_presets_set_the_sliders_and_the_reader_can_override():
     at = open_app(PAGE)
     at.radio(key="spec_method").set_value("EAGLE").run()

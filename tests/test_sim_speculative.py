@@ -363,7 +363,10 @@ def test_the_batch_sweep_marks_what_does_not_fit():
     sweep = spec.speedup_vs_batch(H100, LLAMA8, m, m.alpha, m.k, 32768)
     assert 1 <= sweep.max_batch < 16
     assert sweep.fits[0] and not sweep.fits[-1]
-    assert sweep.max_batch == memory_plan(H100, LLAMA8, 1, 32768 + 8).max_batch
+    # the drafter's weights and KV cache count: one sequence fewer than the target alone
+    with_drafter = memory_plan(H100, LLAMA8, 1, 32768 + 8, drafter=spec.drafter_held(LLAMA8, m))
+    assert sweep.max_batch == with_drafter.max_batch
+    assert sweep.max_batch < memory_plan(H100, LLAMA8, 1, 32768 + 8).max_batch
     r = spec.speculate(H100, LLAMA8, m, m.alpha, m.k, 1, 32768)
     fig = batch_figure(sweep, r)
     names = [t.name for t in fig.data]

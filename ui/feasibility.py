@@ -8,27 +8,37 @@ from sim.memory import describe, memory_plan, smallest_gpu_count
 from ui.layout import stop_page
 
 
-def fits_or_say(setup, batch: int, context_tokens: int, what: str) -> bool:
-    """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU; where they do
-    not, say what does not fit, by how much, the largest batch that does and the fewest GPUs on
-    which it would, so that the caller shows no number for it."""
-    plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens))
+def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
+                levers: str | None = "Lower the batch or the context on this page") -> bool:
+    """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
+    speculative ``drafter`` beside the model, ``sim.memory.memory_plan``); where they do not, say what
+    does not fit, by how much, the largest batch that does and the fewest GPUs on which it would, so
+    that the caller shows no number for it. ``levers``: what this page offers to make it fit (None:
+    nothing on the page; not offered where the weights alone do not fit, which no batch fixes)."""
+    plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
     st.error(f"**This setup does not fit in memory, so no numbers are shown for it.** {what}: "
              + describe(plan), icon=":material/memory_alt:")
-    n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens))
+    n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
              if n and n > setup.model.tp else "")
-    st.caption(split + "Lower the batch or the context on this page, or pick a larger GPU, smaller "
-               "weights or a smaller model in the sidebar.")
+    if not plan.weights_fit and drafter is None:  # the sentence above names the sidebar's choices
+        advice = ""
+    elif levers:
+        advice = f"{levers}, or pick a larger GPU, smaller weights or a smaller model in the sidebar."
+    else:
+        advice = "Pick a larger GPU, smaller weights or a smaller model in the sidebar."
+    if split or advice:
+        st.caption(split + advice)
     return False
 
 
-def fits_or_stop(setup, batch: int, context_tokens: int, what: str) -> None:
+def fits_or_stop(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
+                 levers: str | None = "Lower the batch or the context on this page") -> None:
     """``fits_or_say``, and where the setup does not fit, stop the page there: no number for a setup
     that cannot exist is shown as if it were real."""
-    if not fits_or_say(setup, batch, context_tokens, what):
+    if not fits_or_say(setup, batch, context_tokens, what, drafter=drafter, levers=levers):
         stop_page()
 
 

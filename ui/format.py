@@ -53,6 +53,11 @@ def bytes_(value_b: float) -> str:
 
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 sequence', '32 sequences', '1,024 slots': a count and its noun, singular for one."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def count(value: float) -> str:
     if not math.isfinite(value):
         return "never"
