@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim.phases import two_phases
 from ui import format as fmt
+from ui.feasibility import fits_or_say
 from ui.nav import SECTIONS, SOURCES
 from ui.setup import current_setup
 
@@ -22,13 +23,16 @@ identical on that dashboard. Each section below takes one serving technique, let
 and off, and shows both. The Sources page has a glossary: every word means one thing on every page.
 """)
 setup = current_setup()
-batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=2048, batch=1, context_tokens=512,
-                    assumptions=setup.assumptions)
-left, right = st.columns(2)
-left.metric("What the dashboard shows: nvidia-smi utilization", fmt.percent(batch1.decode_utilization_gpu),
-            border=True, help="Batch-1 decode, 512 tokens of context: a kernel is almost always running.")
-right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
-             help="Achieved FLOP/s over peak during the same decode.")
+# The two numbers are one batch-1 decode after a 2,048-token prompt: shown only where that fits.
+if fits_or_say(setup, 1, 2048, "One request (a 2,048-token prompt) on this setup", levers=None):
+    batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=2048, batch=1, context_tokens=512,
+                        assumptions=setup.assumptions)
+    left, right = st.columns(2)
+    left.metric("What the dashboard shows: nvidia-smi utilization",
+                fmt.percent(batch1.decode_utilization_gpu), border=True,
+                help="Batch-1 decode, 512 tokens of context: a kernel is almost always running.")
+    right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
+                 help="Achieved FLOP/s over peak during the same decode.")
 st.caption(f"Every number is computed live for **{setup.label}**. Pick another GPU or model "
            "in the sidebar and every page follows. Copy the URL to share exactly what you see.")
 

@@ -49,3 +49,17 @@ def test_every_section_keeps_its_title_when_the_setup_does_not_fit():
         assert not at.exception, section.path
         assert any("does not fit" in e.value for e in at.error), section.path
         assert at.title and at.title[0].value.startswith(f"{section.number} · "), section.path
+
+
+def test_the_landing_page_shows_its_two_numbers_only_for_a_setup_that_fits():
+    """The landing page's utilization and MFU are a batch-1 decode on the sidebar's setup: for
+    Llama-3.1-70B in BF16 on an L4 (141 GB of weights, a 24 GB card) it showed 99.9 % and 0.19 % with
+    no word; now it says what does not fit, and the way through the sections stays."""
+    at = open_app("app_pages/home.py", {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert not at.exception
+    assert any("does not fit" in e.value for e in at.error)
+    assert not at.metric
+    assert not any("Lower the batch" in c.value for c in at.caption)  # the page has no batch
+    assert any(h.value == "The story, in order" for h in at.subheader)
+    fits = open_app("app_pages/home.py")
+    assert not fits.error and len(fits.metric) == 2
