@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.cost import gemm_ridge_batch
+from sim.memory import memory_plan
 from sim.paging import (
     CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
@@ -49,6 +50,11 @@ the pool.
 """, prefix="paging")
 
 setup = current_setup()
+if not memory_plan(setup.gpu, setup.model, 0, 0).weights_fit:  # the pool is a toy; the card is not
+    st.warning(f"**{setup.model.name} does not fit on one {setup.gpu.name}**, so no number on this page is "
+               "for this setup. The 64-page pool just below is a toy, the same for every GPU and model; "
+               "*On a real card* further down says by how much the model does not fit.",
+               icon=":material/memory_alt:")
 # One row that does not stack on a phone: the switch, the step and the pool on one screen.
 controls = st.container(horizontal=True, wrap=False, vertical_alignment="center", gap="medium")
 paged = controls.toggle("PagedAttention", value=False, key="paging_paged", bind="query-params",

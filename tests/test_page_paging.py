@@ -141,6 +141,12 @@ def test_model_too_big_for_the_card_says_so():
     assert any("does not fit" in e.value for e in at.error)
     labels = [m.label for m in at.metric]
     assert "Fit, paged" not in labels and "Requests resident" in labels
+    # the toy pool stays (it is the same for every setup), under a notice that says so at the top
+    assert at.warning and "no number on this page is for this setup" in at.warning[0].value
+    # memory in GiB, as the sidebar and the driver count it (it said "141 GB" beside "131.4 GiB")
+    text = " ".join(e.value for e in at.error)
+    assert "GiB" in text and " GB" not in text
+    assert not open_app(PAGE).warning  # a setup that fits: no such notice
 
 
 def test_weights_that_fit_but_leave_no_room_after_the_reserve_name_the_reserve():

@@ -45,8 +45,9 @@ def percent(fraction: float, digits: int = 1) -> str:
 
 
 def bytes_(value_b: float) -> str:
-    """Bytes in GB (10^9) / MB / KB, matching datasheets."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+    """Memory in binary units, GiB (2^30) / MiB / KiB, as nvidia-smi, the engines' logs, the sidebar
+    and ``sim.memory``'s notices count it (one unit for memory on every page)."""
+    for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
         if value_b >= scale:
             return f"{value_b / scale:.3g} {unit}"
     return f"{value_b:.0f} B"
