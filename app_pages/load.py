@@ -558,7 +558,13 @@ def _split_section() -> load.Disaggregation:
         "each prompt's KV cache over the interconnect, and size each pool to its own target. Goodput "
         "per GPU is what it buys (or not) against the same GPUs each doing both."
     )
-    n_gpus = st.select_slider("GPUs", GPU_COUNTS, value=4, key="load_gpus", bind="query-params", width=240)
+    tp = setup.model.tp  # GPUs per replica (sidebar): each prefill or decode instance is that many
+    n_gpus = st.select_slider("GPUs" if tp == 1 else f"Instances of {tp} GPUs", GPU_COUNTS, value=4,
+                              key="load_gpus", bind="query-params", width=240)
+    if tp > 1:
+        st.caption(f"With {tp} GPUs per replica, each prefill or decode instance is {tp} GPUs (tensor "
+                   f"parallelism): the split is counted in instances, {n_gpus} × {tp} = {n_gpus * tp} GPUs, "
+                   f"and every rate below is per GPU, an instance's rate / {tp}.")
     colocated_policy = policy if policy != "decode-first" else "prefill-first"
     roles = _roles(setup, key, workload, ttft_s, tbt_s)
     colocated = _policy_capacity(setup, key, colocated_policy, workload, _chunk(colocated_policy, chunk),
@@ -585,7 +591,9 @@ def _split_section() -> load.Disaggregation:
         "Per GPU, colocated",
         fmt.rate(d.colocated_per_gpu, "req/s"),
         border=True,
-        help=f"One GPU doing both under {POLICY_LABEL[colocated_policy].lower()}, meeting both targets.",
+        help=f"One {'GPU' if tp == 1 else f'instance of {tp} GPUs'} doing both under "
+             f"{POLICY_LABEL[colocated_policy].lower()}, meeting both targets"
+             + ("." if tp == 1 else f"; its rate / {tp}."),
     )
     dm[3].metric(
         "KV transfer, mean",
@@ -600,14 +608,15 @@ def _split_section() -> load.Disaggregation:
             lambda: disagg_figure(d),
         ),
         key="load_disagg",
-        title=f"Goodput per GPU: {n_gpus} GPUs split, against the same GPUs colocated",
+        title=f"Goodput per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
         alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
         f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
     )
     st.caption(
         f"A prefill-only GPU holds {fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a "
         f"decode-only GPU {fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT target. A split serves what "
-        "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D GPUs."
+        "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D "
+        + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
     )
     return d
 

@@ -1132,7 +1132,8 @@ def kv_transfer_s(gpu: GPU, model: Model, prompt_tokens) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Disaggregation:
-    """Per-GPU capacities (requests/s) of each role and the P:D splits of ``n_gpus``."""
+    """Per-GPU capacities (requests/s) of each role and the P:D splits of ``n_gpus`` instances (each
+    ``gpus_per_instance`` GPUs: tensor parallelism)."""
 
     colocated_per_gpu: float  # one GPU doing both (the colocated policy), meeting both targets
     prefill_per_gpu: float  # a prefill-only GPU meeting the TTFT target
@@ -1141,6 +1142,7 @@ class Disaggregation:
     splits: tuple[tuple[int, int, float], ...]  # (P, D, goodput per GPU) for P + D = n_gpus
     transfer_s_mean: float
     link_bytes_per_s: float
+    gpus_per_instance: int = 1  # ``n_gpus`` and the splits count instances of this many GPUs each
 
     @property
     def best(self) -> tuple[int, int, float]:
@@ -1183,9 +1185,12 @@ def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, 
                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS,
                    colocated_per_gpu: float | None = None, roles: tuple[float, float, float] | None = None
                    ) -> Disaggregation:
-    """Capacities of the three roles from the model's own runs (``role_capacities``; colocated: one GPU
-    doing both under ``colocated_policy``, meeting both targets), and every split of ``n_gpus`` GPUs.
-    ``colocated_per_gpu`` and ``roles`` pass in searches already run."""
+    """Capacities of the three roles from the model's own runs (``role_capacities``; colocated: one
+    instance doing both under ``colocated_policy``, meeting both targets), and every split of ``n_gpus``
+    instances. An instance is ``model.tp`` GPUs (tensor parallelism): the runs give each role's rate
+    per instance, and every rate returned is per GPU, that rate / ``model.tp`` (DistServe's metric;
+    with 4 GPUs an instance, per instance read as per GPU overstated it 4x). ``colocated_per_gpu`` and
+    ``roles`` pass in searches already run, per instance as the runs give them."""
     check_int("n_gpus", n_gpus, 2, 64)
     if colocated_per_gpu is None:
         colocated_per_gpu = capacity(gpu, model, stream, colocated_policy, targets, chunk_tokens=chunk_tokens,
@@ -1193,8 +1198,10 @@ def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, 
                                      iterations=iterations).rate_per_s
     pre, dec, xfer = roles or role_capacities(gpu, model, stream, targets, assumptions=assumptions,
                                               iterations=iterations)
+    tp = model.tp
+    colocated_per_gpu, pre, dec = colocated_per_gpu / tp, pre / tp, dec / tp
     splits = tuple((p, n_gpus - p, per_gpu_goodput(p, pre, n_gpus - p, dec)) for p in range(1, n_gpus))
-    return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu))
+    return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu), tp)
 
 
 #: DistServe's Fig. 1 example (REFERENCE.md 3.5, V20): a 13B model (OPT-13B) on one A100 80GB, 512-token

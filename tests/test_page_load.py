@@ -177,3 +177,15 @@ def test_how_computed_gives_v20_from_the_models_runs(at):
     assert f"**{matched.colocated_per_gpu:.2f}** req/s (paper 1.6)" in text
     assert f"**{matched.gain:.2f}×** (paper 2.08×)" in text
     assert "pure C++ GPT implementation" in text
+
+
+def test_the_split_counts_instances_and_rates_per_gpu_with_several_gpus_a_replica():
+    """With 2 GPUs per replica each prefill or decode instance is 2 GPUs: the slider says instances,
+    the rates are per GPU (half of one instance's), and the chart's axis counts instances."""
+    at = open_app(PAGE, {"load_show_split": "true", "gpus": "2", "load_requests": "500"})
+    assert not at.exception
+    assert at.select_slider(key="load_gpus").label == "Instances of 2 GPUs"
+    assert any("instance's rate / 2" in c.value for c in at.caption)
+    one = open_app(PAGE, {"load_show_split": "true", "load_requests": "500"})
+    assert one.select_slider(key="load_gpus").label == "GPUs"
+    assert not any("instance's rate" in c.value for c in one.caption)

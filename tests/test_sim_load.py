@@ -263,6 +263,26 @@ def test_v20_arithmetic_through_the_disaggregation_model():
     assert d.gain == pytest.approx(2.08, abs=0.005)
 
 
+def test_disaggregation_rates_are_per_gpu_when_an_instance_is_several_gpus():
+    """With tensor parallelism the runs give each role's rate per instance of tp GPUs; per GPU is that
+    / tp (page 05 showed per-instance rates as 'per GPU', 4x high at 4 GPUs a replica). The same
+    searches, passed in, give the same split, a quarter of the rate."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-70B"].with_tp(4)
+    stream = load.make_stream(200, 1.0, lengths="fixed", prompt_tokens=1024, output_tokens=128)
+    roles, colocated = (8.0, 4.0, 0.01), 3.0  # per instance
+    d = load.disaggregation(gpu, model, stream, load.Targets(2.0, 0.1), n_gpus=4, roles=roles,
+                            colocated_per_gpu=colocated)
+    assert d.gpus_per_instance == 4
+    assert (d.prefill_per_gpu, d.decode_per_gpu, d.colocated_per_gpu) == pytest.approx((2.0, 1.0, 0.75))
+    one = load.disaggregation(gpu, MODELS["Llama-3.1-70B"], stream, load.Targets(2.0, 0.1), n_gpus=4,
+                              roles=roles, colocated_per_gpu=colocated)
+    assert d.best[:2] == one.best[:2] and d.best[2] == pytest.approx(one.best[2] / 4)
+    assert d.gain == pytest.approx(one.gain)
+
+
 @functools.lru_cache(maxsize=4)
 def _distserve(engine: str = "defaults"):
     return load.distserve_example({"defaults": Assumptions(), "kernels": load.DISTSERVE_ENGINE,

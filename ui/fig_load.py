@@ -393,7 +393,9 @@ def disagg_figure(d: Disaggregation) -> go.Figure:
     return _fig(
         traces,
         dict(
-            xaxis=dict(title=f"{d.n_gpus} GPUs split into prefill (P) and decode (D)"),
+            xaxis=dict(title=(f"{d.n_gpus} GPUs" if d.gpus_per_instance == 1 else
+                              f"{d.n_gpus} instances of {d.gpus_per_instance} GPUs")
+                       + " split into prefill (P) and decode (D)"),
             yaxis=dict(title="goodput per GPU (req/s)", rangemode="tozero"),
             shapes=[shape],
             annotations=[note],
