@@ -256,8 +256,9 @@ token) / $(L-1)$; p50 and p99 over requests.
         "each offer B slots once. Host overhead is part of every step's time and is idle for "
         "nvidia-smi (no kernel runs).",
         "Lengths and arrivals are drawn from a fixed seed; the same draw feeds both modes.",
-        "One GPU, no tensor parallelism; the roofline is a floor on step time, a ceiling on throughput "
-        "(see section 00).",
+        "One replica on the sidebar's GPUs per replica (tensor parallelism splits the weights and KV heads "
+        "and adds two all-reduces a layer, as in section 00); the roofline is a floor on step time, a "
+        "ceiling on throughput.",
     ],
     sources=[
         f"{setup.gpu.name}: {setup.gpu.source}. {setup.model.name}: {setup.model.source}.",

@@ -242,8 +242,8 @@ the spec sheet's peaks.
         f"{fmt.seconds(CALIBRATION_MEASURED_S)}.",
         "FP8 weights run FP8 tensor math; INT8 and INT4 are weight-only (BF16 math); the embedding "
         "and LM head stay BF16.",
-        "Mistral-7B's 4,096-token sliding window is not modelled: its KV reads grow with the whole "
-        "context.",
+        "Sliding-window and chunked-attention layers (Mistral-7B, gpt-oss, Llama 4) read and hold at most "
+        "their window's KV: past it, their share of the step stops growing with the context.",
         "Tensor parallelism (the sidebar's GPUs per replica) splits weights and KV heads and adds two "
         "all-reduces a layer; memory, MFU, MBU and utilization are per GPU. A setup that does not fit "
         "is refused with the numbers of what is missing.",

@@ -349,8 +349,9 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         "Preemptions are modelled only by section 02's 64-page pool; the table leaves the column out "
         "and the failure list reads the pool.",
         "The alert thresholds and windows are starting points to tune, not standards.",
-        "One GPU, no tensor parallelism; the roofline is a floor on step time, a ceiling on throughput "
-        "(see section 00).",
+        "One replica on the sidebar's GPUs per replica (tensor parallelism splits the weights and KV heads "
+        "and adds two all-reduces a layer, as in section 00); the roofline is a floor on step time, a "
+        "ceiling on throughput.",
     ],
     sources=[
         "utilization.gpu: NVML API reference, nvmlUtilization_t (REFERENCE.md §4).",
