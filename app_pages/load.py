@@ -370,7 +370,8 @@ chart(
 st.caption(
     "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
     "token that came later than the TBT target after the one before. Prefill-first: one "
-    "step carries the whole prompt, and every user's next token waits for it. Chunked: the prompt "
+    "step carries the whole prompt, and every user's next token waits for it, and for the prompts that "
+    "arrived meanwhile, which run first too. Chunked: the prompt "
     "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
     "waits, and the new prompt waits for the whole batch instead."
 )

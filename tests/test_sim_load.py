@@ -412,3 +412,25 @@ def test_a_preempted_request_on_a_decode_only_gpu_resumes_where_it_stopped():
         times = run.token_times_s(int(rid))
         assert times.size == stream.output_tokens[rid] and np.all(np.diff(times) > 0)
     assert np.all(run.step_kv_tokens <= 749)
+
+
+@pytest.mark.parametrize("lengths", ["sharegpt", "fixed"])
+def test_the_token_timeline_runs_on_until_the_stalled_users_resume(lengths):
+    """Page 05's main chart at its defaults: under prefill-first the prompts that arrived during the
+    long one prefill next, so the users' tokens resumed at 1.48 s, past the chart's end (1.17 s): the
+    late token that ends the stall, the point of the chart, was not drawn. Every user now shows it,
+    inside the axis range."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui.fig_load import timeline_figure, timeline_users
+
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    base = load.make_stream(2000, 1.0, lengths=lengths, prompt_tokens=1024, output_tokens=128)
+    stream = base.at_rate(load.saturation_rate(gpu, model, base) * 0.6, base.n / float(base.arrival_s[-1]))
+    run = load.simulate(gpu, model, stream, "prefill-first")
+    long_rid, users = timeline_users(run)
+    fig = timeline_figure(run, long_rid, users, 0.1)
+    lo, hi = fig._layout["xaxis"]["range"]
+    for i in range(len(users)):
+        late = np.asarray(fig._data[2 * i + 1]["x"], dtype=float)
+        assert late.size >= 1 and np.all((late >= lo) & (late <= hi)), users[i]

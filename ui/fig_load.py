@@ -80,6 +80,13 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s:
     t_first = t0 + float(run.ttft_s[long_rid])
     span = max(t_first - t0, 0.2)
     lo, hi = t0 - 0.5 * span, t_first + span
+    # Run on to where every user's tokens resume: under prefill-first the prompts that arrived during
+    # the long one prefill next, so the stall (the vermillion tick that ends it) can outlast t_first.
+    for rid in users:
+        times = run.token_times_s(rid)
+        after = times[(times > t0) & (times > t_first - 1e-9)]
+        if after.size and after[0] > hi - 0.25 * span:
+            hi = min(after[0] + 0.25 * span, t0 + 20 * span)
     traces = []
     rows = []
     for row, rid in enumerate(users):
