@@ -179,9 +179,15 @@ else:
                 help=f"Batch {fit.batch['paged']:,}: one decode step takes "
                      f"{fmt.seconds(fit.step_s['paged'])}.")
     cb = fit.compute_bound_batch
+    ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
-                help=f"At the mean context of {fit.context_tokens:,.0f} tokens. Past it, a bigger batch adds "
-                     "little throughput.")
+                help=f"The whole decode step, at the mean context of {fit.context_tokens:,.0f} tokens: where "
+                     "its math time reaches its memory time (section 00's figure at this context). The "
+                     + (f"weight GEMMs get there first, from about {ridge:,.0f} sequences: there the curve "
+                        "bends, and each extra sequence adds math as well as KV reads; "
+                        if not setup.model.n_experts else "shared weight GEMMs get there first; ")
+                     + "attention's KV reads stay memory-bound at any batch, which holds the whole step "
+                       "back to this larger batch.")
     windowed_layers_note(setup, "This section's pool counts a token of every layer a token slot, so "
                          "for this model it fits fewer requests than an engine whose cache keeps the "
                          "windowed layers apart: the fits shown are a lower bound.")

@@ -240,7 +240,8 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
         notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
-                          text=f"compute-bound from batch {fit.compute_bound_batch:,.0f}", xanchor="left",
+                          text=f"whole step compute-bound from batch {fit.compute_bound_batch:,.0f}",
+                          xanchor="left",
                           xshift=4, font=dict(color=COLORS["compute"], size=12)))
     layout = dict(shapes=shapes, annotations=notes,
                   xaxis=dict(type="log", title=dict(text="Decode batch (requests resident)")),
