@@ -18,18 +18,28 @@ with st.container(key="sources_glossary"):
         st.markdown(f"**{term}**: {definition}")
 
 st.subheader("GPUs")
+# Numbers formatted by column (a GPU without FP8 tensor cores shows a dash, not "None"); every row
+# shown (height="content"), the long source text in a wide column at the end.
+_num = st.column_config.NumberColumn
+_source = st.column_config.TextColumn("Source", width="large")
 st.dataframe(
     [{"GPU": g.name, "BF16 dense TFLOP/s": g.bf16_flops / 1e12,
       "FP8 dense TFLOP/s": g.fp8_flops / 1e12 if g.fp8_flops else None,
       "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GiB": g.hbm_bytes / 2**30,
       "Ridge (BF16) FLOP/B": round(g.ridge_point()), "Source": g.source} for g in GPUS.values()],
-    hide_index=True, width="stretch",
+    hide_index=True, width="stretch", height="content",
+    column_config={"BF16 dense TFLOP/s": _num(format="%.0f"), "FP8 dense TFLOP/s": _num(format="%.0f"),
+                   "HBM TB/s": _num(format="%.2f"), "Memory GiB": _num(format="%.1f"),
+                   "Ridge (BF16) FLOP/B": _num(format="%.0f"), "Source": _source},
 )
-st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those).")
+st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those). "
+           "A blank FP8 rate: no FP8 tensor cores (FP8 weights then run BF16 math).")
 
 st.subheader("GPU prices")
 st.dataframe([{"GPU": name, "$ per GPU-hour": price, "Source": source}
-              for name, (price, source) in GPU_PRICES.items()], hide_index=True, width="stretch")
+              for name, (price, source) in GPU_PRICES.items()], hide_index=True, width="stretch",
+             height="content",
+             column_config={"$ per GPU-hour": _num(format="$%.2f"), "Source": _source})
 st.caption("Typical on-demand rental prices, the default of the sidebar's price (editable); they spread "
            "2-5x across providers and terms.")
 
@@ -38,7 +48,9 @@ st.dataframe(
     [{"Model": m.name, "Layers": m.n_layers, "Hidden": m.hidden, "Heads": m.n_heads,
       "KV heads": m.n_kv_heads, "Head dim": m.head_dim, "Params (B)": round(m.n_params / 1e9, 3),
       "KV KiB/token (bf16)": m.kv_bytes_per_token / 1024, "Source": m.source} for m in ALL_MODELS.values()],
-    hide_index=True, width="stretch",
+    hide_index=True, width="stretch", height="content",
+    column_config={"Params (B)": _num(format="%.2f"), "KV KiB/token (bf16)": _num(format="%.1f"),
+                   "Source": _source},
 )
 st.caption("Parameter counts are computed from each config and match the official totals.")
 

@@ -1,0 +1,20 @@
+"""The Sources page through AppTest: every preset GPU, price and model is listed, with its source."""
+
+from __future__ import annotations
+
+from sim.hardware import GPUS
+from sim.models import ALL_MODELS
+from tests.conftest import open_app
+from ui.sources import GPU_PRICES
+
+
+def test_every_gpu_price_and_model_is_listed_with_its_source():
+    at = open_app("app_pages/sources.py")
+    assert not at.exception
+    gpus, prices, models = (d.value for d in at.dataframe)
+    assert list(gpus["GPU"]) == list(GPUS) and gpus["Source"].str.len().min() > 0
+    assert list(prices["GPU"]) == list(GPU_PRICES) and prices["$ per GPU-hour"].gt(0).all()
+    assert list(models["Model"]) == list(ALL_MODELS) and models["Source"].str.len().min() > 0
+    # a GPU without FP8 tensor cores has no FP8 rate (blank, not a number or "None")
+    no_fp8 = [g.name for g in GPUS.values() if not g.fp8_flops]
+    assert gpus.set_index("GPU").loc[no_fp8, "FP8 dense TFLOP/s"].isna().all()
