@@ -183,8 +183,9 @@ with text:
         "at the row's settings, where it shows the same numbers. Left, what the dashboard reads; right, the "
         "output tokens per second users get (log scale).")
 st.caption(f"The rows differ in more than the technique: the lowest output, {out_lo:,.0f} tok/s, is "
-           f"{lowest_out.name.lower()} ({lowest_out.what.lower()}); the highest, {out_hi:,.0f} tok/s, is "
-           f"{highest_out.name.lower()} ({highest_out.what[0].lower() + highest_out.what[1:]}). "
+           f"{fmt.sentence_case(lowest_out.name)} ({fmt.sentence_case(lowest_out.what)}); the highest, "
+           f"{out_hi:,.0f} tok/s, is {fmt.sentence_case(highest_out.name)} "
+           f"({fmt.sentence_case(highest_out.what)}). "
            "Like-for-like pairs are in the note at the end of the page. "
            + summary(measured_runs)
            + (" Measured offline runs are the last rows: each ✕ is the measured rate, the hatched bar "

@@ -521,7 +521,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  f"The same prompt in {cp.n_chunks} chunks of {cp.chunk_tokens:,} tokens, riding along "
                  "with the decodes", chunked_metrics(cp.chunked, kv) if chunked_ok else NOT_RUN),
         Scenario("plain", "Decode, no speculation", "03",
-                 f"One user at {s.context_tokens:,} tokens of context (section 03's baseline)",
+                 f"One user at {s.context_tokens:,} tokens of context, section 03's baseline",
                  plain_decode_metrics(s, g, m, a, kv) if plain_ok else NOT_RUN),
         Scenario("speculative", "Speculative decoding", "03",
                  f"{s.method.name} drafts k = {s.k} tokens, accepted with α = {s.alpha:.2f}: "

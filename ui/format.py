@@ -54,6 +54,14 @@ def bytes_(value_b: float) -> str:
 
 
 
+def sentence_case(text: str) -> str:
+    """A label mid-sentence: its first letter lowered unless it starts an acronym ('Paged KV cache' ->
+    'paged KV cache', 'KV cache' stays; str.lower() made it 'paged kv cache')."""
+    if not text or (len(text) > 1 and text[1].isupper()):
+        return text
+    return text[0].lower() + text[1:]
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """'1 sequence', '32 sequences', '1,024 slots': a count and its noun, singular for one."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
@@ -66,9 +74,10 @@ def count(value: float) -> str:
 
 
 def dollars(value: float) -> str:
-    """$0.284, $12.3, $1,234: three significant digits below $1000."""
+    """$0.284, $0.400, $12.3, $1,234: three significant digits below $100, whole dollars above."""
     if not math.isfinite(value):
         return "n/a"
-    if value >= 1000:
+    if value >= 100:
         return f"${value:,.0f}"
-    return f"${value:.3g}"
+    # three significant digits, trailing zeros kept: $0.400 beside $0.687, not $0.4
+    return "$" + f"{value:#.3g}".rstrip(".")

@@ -1,0 +1,37 @@
+"""ui.format: the few text formats every page shares."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui import format as fmt
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.4, "$0.400"), (0.687, "$0.687"), (12.3, "$12.3"), (1.0, "$1.00"), (99.99, "$100"), (123.4, "$123"),
+    (1234.5, "$1,234"), (0.0123, "$0.0123"), (float("inf"), "n/a"),
+])
+def test_dollars_keep_three_significant_digits(value, text):
+    """Costs side by side read alike: '$0.400' beside '$0.687', not '$0.4'."""
+    assert fmt.dollars(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (2**30, "1 GiB"), (141e9, "131 GiB"), (1.5 * 2**20, "1.5 MiB"), (512, "512 B"), (3 * 2**40, "3 TiB"),
+])
+def test_memory_is_in_binary_units(value, text):
+    """One unit for memory on every page: GiB, as nvidia-smi, the engines and the sidebar count it."""
+    assert fmt.bytes_(value) == text
+
+
+@pytest.mark.parametrize(("label", "text"), [
+    ("Paged KV cache", "paged KV cache"), ("KV cache", "KV cache"), ("Batch-1 decode", "batch-1 decode"),
+    ("", ""),
+])
+def test_a_label_mid_sentence_keeps_its_acronyms(label, text):
+    assert fmt.sentence_case(label) == text
+
+
+def test_counted_is_singular_for_one():
+    assert fmt.counted(1, "sequence") == "1 sequence"
+    assert fmt.counted(1024, "slot") == "1,024 slots"
