@@ -21,6 +21,7 @@ from ui.yours import (
     PRIOR_WEIGHT,
     apply_to_sidebar,
     assumptions_table,
+    at_bound,
     default_fit_names,
     errors_figure,
     rows_table,
@@ -152,6 +153,14 @@ if isinstance(result, str):
 elif result is not None:
     values = slider_values(result.assumptions)
     st.dataframe(assumptions_table(setup.assumptions, result), hide_index=True, width="stretch")
+    bound = at_bound(result)
+    if bound:
+        st.caption(
+            "At a bound: " + ", ".join(f"{LABELS[n].lower()} ({side})" for n, side in bound.items())
+            + ". The runs ask for more than the range allows (an efficiency of 1 is this GPU's own "
+            "measured ceiling, its GEMM or STREAM microbenchmark, not the spec peak), so the model misses "
+            "something in them: read the error left after the fit as that, not as noise. With few runs, "
+            "free fewer assumptions.")
     st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
               on_click=apply_to_sidebar, args=(values,), icon=":material/done_all:",
               help="Sets the sidebar's assumption sliders; the URL carries them, so a copied link "

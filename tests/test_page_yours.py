@@ -136,3 +136,15 @@ def test_apply_twice_does_not_drift():
     at.button(key="yours_apply").click().run()
     assert {k: at.session_state[k] for k in SLIDERS} == first
     assert "Every page now uses these assumptions" in at.success[0].value
+
+
+def test_a_fitted_value_on_a_bound_is_named_and_the_table_is_rounded():
+    """The example's two runs are faster than the model allows: the fit puts both efficiencies at 1,
+    this GPU's measured ceilings. The table says so per row and a caption says what it means; the
+    fitted numbers are rounded (it showed 379.2419)."""
+    at = open_app(PAGE)
+    at.button(key="yours_example").click().run()
+    table = at.dataframe[0].value.set_index("assumption")
+    assert table.loc["Bandwidth efficiency", "note"] == "at its upper bound"
+    assert all(len(f"{v:g}".replace(".", "").lstrip("0")) <= 4 for v in table["fitted"])
+    assert any(c.value.startswith("At a bound: ") and "measured ceiling" in c.value for c in at.caption)

@@ -100,11 +100,33 @@ def rows_table(preds: list[Prediction]) -> pd.DataFrame:
     } for p in preds])
 
 
+def _sig(value: float, digits: int = 4) -> float:
+    """``value`` to ``digits`` significant digits (a table of 379.2419 µs reads as 379.2)."""
+    return float(f"{value:.{digits}g}")
+
+
+def at_bound(result: FitResult) -> dict[str, str]:
+    """Fitted assumptions that ended on a bound of the fit (the sliders' ranges): name -> 'upper' or
+    'lower'. A value there is what the runs asked for but the range does not allow: the model misses
+    something in them, and the fit's remaining error is that."""
+    out = {}
+    for name, (lo, hi) in slider_bounds().items():
+        if name in result.fitted:
+            v, tol = getattr(result.assumptions, name), 1e-4 * (hi - lo)
+            if v >= hi - tol:
+                out[name] = "upper"
+            elif v <= lo + tol:
+                out[name] = "lower"
+    return out
+
+
 def assumptions_table(start: Assumptions, result: FitResult) -> pd.DataFrame:
     rows = []
+    bound = at_bound(result)
     for key, (name, factor, *_rest, label) in SLIDERS.items():
-        rows.append({"assumption": label, "now": getattr(start, name) * factor,
-                     "fitted": getattr(result.assumptions, name) * factor,
+        rows.append({"assumption": label, "now": _sig(getattr(start, name) * factor),
+                     "fitted": _sig(getattr(result.assumptions, name) * factor),
                      "applied as": slider_values(result.assumptions)[key],
-                     "free in the fit": "yes" if name in result.fitted else "no"})
+                     "free in the fit": "yes" if name in result.fitted else "no",
+                     "note": f"at its {bound[name]} bound" if name in bound else ""})
     return pd.DataFrame(rows)
