@@ -200,7 +200,7 @@ st.caption(
     "read of the weights its tokens use (for a mixture of experts, every expert they touch, so several "
     "decode steps' worth); past the ridge TTFT grows with the prompt, and its attention with the prompt "
     "squared. Under load a request also waits in the queue: that is section 05. "
-    + summary(ttft_runs))
+    + summary(ttft_runs, "TTFT measurement"))
 
 st.markdown("#### The gap, explained")
 # A radio, not a segmented control: a segmented control can be left with nothing selected (a click

@@ -141,13 +141,15 @@ def _compact_gap(pt: MeasuredPoint) -> str:
             f"(most of it: {top}, {g.shares()[top]:.0%}) → measured {pt.measured_step_s * 1e3:.3g} ms")
 
 
-def summary(preds: list[Prediction]) -> str:
-    """One line for under a chart: the matching rows and the model's errors, or that there are none."""
+def summary(preds: list[Prediction], what: str = "measurement") -> str:
+    """One line for under a chart: the matching rows and the model's errors, or that there are none
+    (``what``: the kind of run the chart draws, where it draws only some kinds)."""
     if not preds:
-        return "No measurement for this setup in measured.csv (GPU, model, precisions and GPU count)."
+        return f"No {what} for this setup in measured.csv (GPU, model, precisions and GPU count)."
     errs = ", ".join(f"{p.row.id} {p.error:+.0%}" for p in preds)
     return (f"Measured on this setup: {len(preds)} run(s); the model's signed error at each run's "
-            f"conditions: {errs}.")
+            f"conditions: {errs} (ids of measured.csv's rows; the README lists each with its engine and "
+            "source).")
 
 
 @dataclass(frozen=True)
