@@ -112,6 +112,19 @@ with right, metric_row():
     st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True,
               help="Output tokens per second of the whole batch (one per sequence per step).")
     st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
+graph_max = setup.assumptions.cuda_graph_max_tokens
+if batch > graph_max:  # past the CUDA-graph capture size every kernel pays its CPU launch
+    at_max = graph_max / float(decode_step_cost(setup.gpu, setup.model, graph_max, context,
+                                                 setup.assumptions).time_s[()])
+    st.caption(
+        f"Batch {batch:,} is past the {graph_max}-token CUDA-graph capture size (vLLM's default): the step "
+        f"launches its kernels one by one, each at least {setup.assumptions.kernel_launch_s * 1e6:.0f} µs of "
+        "CPU time the graph hid. "
+        + (f"Here that costs more than the batch gains: {fmt.rate(r.decode_tokens_per_s)} against "
+           f"{fmt.rate(at_max)} at batch {graph_max} (a larger capture size, or a smaller batch, avoids it)."
+           if r.decode_tokens_per_s < at_max else
+           f"Here the math still outweighs it: {fmt.rate(r.decode_tokens_per_s)} against "
+           f"{fmt.rate(at_max)} at batch {graph_max}."))
 
 st.markdown("""
 Generating from an LLM is two workloads wearing one costume. Prefill pushes the whole prompt through

@@ -329,3 +329,14 @@ def test_routing_skew_is_a_sidebar_setting_for_mixtures_only():
     assert ms(metric(again, "Decode step")) == ms(metric(at, "Decode step"))
     dense = open_app(PAGE)
     assert not [s for s in dense.slider if s.key == "skew"]
+
+
+def test_past_the_cuda_graph_size_the_page_says_what_the_launches_cost():
+    """Batch 1,024 runs without CUDA graphs (vLLM captures up to 512 tokens): for a small model on a
+    B200 the launches cost more than the batch gains, and throughput falls from batch 512; the page
+    says so beside the number instead of leaving a falling curve unexplained."""
+    at = open_app(PAGE, {"phases_batch": "1024", "gpu": "B200", "model": "Llama-3.2-1B", "weights": "nvfp4"})
+    assert not at.exception
+    (note,) = [c.value for c in at.caption if "capture size" in c.value]
+    assert "costs more than the batch gains" in note
+    assert not [c.value for c in open_app(PAGE, {"phases_batch": "512"}).caption if "capture size" in c.value]
