@@ -93,7 +93,7 @@ crossover = r.compute_bound_batch
 left, right = st.columns([1.7, 1], vertical_alignment="center")
 with left:
     chart(
-        roofline, key="phases_roofline", send_first=True,
+        roofline, key="phases_roofline", send_first=True, legend_at="below",
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
             f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "

@@ -68,7 +68,8 @@ class _Parts(HTMLParser):
         self.text += data
 
 
-_OWN = [("div", ("class", "role", "aria-label")), ("span", ("class", "role")), ("span", ("class", "style"))]
+_OWN = [("div", ("class", "role", "aria-label")), ("span", ("class", "role")),
+        ("span", ("class", "style", "aria-hidden"))]
 
 
 @given(st.text(max_size=80) | st.sampled_from([
@@ -136,3 +137,14 @@ def test_each_page_draws_its_chart_legend_as_text_next_to_the_chart(page, chart,
     names = re.findall(r"</span>([^<]+)</span>", neighbour[1])
     assert names and names[0].startswith(first_entry)
     assert re.search(r'aria-label="Legend: [^"]+"', neighbour[1])  # named after its chart
+
+
+def test_a_measured_point_keeps_its_cross_in_a_legend_drawn_as_text():
+    """Page 00's roofline draws its legend below the chart (inside the plot it covered the decode
+    label on a phone): the measured engines' ✕ stays a cross there, not a square."""
+    items = legend.entries([dict(type="scatter", mode="markers", name="Measured (engines)",
+                                 marker=dict(symbol="x", color="#222222"))])
+    assert [(e.kind, e.color) for e in items] == [("cross", "#222222")]
+    parts = _Parts()
+    parts.feed(legend.to_html(items))
+    assert parts.text == "✕Measured (engines)"

@@ -78,8 +78,10 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
                      line=dict(color=COLORS["muted"], width=1, dash="dot"))],
         annotations=[
+            # right of the ridge line, under the flat roof where nothing is plotted; three short
+            # lines, so that on a phone it stays inside the chart (one line ran off it on an L4)
             {**note, "x": np.log10(ridge), "y": top - 1.4,
-             "text": f"ridge {ridge:.0f} FLOP/B<br>({precision})",
+             "text": f"ridge<br>{ridge:.0f} FLOP/B<br>({precision})",
              "xanchor": "left", "xshift": 4, "align": "left"},
             {**note, "x": x_lo + 0.05, "y": top + 0.35, "text": "← memory-bound",
              "xanchor": "left", "font": dict(color=COLORS["decode"])},
@@ -88,10 +90,9 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         ],
     )
     layout.update(
-        # The legend sits inside, bottom right: below a flat roof nothing is ever plotted there.
+        # The page draws the legend as text below the chart (ui.layout.chart(legend_at="below")):
+        # inside the plot it covered the decode point's label on a phone.
         margin=dict(t=10),
-        legend=dict(orientation="v", x=0.99, xanchor="right", y=0.02, yanchor="bottom",
-                    bgcolor="rgba(255,255,255,0.85)", font=dict(size=11)),
         xaxis=dict(type="log", range=[x_lo, x_hi], dtick=1, title="Arithmetic intensity (FLOP/byte)"),
         yaxis=dict(type="log", range=[y_lo, y_hi], dtick=1, title="Achieved TFLOP/s"),
     )

@@ -55,6 +55,7 @@ PAGE_CSS = """<style>
 .gl-square { box-shadow: inset 0 0 0 1px __OUTLINE__; }
 .gl-circle { border-radius: 50%; }
 .gl-diamond { transform: rotate(45deg) scale(0.8); }
+.gl-cross { width: auto; height: auto; font-weight: 700; line-height: 1; }
 .gl-gauges { display: flex; gap: 0.5rem; }
 .gl-gauge { flex: 1 1 0; min-width: 0; text-align: center; }
 .gl-gauge-title { font-size: 0.9rem; line-height: 1.25; }

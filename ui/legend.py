@@ -33,12 +33,13 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 _DASH = {"solid": "solid", "dot": "dotted", "dash": "dashed", "longdash": "dashed", "dashdot": "dashed",
          "longdashdot": "dashed"}
-_SHAPE = {"square": "square", "diamond": "diamond", "circle": "circle"}
+_SHAPE = {"square": "square", "diamond": "diamond", "circle": "circle", "x": "cross", "x-thin": "cross"}
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One legend entry: its text and its key (``kind`` "line", "square", "diamond" or "circle")."""
+    """One legend entry: its text and its key (``kind`` "line", "square", "diamond", "circle" or
+    "cross", a measured point's ✕)."""
 
     name: str
     kind: str
@@ -84,9 +85,13 @@ def to_html(items: list[Entry], label: str = "Legend") -> str:
     for e in items:
         if e.kind == "line":
             style = f"border-top: {e.width:.1f}px {e.dash} {e.color}"
+        elif e.kind == "cross":
+            style = f"color: {e.color}"
         else:
             style = f"background: {e.color}"
+        glyph = "✕" if e.kind == "cross" else ""
         parts.append(f'<span class="gl-item" role="listitem"><span class="gl-key gl-{e.kind}" '
-                     f'style="{html.escape(style)}"></span>{html.escape(e.name)}</span>')
+                     f'style="{html.escape(style)}" aria-hidden="true">{glyph}</span>'
+                     f'{html.escape(e.name)}</span>')
     return (f'<div class="gl-legend" role="list" aria-label="{html.escape(label)}">'
             f'{"".join(parts)}</div>')
