@@ -160,7 +160,7 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s:
             xanchor="left",
             yanchor="bottom",
             showarrow=False,
-            text=" prefill of the long prompt",
+            text=" prefill",  # short: on a phone the band is narrow (it ran into the diamond)
             font=dict(size=11, color=COLORS["prefill"]),
         )
     ]

@@ -217,11 +217,10 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
         if b < 1:
             continue
         data.append(dict(
-            type="scatter", x=[b], y=[rate], mode="markers+text",
+            # named by the legend only: two text labels beside close points overlapped on a phone
+            type="scatter", x=[b], y=[rate], mode="markers",
             name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
             marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
-            text=[POLICY_LABELS[policy]], textposition="top left" if policy == "reserved" else "bottom left",
-            textfont=dict(color=POLICY_COLORS[policy], size=13),
             hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
                            f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
         ))
@@ -234,8 +233,13 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=max(top, 1), x1=fit.curve_batch[-1],
                            y0=0, y1=1, fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0),
                            layer="below"))
+        # inside the band where it is wide; where it is narrow, ending at its edge (the text ran past
+        # the band's end and off the chart)
+        lo, hi = math.log10(max(fit.curve_batch[0], 1)), math.log10(fit.curve_batch[-1])
+        wide = (hi - math.log10(max(top, 1))) > 0.35 * (hi - lo)
         notes.append(dict(x=math.log10(max(top, 1)), y=0.08, yref="paper", showarrow=False,
-                          text="does not fit in memory", xanchor="left", xshift=4,
+                          text="does not fit in memory" if wide else "does not fit →",
+                          xanchor="left" if wide else "right", xshift=4 if wide else -4,
                           font=dict(color=COLORS["muted"], size=12)))
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
