@@ -18,30 +18,31 @@ with st.container(key="sources_glossary"):
         st.markdown(f"**{term}**: {definition}")
 
 st.subheader("GPUs")
-# Numbers formatted by column (a GPU without FP8 tensor cores shows a dash, not "None"); every row
-# shown (height="content"), the long source text in a wide column at the end.
+# Numbers formatted by column, every row shown (height="content"); the sources, long sentences that a
+# table cell cuts off, are listed under each table instead.
 _num = st.column_config.NumberColumn
-_source = st.column_config.TextColumn("Source", width="large")
 st.dataframe(
     [{"GPU": g.name, "BF16 dense TFLOP/s": g.bf16_flops / 1e12,
-      "FP8 dense TFLOP/s": g.fp8_flops / 1e12 if g.fp8_flops else None,
+      "FP8 dense TFLOP/s": f"{g.fp8_flops / 1e12:,.0f}" if g.fp8_flops else "–",
       "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GiB": g.hbm_bytes / 2**30,
-      "Ridge (BF16) FLOP/B": round(g.ridge_point()), "Source": g.source} for g in GPUS.values()],
+      "Ridge (BF16) FLOP/B": round(g.ridge_point())} for g in GPUS.values()],
     hide_index=True, width="stretch", height="content",
-    column_config={"BF16 dense TFLOP/s": _num(format="%.0f"), "FP8 dense TFLOP/s": _num(format="%.0f"),
-                   "HBM TB/s": _num(format="%.2f"), "Memory GiB": _num(format="%.1f"),
-                   "Ridge (BF16) FLOP/B": _num(format="%.0f"), "Source": _source},
+    column_config={"BF16 dense TFLOP/s": _num(format="%.0f"), "HBM TB/s": _num(format="%.2f"),
+                   "Memory GiB": _num(format="%.1f"), "Ridge (BF16) FLOP/B": _num(format="%.0f")},
 )
 st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those). "
-           "A blank FP8 rate: no FP8 tensor cores (FP8 weights then run BF16 math).")
+           "FP8 '–': no FP8 tensor cores (FP8 weights then run BF16 math).")
+with st.expander("Where each GPU's figures come from"):
+    st.markdown("\n".join(f"- **{g.name}**: {g.source}" for g in GPUS.values()))
 
 st.subheader("GPU prices")
-st.dataframe([{"GPU": name, "$ per GPU-hour": price, "Source": source}
-              for name, (price, source) in GPU_PRICES.items()], hide_index=True, width="stretch",
-             height="content",
-             column_config={"$ per GPU-hour": _num(format="$%.2f"), "Source": _source})
+st.dataframe([{"GPU": name, "$ per GPU-hour": price} for name, (price, _) in GPU_PRICES.items()],
+             hide_index=True, width="stretch", height="content",
+             column_config={"$ per GPU-hour": _num(format="$%.2f")})
 st.caption("Typical on-demand rental prices, the default of the sidebar's price (editable); they spread "
            "2-5x across providers and terms.")
+with st.expander("Where each price comes from"):
+    st.markdown("\n".join(f"- **{name}**: {source}" for name, (_, source) in GPU_PRICES.items()))
 
 st.subheader("Models")
 st.dataframe(
@@ -50,7 +51,7 @@ st.dataframe(
       "KV KiB/token (bf16)": m.kv_bytes_per_token / 1024, "Source": m.source} for m in ALL_MODELS.values()],
     hide_index=True, width="stretch", height="content",
     column_config={"Params (B)": _num(format="%.2f"), "KV KiB/token (bf16)": _num(format="%.1f"),
-                   "Source": _source},
+                   "Source": st.column_config.TextColumn("Source", width="large")},
 )
 st.caption("Parameter counts are computed from each config and match the official totals.")
 
