@@ -306,7 +306,9 @@ key = repr(setup)
 stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
 longest = int((stream.prompt_tokens + stream.output_tokens).max())
 fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)",
-             levers="Pick the other workload (Lengths) on this page")
+             # the fixed workload's requests are the shorter: offered only from ShareGPT-like
+             levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
+                     else None))
 run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))
@@ -576,7 +578,7 @@ def _split_section() -> load.Disaggregation:
         run.stream,
         targets,
         n_gpus=n_gpus,
-        colocated_per_gpu=colocated,
+        colocated_per_instance=colocated,
         roles=roles,
     )
     p_best, d_best, v_best = d.best
@@ -610,7 +612,8 @@ def _split_section() -> load.Disaggregation:
         ),
         key="load_disagg",
         title=f"Goodput per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
-        alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} GPUs; best {p_best}:{d_best} at "
+        alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} "
+        + ("GPUs" if tp == 1 else f"instances of {tp} GPUs") + f"; best {p_best}:{d_best} at "
         f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
     )
     st.caption(

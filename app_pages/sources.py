@@ -7,6 +7,12 @@ from sim.models import ALL_MODELS
 from ui.glossary import GLOSSARY
 from ui.sources import GPU_PRICES, PAPERS
 
+
+def _md(text: str) -> str:
+    """Our own source text in markdown, its dollar signs escaped (two on a line would render as math)."""
+    return text.replace("$", "\\$")
+
+
 st.title("Sources")
 st.markdown("Every number the app starts from, and where it comes from. Everything else on screen is "
             "computed from these by the models in `sim/`.")
@@ -33,7 +39,7 @@ st.dataframe(
 st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those). "
            "FP8 '–': no FP8 tensor cores (FP8 weights then run BF16 math).")
 with st.expander("Where each GPU's figures come from"):
-    st.markdown("\n".join(f"- **{g.name}**: {g.source}" for g in GPUS.values()))
+    st.markdown("\n".join(f"- **{g.name}**: {_md(g.source)}" for g in GPUS.values()))
 
 st.subheader("GPU prices")
 st.dataframe([{"GPU": name, "$ per GPU-hour": price} for name, (price, _) in GPU_PRICES.items()],
@@ -42,7 +48,7 @@ st.dataframe([{"GPU": name, "$ per GPU-hour": price} for name, (price, _) in GPU
 st.caption("Typical on-demand rental prices, the default of the sidebar's price (editable); they spread "
            "2-5x across providers and terms.")
 with st.expander("Where each price comes from"):
-    st.markdown("\n".join(f"- **{name}**: {source}" for name, (_, source) in GPU_PRICES.items()))
+    st.markdown("\n".join(f"- **{name}**: {_md(source)}" for name, (_, source) in GPU_PRICES.items()))
 
 st.subheader("Models")
 st.dataframe(

@@ -86,12 +86,12 @@ elif not spec.shares_vocab(setup.model, method):
 
 # Cached per process (ui/sim_cache.py): the four sim calls cost ~7 ms a rerun together.
 verified = int(method.verified_per_seq(k))
+drafter = spec.drafter_held(setup.model, method, k)
 fits_or_stop(setup, batch, context + verified,
-             f"{fmt.counted(batch, 'sequence')} at {context:,} cached tokens plus {verified} verified, with "
-             f"the {method.name} drafter's weights and KV cache",
-             drafter=spec.drafter_held(setup.model, method),
-             levers="Lower the batch or the context, or pick a drafter that holds no weights (n-gram "
-                    "lookup), on this page")
+             f"{fmt.counted(batch, 'sequence')} at {context:,} cached tokens plus {verified} verified"
+             + (f", with {drafter.name} beside the target" if drafter is not None else ""),
+             drafter=drafter, levers="Lower the batch or the context on this page",
+             drafter_levers="Pick a drafter that holds no weights (n-gram lookup) on this page")
 r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
                         cost_ratio)
 by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
@@ -269,9 +269,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",
         "The memory check counts the drafter beside the target: a draft model's weights and KV cache, an "
-        "EAGLE head's decoder layer, its KV cache and (EAGLE-3) its own LM head, at the target's "
-        "precisions; n-gram lookup and Medusa hold nothing here. The draft's prefill time is not "
-        "counted; the draft's context is the target's.",
+        "EAGLE head's decoder layer (dense), its KV cache and (EAGLE-3) its own LM head, Medusa's heads "
+        "(one a draft), at the target's precisions; n-gram lookup holds nothing. The draft's prefill "
+        "time is not counted; the draft's context is the target's.",
         "Measured gains (EAGLE-3 Table 3) fall steadily from batch 2; this model holds them until the "
         "verify pass reaches the GEMMs' ridge and then drops faster, so it is high at batch 8-32 "
         "and close again at 64.",

@@ -113,7 +113,7 @@ with right, metric_row():
               help="Output tokens per second of the whole batch (one per sequence per step).")
     st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
 graph_max = setup.assumptions.cuda_graph_max_tokens
-if batch > graph_max:  # past the CUDA-graph capture size every kernel pays its CPU launch
+if setup.assumptions.cuda_graphs and batch > graph_max:  # past the capture size each kernel pays its launch
     at_max = graph_max / float(decode_step_cost(setup.gpu, setup.model, graph_max, context,
                                                  setup.assumptions).time_s[()])
     st.caption(

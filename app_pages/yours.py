@@ -156,11 +156,12 @@ elif result is not None:
     bound = at_bound(result)
     if bound:
         st.caption(
-            "At a bound: " + ", ".join(f"{LABELS[n].lower()} ({side})" for n, side in bound.items())
-            + ". The runs ask for more than the range allows (an efficiency of 1 is this GPU's own "
-            "measured ceiling, its GEMM or STREAM microbenchmark, not the spec peak), so the model misses "
-            "something in them: read the error left after the fit as that, not as noise. With few runs, "
-            "free fewer assumptions.")
+            "At a bound: "
+            + ", ".join(f"{fmt.sentence_case(LABELS[n])} ({side})" for n, side in bound.items())
+            + ". The runs ask for a value past the range the fit may use (an efficiency of 1 is this GPU's "
+            "own measured ceiling, its GEMM or STREAM microbenchmark, not the spec peak; a time of 0 is "
+            "none at all), so the model misses something in them: read the error left after the fit as "
+            "that, not as noise. With few runs, free fewer assumptions.")
     st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
               on_click=apply_to_sidebar, args=(values,), icon=":material/done_all:",
               help="Sets the sidebar's assumption sliders; the URL carries them, so a copied link "

@@ -846,7 +846,8 @@ def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTI
     reads (mixture of experts: the experts B tokens touch, ``_touched``; 0 for a dense model). The
     all-reduces of tensor parallelism are the interconnect's time, not HBM's: left out, as in
     ``StepCost.memory_time_s``. Dense: B = W / (a - k). With experts, R grows with B up to every
-    expert, so B solves B (a - k) = W + R(B) (bisection; one crossing, R is concave).
+    expert, so B solves B (a - k) = W + R(B), found by bisection between a batch that is memory-bound
+    and one that is not (one crossing on every preset, skewed routing included: tested).
     If a <= k every extra sequence adds more memory time than math time (long contexts with GQA:
     attention does ~H/KV FLOP per KV byte), and decode never turns compute-bound.
     """

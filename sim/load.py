@@ -1135,7 +1135,7 @@ class Disaggregation:
     """Per-GPU capacities (requests/s) of each role and the P:D splits of ``n_gpus`` instances (each
     ``gpus_per_instance`` GPUs: tensor parallelism)."""
 
-    colocated_per_gpu: float  # one GPU doing both (the colocated policy), meeting both targets
+    colocated_per_gpu: float  # per GPU of an instance doing both (the colocated policy), meeting both targets
     prefill_per_gpu: float  # a prefill-only GPU meeting the TTFT target
     decode_per_gpu: float  # a decode-only GPU meeting the TBT target (KV transfer in the first gap)
     n_gpus: int
@@ -1183,23 +1183,24 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
 def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, n_gpus: int = 4,
                    colocated_policy: str = "prefill-first", chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS,
-                   colocated_per_gpu: float | None = None, roles: tuple[float, float, float] | None = None
+                   colocated_per_instance: float | None = None,
+                   roles: tuple[float, float, float] | None = None
                    ) -> Disaggregation:
     """Capacities of the three roles from the model's own runs (``role_capacities``; colocated: one
     instance doing both under ``colocated_policy``, meeting both targets), and every split of ``n_gpus``
     instances. An instance is ``model.tp`` GPUs (tensor parallelism): the runs give each role's rate
     per instance, and every rate returned is per GPU, that rate / ``model.tp`` (DistServe's metric;
-    with 4 GPUs an instance, per instance read as per GPU overstated it 4x). ``colocated_per_gpu`` and
+    with 4 GPUs an instance, per instance read as per GPU overstated it 4x). ``colocated_per_instance`` and
     ``roles`` pass in searches already run, per instance as the runs give them."""
     check_int("n_gpus", n_gpus, 2, 64)
-    if colocated_per_gpu is None:
-        colocated_per_gpu = capacity(gpu, model, stream, colocated_policy, targets, chunk_tokens=chunk_tokens,
-                                     prefix_caching=False, assumptions=assumptions,
-                                     iterations=iterations).rate_per_s
+    if colocated_per_instance is None:
+        colocated_per_instance = capacity(gpu, model, stream, colocated_policy, targets,
+                                          chunk_tokens=chunk_tokens, prefix_caching=False,
+                                          assumptions=assumptions, iterations=iterations).rate_per_s
     pre, dec, xfer = roles or role_capacities(gpu, model, stream, targets, assumptions=assumptions,
                                               iterations=iterations)
     tp = model.tp
-    colocated_per_gpu, pre, dec = colocated_per_gpu / tp, pre / tp, dec / tp
+    colocated_per_gpu, pre, dec = colocated_per_instance / tp, pre / tp, dec / tp
     splits = tuple((p, n_gpus - p, per_gpu_goodput(p, pre, n_gpus - p, dec)) for p in range(1, n_gpus))
     return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu), tp)
 

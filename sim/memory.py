@@ -173,12 +173,13 @@ class MemoryPlan:
 
 
 def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
-                utilization: float = DEFAULT_UTILIZATION, drafter: Model | None = None) -> MemoryPlan:
+                utilization: float = DEFAULT_UTILIZATION, drafter=None) -> MemoryPlan:
     """The memory ``batch`` sequences of ``context_tokens`` tokens need on one ``gpu``.
 
     ``drafter``: a speculative-decoding drafter served beside ``model`` (``sim.speculative
-    .drafter_held``): its weights and its KV cache, one entry per context token like the target's,
-    count too (the plan is then named after both)."""
+    .drafter_held``: a ``Model``, or Medusa's heads): its weights and its KV cache, one entry per
+    context token like the target's, count too (the plan is then named after both). A drafter's
+    windowed layers share the target's window (an EAGLE head of a windowed target)."""
     if not (isinstance(utilization, (int, float)) and math.isfinite(utilization)
             and UTILIZATION_RANGE[0] <= utilization <= UTILIZATION_RANGE[1]):
         raise ValueError(f"utilization must be in {list(UTILIZATION_RANGE)}, got {utilization!r}")
@@ -197,8 +198,10 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=kv_token,
         batch=int(batch), context_tokens=int(context_tokens),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
-        # the target's windowed layers, as a share of a token's bytes with the drafter's added
-        window_share=model.window_share * model.kv_bytes_per_token / kv_token,
+        # the windowed layers' bytes (target's and drafter's) as a share of a token's, both added
+        window_share=(model.window_share * model.kv_bytes_per_token
+                      + (drafter.window_share * drafter.kv_bytes_per_token if drafter is not None else 0.0))
+        / kv_token,
     )
 
 
@@ -224,7 +227,7 @@ def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZA
 
 
 def smallest_gpu_count(gpu: GPU, model: Model, batch: int, context_tokens: int,
-                       counts: tuple[int, ...] = (1, 2, 4, 8), drafter: Model | None = None) -> int | None:
+                       counts: tuple[int, ...] = (1, 2, 4, 8), drafter=None) -> int | None:
     """The fewest GPUs per replica (tensor parallelism, of ``counts``) on which ``batch`` sequences of
     ``context_tokens`` fit (with ``drafter``, as in ``memory_plan``, split the same way), or None:
     not on any of them, or the model's shapes or the GPU's links do not allow that split."""

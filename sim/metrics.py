@@ -484,7 +484,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
     s, cp, fit = runs.speculation, runs.chunked, runs.fit
     n, slots = BATCH_REQUESTS, BATCH_SLOTS
 
-    def fits(*needs: tuple[int, int], drafter: Model | None = None) -> bool:
+    def fits(*needs: tuple[int, int], drafter=None) -> bool:
         """Every (batch, context tokens) fits on the card: the same checks each page makes before it
         shows numbers (pages 00, 02's chunked prefill, 03 with its drafter); a row its page would
         refuse is blank."""
@@ -495,7 +495,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
     chunked_ok = fits((chunk_batch, cp.context_tokens + cp.prompt_tokens // chunk_batch + 1))
     plain_ok = fits((s.batch, s.context_tokens + 1))
     spec_ok = fits((s.batch, s.context_tokens + int(s.method.verified_per_seq(s.k))),
-                   drafter=spec.drafter_held(m, s.method))
+                   drafter=spec.drafter_held(m, s.method, s.k))
     return [
         Scenario("batch1", "Batch-1 decode", "00",
                  f"One user: a {PHASES_PROMPT:,}-token prompt, then one token a step at "

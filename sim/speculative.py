@@ -217,6 +217,7 @@ class Method:
     tau: float | None = None
     tree_width: int = 1
     verify_tokens: int | None = None
+    held_heads: bool = False  # 'ratio' drafters only: heads held beside the target (Medusa), one a draft
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTER_KINDS:
@@ -272,7 +273,7 @@ METHODS: dict[str, Method] = {
                    "summaries). Drafting is a string match on the CPU: cost ~0.",
         ),
         _from_tau(
-            "Medusa", tau=2.51, k=4, drafter="ratio", cost_ratio=0.02,
+            "Medusa", tau=2.51, k=4, drafter="ratio", cost_ratio=0.02, held_heads=True,
             source="EAGLE-3 Table 1: Medusa on Vicuna-13B, tau = 2.51 (mean of 5 tasks). Cost: "
                    "Medusa-1's heads (a residual block and an LM head each) add ~10 % of a 7B "
                    "model's weights, read once per round of 4-5 drafts: ~0.02 of a target step "
@@ -312,20 +313,50 @@ def draft_model_for(target: Model) -> Model:
 
 def draft_head_for(target: Model, vocab: int | None = None) -> Model:
     """An EAGLE-style draft head as a one-layer model of the target's shape whose tied embedding is
-    the LM head it reads every step (``vocab`` rows; the target's vocabulary when None). The small
+    the LM head it reads every step (``vocab`` rows; the target's vocabulary when None). Its MLP is
+    dense, of the config's ``intermediate`` width, for a mixture-of-experts target too (the published
+    EAGLE heads are dense decoder layers; as a whole MoE layer DeepSeek-V3's held 23 GiB). The small
     feature-fusion layer (2d x d in EAGLE, 3d x d in EAGLE-3) is left out."""
     return dataclasses.replace(target, name=f"draft head of {target.name}", n_layers=1,
                                vocab=vocab or target.vocab, tied_embeddings=True,
                                window_layers=int(target.window_layers == target.n_layers),
-                               dense_layers=0)
+                               dense_layers=1)
 
 
-def drafter_held(target: Model, method: Method) -> Model | None:
+@dataclass(frozen=True)
+class HeldHeads:
+    """Weights a drafter holds beside the target that are not a model of their own (Medusa's heads):
+    what ``sim.memory.memory_plan`` reads of a drafter, no KV cache."""
+
+    name: str
+    params: float  # all of them, before any split over GPUs
+    bytes_per_param: float
+    tp: int = 1
+    kv_bytes_per_token: float = 0.0
+    window_share: float = 0.0
+
+    @property
+    def served_weight_bytes(self) -> float:
+        """Bytes on each of the ``tp`` GPUs (split like the target's LM head)."""
+        return self.params * self.bytes_per_param / self.tp
+
+    def with_tp(self, tp: int) -> HeldHeads:
+        return dataclasses.replace(self, tp=int(tp))
+
+
+def drafter_held(target: Model, method: Method, k: int | None = None) -> Model | HeldHeads | None:
     """The drafter as the memory check counts it beside ``target`` (``sim.memory.memory_plan``), or
-    None where nothing is held ('ratio' methods: n-gram lookup, Medusa's heads, a manual c, left out).
+    None where nothing is held (n-gram lookup, a manual c).
     A draft LM whole. An EAGLE-style head: its decoder layer (and that layer's KV cache), plus its own
     LM head where it has a vocabulary of its own (EAGLE-3's); EAGLE reads the target's embedding and
-    LM head, so a one-row vocabulary stands in for them."""
+    LM head, so a one-row vocabulary stands in for them. Medusa: one head per draft (``k``, default
+    the method's), each a residual block (d x d) and its own LM head (d x V), at the precision of the
+    target's dense weights (Medusa-1: ~10 % of a 7B model with 5 heads)."""
+    if method.held_heads:
+        heads = method.k if k is None else int(k)
+        d, v = target.hidden, target.vocab
+        return HeldHeads(f"{method.name} heads ({heads})", heads * (d * d + d * v),
+                         target.dense_bytes_per_element, target.tp)
     if method.drafter == "model":
         draft = draft_model_for(target)
         return dataclasses.replace(draft, name=f"draft model {draft.name}")
@@ -573,7 +604,7 @@ def speedup_vs_batch(
         verify_memory_bound=cost.verify.memory_bound, decode_memory_bound=cost.decode.memory_bound,
         full_acceptance_speedup=_speedup(method, 1.0, cost),
         max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k)),
-                              drafter=drafter_held(target, method)).max_batch,
+                              drafter=drafter_held(target, method, k)).max_batch,
     )
 
 

@@ -82,12 +82,15 @@ def test_the_drafters_weights_count_in_the_memory_check():
     it; n-gram lookup holds no weights and runs."""
     query = {"gpu": "H100 SXM", "model": "Llama-3.1-70B", "weights": "fp8", "kv": "fp8", "spec_batch": "1",
              "spec_context": "128"}
-    for method in ("Draft model", "EAGLE", "EAGLE-3"):
+    for method in ("Draft model", "EAGLE", "EAGLE-3", "Medusa"):  # Medusa: 4 heads, 4.2 GiB in FP8
         at = open_app(PAGE, {**query, "spec_method": method})
         assert not at.exception
         assert at.error and "does not fit in memory" in at.error[0].value, method
-        assert "draft" in at.error[0].value, method
+        assert "beside the target" in at.error[0].value, method
         assert not at.metric, method
+        advice = " ".join(c.value for c in at.caption)
+        assert "The target alone fits: the drafter's weights are what does not." in advice, method
+        assert "Lower the batch" not in advice, method  # no batch makes the weights fit
     at = open_app(PAGE, {**query, "spec_method": "n-gram lookup"})
     assert not at.exception and not at.error
     assert at.metric

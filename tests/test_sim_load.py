@@ -274,11 +274,11 @@ def test_disaggregation_rates_are_per_gpu_when_an_instance_is_several_gpus():
     stream = load.make_stream(200, 1.0, lengths="fixed", prompt_tokens=1024, output_tokens=128)
     roles, colocated = (8.0, 4.0, 0.01), 3.0  # per instance
     d = load.disaggregation(gpu, model, stream, load.Targets(2.0, 0.1), n_gpus=4, roles=roles,
-                            colocated_per_gpu=colocated)
+                            colocated_per_instance=colocated)
     assert d.gpus_per_instance == 4
     assert (d.prefill_per_gpu, d.decode_per_gpu, d.colocated_per_gpu) == pytest.approx((2.0, 1.0, 0.75))
     one = load.disaggregation(gpu, MODELS["Llama-3.1-70B"], stream, load.Targets(2.0, 0.1), n_gpus=4,
-                              roles=roles, colocated_per_gpu=colocated)
+                              roles=roles, colocated_per_instance=colocated)
     assert d.best[:2] == one.best[:2] and d.best[2] == pytest.approx(one.best[2] / 4)
     assert d.gain == pytest.approx(one.gain)
 

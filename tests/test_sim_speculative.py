@@ -389,3 +389,39 @@ def test_moe_speculation_rises_before_it_fades(gpu):
     assert one.verify_over_decode > 1.5  # the verify pass reads more experts than decode does
     assert by_batch[16] > 1.3 * by_batch[1]
     assert by_batch[512] < by_batch[16]
+
+
+def test_every_drafter_that_holds_weights_counts_them():
+    """The memory check's drafter for each method: a draft LM, an EAGLE head, Medusa's heads (one a
+    draft, a residual block and an LM head each: ~10 % of a 7B model with 5, as its paper says); n-gram
+    lookup and a manual c hold nothing."""
+    from sim.models import ALL_MODELS
+
+    llama2 = ALL_MODELS["Llama-2-7B"]
+    for name, m in spec.METHODS.items():
+        held = spec.drafter_held(llama2, m)
+        assert (held is None) == (name in ("n-gram lookup", spec.MANUAL)), name
+        if held is not None:
+            assert held.served_weight_bytes > 0 and held.with_tp(2).served_weight_bytes > 0, name
+    medusa = spec.drafter_held(llama2, spec.METHODS["Medusa"], k=5)
+    assert 0.09 < medusa.served_weight_bytes / llama2.weight_bytes < 0.12
+    assert medusa.with_tp(2).served_weight_bytes == pytest.approx(medusa.served_weight_bytes / 2)
+
+
+def test_a_windowed_targets_head_holds_only_its_window():
+    """An EAGLE head of Mistral-7B (every layer windowed) is windowed too: past the window its KV
+    stops growing, as the target's does (the plan counted the head's KV as full attention)."""
+    mistral = MODELS["Mistral-7B"]
+    head = spec.drafter_held(mistral, spec.METHODS["EAGLE"])
+    plans = [memory_plan(H100, mistral, 1, c, drafter=head) for c in (8192, 32768)]
+    assert plans[0].kv_bytes == pytest.approx(plans[1].kv_bytes)
+    assert plans[1].kv_bytes > memory_plan(H100, mistral, 1, 32768).kv_bytes  # the head's own KV counts
+
+
+def test_an_eagle_head_of_a_mixture_is_a_dense_layer():
+    """Published EAGLE heads are dense decoder layers: the head of a mixture holds no routed experts
+    (as one whole MoE layer DeepSeek-V3's came to 23 GiB)."""
+    for name in ("Mixtral-8x7B", "DeepSeek-V3", "gpt-oss-120b", "Llama-4-Scout"):
+        head = spec.draft_head_for(MODELS[name])
+        assert head.n_layers == 1 and head.moe_layers == 0, name
+        assert head.served_weight_bytes < 0.1 * MODELS[name].served_weight_bytes, name

@@ -9,12 +9,15 @@ from ui.layout import stop_page
 
 
 def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
-                levers: str | None = "Lower the batch or the context on this page") -> bool:
+                levers: str | None = "Lower the batch or the context on this page",
+                drafter_levers: str | None = None) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
     speculative ``drafter`` beside the model, ``sim.memory.memory_plan``); where they do not, say what
     does not fit, by how much, the largest batch that does and the fewest GPUs on which it would, so
     that the caller shows no number for it. ``levers``: what this page offers to make it fit (None:
-    nothing on the page; not offered where the weights alone do not fit, which no batch fixes)."""
+    nothing on the page; not offered where the weights alone do not fit, which no batch fixes);
+    ``drafter_levers``: what it offers instead of the drafter, said where the drafter is what does
+    not fit."""
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
@@ -23,7 +26,11 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
              if n and n > setup.model.tp else "")
-    if not plan.weights_fit and drafter is None:  # the sentence above names the sidebar's choices
+    if not plan.weights_fit and drafter is not None and memory_plan(
+            setup.gpu, setup.model, int(batch), int(context_tokens)).weights_fit:
+        advice = ("The target alone fits: the drafter's weights are what does not. "
+                  + (f"{drafter_levers}." if drafter_levers else ""))
+    elif not plan.weights_fit:  # the sentence above names the sidebar's choices; no batch helps
         advice = ""
     elif levers:
         advice = f"{levers}, or pick a larger GPU, smaller weights or a smaller model in the sidebar."
@@ -35,10 +42,12 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
 
 
 def fits_or_stop(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
-                 levers: str | None = "Lower the batch or the context on this page") -> None:
+                 levers: str | None = "Lower the batch or the context on this page",
+                 drafter_levers: str | None = None) -> None:
     """``fits_or_say``, and where the setup does not fit, stop the page there: no number for a setup
     that cannot exist is shown as if it were real."""
-    if not fits_or_say(setup, batch, context_tokens, what, drafter=drafter, levers=levers):
+    if not fits_or_say(setup, batch, context_tokens, what, drafter=drafter, levers=levers,
+                       drafter_levers=drafter_levers):
         stop_page()
 
 
