@@ -127,7 +127,9 @@ with gauges:
     st.markdown(gauges_html(views["gauges"], gauge_alt), unsafe_allow_html=True)
     if previous_key == key:
         send_what_is_drawn()
-    st.caption(f"The black tick and the points mark the same reading with {other.policy} batching.")
+    st.caption(f"The black tick marks the same reading with {other.policy} batching; ▲/▼ pp is the "
+               "difference from it in percentage points. Useful work leaves out capacity nobody asked for "
+               "(Unused, below), so a server that does all it is asked reads 100 %.")
     first_numbers = st.container()  # filled after the timeline (below)
 
 # The numbers and text between the gauges and the slot timeline are placed now and filled after it:

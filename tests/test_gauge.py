@@ -49,9 +49,9 @@ def test_band_and_tick_sit_at_the_readings(value, reference):
 
 
 @pytest.mark.parametrize(("value", "reference", "text", "color"), [
-    (0.956, 0.963, "▼−0.7 pts", COLORS["waste"]),
-    (1.0, 0.216, "▲+78.4 pts", COLORS["useful"]),
-    (0.5, 0.5, "0.0 pts", COLORS["muted"]),
+    (0.956, 0.963, "▼−0.7 pp", COLORS["waste"]),
+    (1.0, 0.216, "▲+78.4 pp", COLORS["useful"]),
+    (0.5, 0.5, "0.0 pp", COLORS["muted"]),
 ])
 def test_the_difference_in_points_has_its_sign_and_colour(value, reference, text, color):
     svg = gauge_svg(Gauge(value, reference, "Useful work", "x", "#009E73"))

@@ -86,11 +86,11 @@ def gauge_svg(g: Gauge) -> str:
     if not known:  # never shown by the app: the page stops before a run it cannot price
         delta_text, delta_color = "", COLORS["muted"]
     elif delta > 0:
-        delta_text, delta_color = f"▲+{delta:.1f} pts", COLORS["useful"]
+        delta_text, delta_color = f"▲+{delta:.1f} pp", COLORS["useful"]
     elif delta < 0:
-        delta_text, delta_color = f"▼−{-delta:.1f} pts", COLORS["waste"]
+        delta_text, delta_color = f"▼−{-delta:.1f} pp", COLORS["waste"]
     else:
-        delta_text, delta_color = "0.0 pts", COLORS["muted"]
+        delta_text, delta_color = "0.0 pp", COLORS["muted"]
     value_text = f"{shown:.1f}%" if math.isfinite(g.value) else "–"
     ref_text = f"{ref_shown:.1f}%" if math.isfinite(g.reference) else "–"
     text = html.escape
