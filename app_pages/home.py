@@ -23,14 +23,17 @@ identical on that dashboard. Each section below takes one serving technique, let
 and off, and shows both. The Sources page has a glossary: every word means one thing on every page.
 """)
 setup = current_setup()
-# The two numbers are one batch-1 decode after a 2,048-token prompt: shown only where that fits.
-if fits_or_say(setup, 1, 2048, "One request (a 2,048-token prompt) on this setup", levers=None):
-    batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=2048, batch=1, context_tokens=512,
-                        assumptions=setup.assumptions)
+# The two numbers are one batch-1 decode after a prompt: shown only where that request fits.
+PROMPT_TOKENS, CONTEXT_TOKENS = 2048, 512
+if fits_or_say(setup, 1, PROMPT_TOKENS, f"One request (a {PROMPT_TOKENS:,}-token prompt) on this setup",
+               levers=None):
+    batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=PROMPT_TOKENS, batch=1,
+                        context_tokens=CONTEXT_TOKENS, assumptions=setup.assumptions)
     left, right = st.columns(2)
     left.metric("What the dashboard shows: nvidia-smi utilization",
                 fmt.percent(batch1.decode_utilization_gpu), border=True,
-                help="Batch-1 decode, 512 tokens of context: a kernel is almost always running.")
+                help=f"Batch-1 decode, {CONTEXT_TOKENS} tokens of context: a kernel is almost always "
+                     "running.")
     right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
                  help="Achieved FLOP/s over peak during the same decode.")
 st.caption(f"Every number is computed live for **{setup.label}**. Pick another GPU or model "

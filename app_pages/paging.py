@@ -52,7 +52,8 @@ the pool.
 setup = current_setup()
 if not memory_plan(setup.gpu, setup.model, 0, 0).weights_fit:  # the pool is a toy; the card is not
     st.warning(f"**{setup.model.name} does not fit on one {setup.gpu.name}**, so no number on this page is "
-               "for this setup. The 64-page pool just below is a toy, the same for every GPU and model; "
+               f"for this setup. The {DEFAULT_N_PAGES}-page pool just below is a toy, the same for every GPU "
+               "and model; "
                "*On a real card* further down says by how much the model does not fit.",
                icon=":material/memory_alt:")
 # One row that does not stack on a phone: the switch, the step and the pool on one screen.
