@@ -254,7 +254,8 @@ st.subheader("What catches each failure")
 st.markdown("For each failure the article describes: the quantity that shows it, what NVIDIA's tools "
             "or the serving engine (vLLM) call it, an alert rule to start from, and its value in the "
             "scenario above, computed live, with and without the fix.")
-st.table(views["failures_display"], hide_index=True)
+with st.container(key="watch_failures"):  # on a phone its rows stack, each cell under its name (ui.layout)
+    st.table(views["failures_display"], hide_index=True)
 
 lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
 
@@ -306,7 +307,8 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.
 - **KV cache holding tokens**: tokens whose KV the step holds × KV bytes per token, over section 02's
-  KV budget $""" + f"{DEFAULT_MEMORY_UTILIZATION:g}" + r"""\,M_\text{GPU} - W$; **Queue**: requests
+  KV budget $""" + f"{DEFAULT_MEMORY_UTILIZATION:g}" + r"""\,M_\text{GPU} - W$ (speculative decoding: the
+  drafter's KV too, and its weights in $W$, as page 03's memory check counts them); **Queue**: requests
   arrived and not yet admitted. Both are time-weighted over the steps.
 
 **The day.** The arrival rate follows $\lambda(h) = C\,(\ell + (p-\ell)\,\tfrac{1-\cos(2\pi(h-4)/24)}{2})$,

@@ -348,12 +348,21 @@ def speculative_metrics(s: Speculation, gpu: GPU, model: Model,
     """Section 03's round as a run of k + 1 steps: E tokens per sequence are useful, k + 1 positions per
     sequence were verified (rejected drafts are processed, not useful). Tokens arrive in bursts: TPOT is
     round / E, while the gap a user waits between bursts (ITL) is the whole round. The KV cache holds
-    the target's sequences (the draft's own small cache is left out)."""
+    the target's sequences and, where the drafter keeps one (a draft model, an EAGLE head), the
+    drafter's: both over the budget left once the drafter's weights are loaded too
+    (``sim.memory.memory_plan(..., drafter=)``, as the page's memory check counts them)."""
     decode, rounds = speculation_steps(s, gpu, model, assumptions, cost_ratio)
+    kv_bytes = float(decode.kv_bytes[0])
+    drafter = spec.drafter_held(model, s.method, s.k)
+    if kv_budget_bytes is not None and drafter is not None:
+        alone = memory_plan(gpu, model, s.batch, s.context_tokens)
+        both = memory_plan(gpu, model, s.batch, s.context_tokens, drafter=drafter)
+        kv_bytes += both.kv_bytes - alone.kv_bytes  # the drafter's KV cache
+        kv_budget_bytes -= both.weight_bytes - alone.weight_bytes  # its weights come out of the budget
     return run_metrics(
         rounds, useful_tokens=s.batch * s.expected_tokens, processed_tokens=s.batch * (s.k + 1),
         tpot_s=[s.time_per_token_s], itl_s=[s.round_s], preemptions=None,
-        kv_use=_kv_use(float(decode.kv_bytes[0]), kv_budget_bytes),
+        kv_use=_kv_use(kv_bytes, kv_budget_bytes),
     )
 
 

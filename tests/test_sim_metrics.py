@@ -15,6 +15,7 @@ from sim.batching import make_requests, sample_requests, simulate
 from sim.chunked import chunked_prefill
 from sim.cost import decode_step_cost, step_cost
 from sim.hardware import GPUS
+from sim.memory import memory_plan
 from sim.metrics import (
     ALERTS,
     DEFAULT_DAY_REQUESTS,
@@ -234,6 +235,28 @@ def test_speculative_adapter_is_section_03s_round(method):
     assert m.tpot_p50_s == pytest.approx(s.time_per_token_s)
     assert m.useful_share == pytest.approx(s.expected_tokens / (s.k + 1))
     assert m.mfu > plain.mfu  # verifying k + 1 tokens a pass: the idle tensor cores get work
+
+
+@pytest.mark.parametrize("method", list(spec.METHODS))
+@pytest.mark.parametrize("gpu", ["H100 SXM", "L4"])
+def test_speculative_kv_use_counts_the_drafters_cache_and_weights(method, gpu):
+    """The speculative row's KV use is the memory check's: the target's and the drafter's KV over what
+    is left once both models' weights are loaded. A method that holds nothing reads as plain decode."""
+    g, mth = GPUS[gpu], spec.METHODS[method]
+    s = spec.speculate(g, LLAMA8, mth, mth.alpha, mth.k, 16, 4096)
+    budget = memory_plan(g, LLAMA8, 0, 0).kv_budget_bytes
+    m = speculative_metrics(s, g, LLAMA8, kv_budget_bytes=budget)
+    plain = plain_decode_metrics(s, g, LLAMA8, kv_budget_bytes=budget)
+    drafter = spec.drafter_held(LLAMA8, mth, mth.k)
+    if drafter is None:
+        assert m.kv_cache_use == pytest.approx(plain.kv_cache_use)
+        return
+    both = memory_plan(g, LLAMA8, s.batch, s.context_tokens, drafter=drafter)
+    if not both.weights_fit:  # Medusa's five heads on an L4: no room left at all (the page refuses it)
+        assert math.isnan(m.kv_cache_use)
+        return
+    assert m.kv_cache_use == pytest.approx(both.kv_bytes / both.kv_budget_bytes, rel=1e-3)
+    assert m.kv_cache_use > plain.kv_cache_use
 
 
 # --- the scenario table --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ui.theme import COLORS, OKABE_ITO, figure
 
 # A full page holds token states: blue, as "Tokens" in the ledger beside it. Two shades alternate
 # between requests so that neighbours stand apart; the cell label ("R9·2": request 9, block 2) carries
-# the identity, so a shade never pretends to name a request. No page state uses blue (orange:
+# the identity, so a shade never pretends to name a request. No page state uses blue (reddish purple:
 # reserved, yellow: slack, vermillion: stranded).
 REQUEST_COLORS = [OKABE_ITO[c] for c in ("blue", "sky_blue")]
 _K = len(REQUEST_COLORS)

@@ -40,12 +40,25 @@ PAGE_CSS = """<style>
   [data-testid="stTable"] td, [data-testid="stTable"] th { word-break: break-word; hyphens: auto;
                                                             font-size: 0.8rem; padding: 0.3rem; }
   [data-testid="stTable"] td *, [data-testid="stTable"] th * {
-    overflow-wrap: anywhere !important; word-break: break-all !important; white-space: normal !important; }
+    overflow-wrap: anywhere !important; word-break: normal !important; white-space: normal !important; }
   [data-testid="stTable"] th, [data-testid="stTable"] th * { word-break: normal !important; }
 }
 [data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
-[data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: break-all; }
+[data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: normal; }
+@media (max-width: 640px) {
+  .st-key-watch_failures table, .st-key-watch_failures tbody, .st-key-watch_failures tr,
+  .st-key-watch_failures td { display: block; width: 100% !important; }
+  .st-key-watch_failures thead { display: none; }
+  .st-key-watch_failures tr { padding: 0.5rem 0 0.6rem; border-bottom: 1px solid __GRID__; }
+  .st-key-watch_failures td { border: none !important; padding: 0.15rem 0.2rem !important;
+                              font-size: 0.85rem !important; }
+  .st-key-watch_failures td:nth-of-type(2)::before { content: "What catches it"; }
+  .st-key-watch_failures td:nth-of-type(3)::before { content: "Alert"; }
+  .st-key-watch_failures td:nth-of-type(4)::before { content: "Value in the scenario"; }
+  .st-key-watch_failures td::before { display: block; font-size: 0.72rem; color: __MUTED__;
+                                      text-transform: uppercase; letter-spacing: 0.03em; }
+}
 @media (hover: none) { .modebar-container { display: none !important; } }
 .gl-legend { display: flex; flex-wrap: wrap; gap: 0.15rem 1.1rem; font-size: 0.8rem; line-height: 1.5;
              margin: -0.6rem 0 0.2rem 0.4rem; }

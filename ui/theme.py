@@ -33,7 +33,7 @@ COLORS = {
     "overhead": "#9AA3AD",
     "useful": OKABE_ITO["bluish_green"],
     "waste": OKABE_ITO["vermillion"],
-    "reserved": OKABE_ITO["orange"],
+    "reserved": OKABE_ITO["reddish_purple"],  # held but holding nothing, as padding on page 01
     "slack": OKABE_ITO["yellow"],
     "padding": OKABE_ITO["reddish_purple"],
     "idle": "#D9DEE4",
