@@ -135,7 +135,7 @@ with gauges:
 # The numbers and text between the gauges and the slot timeline are placed now and filled after it:
 # a change of the settings sends the gauges, then the timeline, first of everything below
 # (ui.layout.send_what_is_drawn). The browser renders every element a run sends, changed or not
-# (README, "Speed", eighth run): the fewer come before the timeline, the sooner it is drawn.
+# (docs/speed-log.md, eighth run): the fewer come before the timeline, the sooner it is drawn.
 middle = st.container()
 chart(
     views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",

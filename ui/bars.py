@@ -1,13 +1,14 @@
 """Two small bar charts drawn as page HTML instead of Plotly: page 01's capacity breakdown and page
 03's strip of Monte Carlo rounds.
 
-Every Plotly chart that changes is a new Streamlit element, mounted afresh, and on a 2-core machine a
-changing chart costs the browser about 80 ms wherever it sits on the page (README, *Against a bare
-Streamlit page*, seventh run). These two charts change with their page's main control and are drawn
-right after its main chart, while the browser is still drawing that one. Neither needs an axis
-Plotly would scale or a zoom: one is two stacked bars of shares, the other a grid of cells. As HTML
-each is one markdown element (title, legend, bars and axis together) that the browser lays out in
-no time, and that wraps and shrinks with its column on a phone. Hovering a segment or a cell shows
+Every Plotly chart that changes is a new Streamlit element, mounted afresh, and on a 2-core machine
+a changing chart costs the browser about 80 ms wherever it sits on the page (docs/speed-log.md,
+*Against a bare Streamlit page*, seventh run). These two charts change with their page's main
+control and are drawn right after its main chart, while the browser is still drawing that one.
+Neither needs an axis Plotly would scale or a zoom: one is two stacked bars of shares, the other a
+grid of cells. As HTML each is one markdown element (title, legend, bars and axis together) that the
+browser lays out in no time, and that wraps and shrinks with its column on a phone. Hovering a
+segment or a cell shows
 what it is (a native tooltip, the element's ``title``), as Plotly's hover did.
 
 They are drawn by ``st.markdown(..., unsafe_allow_html=True)``, which does not sanitise: escaping is

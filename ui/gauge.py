@@ -2,8 +2,8 @@
 
 A Plotly chart that changes is a new Streamlit element, mounted afresh: on a 2-core machine two small
 charts changing before a page's watched chart cost it about 80 ms each (a bare page: 186 → 346 ms;
-the same two drawn as inline SVG: 166 ms; README, *Against a bare Streamlit page*, seventh
-run). The gauges are drawn before the slot timeline on every change of page 01's settings, so they
+the same two drawn as inline SVG: 166 ms; docs/speed-log.md, *Against a bare Streamlit page*,
+seventh run). The gauges are drawn before the slot timeline on every change of page 01's settings, so they
 are drawn here as SVG: the same look as Plotly's ``indicator`` gauge (a half ring, the reading as a
 coloured band, the other mode's reading as a black tick, the value and the difference in points),
 no hover (the indicator had none either).

@@ -4,7 +4,7 @@ Streamlit mounts every changed chart afresh (its element id hashes the figure), 
 legend out again on every change of a control: it measures each entry's text in the SVG, one forced
 layout after another. On a 2-core machine that was 10-20 ms of each drawing of page 01's slot
 timeline, page 02's pool and page 03's α chart (``newPlot`` 48-55 ms with the legend, 29-38 without:
-README, *Against a bare Streamlit page*, seventh run). Drawn as text, the legend is one markdown
+docs/speed-log.md, *Against a bare Streamlit page*, seventh run). Drawn as text, the legend is one markdown
 element, which the browser redraws only when its text changes (page 03's load chart names the
 reader's α and k in it; the timeline's gains or loses "Padding" with page 01's toggle).
 
