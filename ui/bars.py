@@ -8,8 +8,7 @@ control and are drawn right after its main chart, while the browser is still dra
 Neither needs an axis Plotly would scale or a zoom: one is two stacked bars of shares, the other a
 grid of cells. As HTML each is one markdown element (title, legend, bars and axis together) that the
 browser lays out in no time, and that wraps and shrinks with its column on a phone. Hovering a
-segment or a cell shows
-what it is (a native tooltip, the element's ``title``), as Plotly's hover did.
+segment or a cell shows what it is (a native tooltip, the element's ``title``), as Plotly's hover did.
 
 They are drawn by ``st.markdown(..., unsafe_allow_html=True)``, which does not sanitise: escaping is
 the only guard. Every text is escaped and every colour checked (``ui.legend``), although all of it is
