@@ -558,8 +558,9 @@ def _split_section() -> load.Disaggregation:
     """Disaggregated prefill and decode against the same GPUs colocated."""
     st.markdown(
         "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
-        "each prompt's KV cache over the interconnect, and size each pool to its own target. Goodput "
-        "per GPU is what it buys (or not) against the same GPUs each doing both."
+        "each prompt's KV cache over the interconnect, and size each pool to its own target. Capacity "
+        "per GPU (DistServe's per-GPU goodput) is what it buys, or not, against the same GPUs each "
+        "doing both."
     )
     tp = setup.model.tp  # GPUs per replica (sidebar): each prefill or decode instance is that many
     n_gpus = st.select_slider("GPUs" if tp == 1 else f"Instances of {tp} GPUs", GPU_COUNTS, value=4,
@@ -588,7 +589,8 @@ def _split_section() -> load.Disaggregation:
         "Per GPU, split",
         fmt.rate(v_best, "req/s"),
         border=True,
-        help="Goodput per GPU of the best split: min(P × prefill rate, D × decode rate) / (P + D).",
+        help="Capacity per GPU of the best split (DistServe's per-GPU goodput): min(P × prefill rate, "
+             "D × decode rate) / (P + D), each role's rate its capacity within its target.",
     )
     dm[2].metric(
         "Per GPU, colocated",
@@ -611,8 +613,8 @@ def _split_section() -> load.Disaggregation:
             lambda: disagg_figure(d),
         ),
         key="load_disagg",
-        title=f"Goodput per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
-        alt=f"Goodput per GPU of every prefill:decode split of {n_gpus} "
+        title=f"Capacity per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
+        alt=f"Capacity per GPU of every prefill:decode split of {n_gpus} "
         + ("GPUs" if tp == 1 else f"instances of {tp} GPUs") + f"; best {p_best}:{d_best} at "
         f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
     )
@@ -715,8 +717,8 @@ recently used when memory is needed.
 **Disaggregation.** Each role's capacity from its own runs: a prefill-only GPU against the TTFT target
 (each request leaves after its first token), a decode-only GPU against the TBT target (requests arrive
 with their KV; the first gap includes the transfer, prompt tokens × KV bytes a token / the peer link's
-achieved bandwidth, MEASURED.md §3.1). Per-GPU goodput of a split is $\min(P\,r_p, D\,r_d)/(P+D)$
-(DistServe; `sim.metrics.per_gpu_goodput`).
+achieved bandwidth, MEASURED.md §3.1). Capacity per GPU of a split is $\min(P\,r_p, D\,r_d)/(P+D)$
+(DistServe's per-GPU goodput; `sim.metrics.per_gpu_goodput`).
 
 **REFERENCE V20 through this model.** DistServe's example (a 13B model, OPT-13B, on an A100 80GB; 512
 prompt and 64 output tokens; P90 TTFT 0.4 s, P90 TPOT 40 ms). At the app's default assumptions, fitted

@@ -72,7 +72,9 @@ if name == spec.MANUAL:
 moved = [f"α from {method.alpha:.2f}" if abs(alpha - method.alpha) > 1e-9 else "",
          f"k from {method.k}" if k != method.k else ""]
 moved_txt = " and ".join(m for m in moved if m)
-settings.caption(f"**{name}** (preset α = {method.alpha:.2f}, k = {method.k}"
+settings.caption(f"**{name}** (preset α = {method.alpha:.2f}"
+                 + (", an effective rate fitted to measured gains" if method.alpha_fitted else "")
+                 + f", k = {method.k}"
                  + (f", derived from τ = {method.tau} tokens per pass" if method.tau else "") + "): "
                  + method.source + (f" *You moved {moved_txt}.*" if moved_txt else ""))
 if method.drafter == "model" and spec.draft_model_for(setup.model).name == setup.model.name:
@@ -130,7 +132,8 @@ with body:
     st.markdown("""
     Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still
     memory-bound: to make one token per sequence the model streams all its weights while the tensor
-    cores mostly wait. The verify pass checks k + 1 positions for about the price of that one step,
+    cores mostly wait. The verify pass checks every drafted position (k + 1 in a chain, the tree's
+    nodes in a tree) for about the price of that one step,
     because the step was paying for the weight reads anyway: every draft the target agrees with is a
     token for free.
     """)
@@ -145,8 +148,8 @@ with body:
     m[2].metric("Verify ÷ decode step", f"{r.verify_over_decode:.2f}×", border=True,
                 delta=f"{'memory' if r.verify_memory_bound else 'compute'}-bound",
                 delta_color="off", delta_arrow="off",
-                help=f"The verify pass ({fmt.seconds(r.verify_s)}) checks {k + 1} tokens per sequence; a "
-                     f"decode step ({fmt.seconds(r.decode_step_s)}) makes 1.")
+                help=f"The verify pass ({fmt.seconds(r.verify_s)}) checks {r.verified_tokens} tokens per "
+                     f"sequence; a decode step ({fmt.seconds(r.decode_step_s)}) makes 1.")
     m[3].metric("Math per token", f"{r.flops_ratio:.2f}×", border=True,
                 delta="FLOPs vs plain", delta_color="off", delta_arrow="off",
                 help="Draft plus verify FLOPs per committed token, over a decode step's FLOPs per token: "
@@ -182,35 +185,56 @@ if measured:
     st.caption(
         f"Measured (SGLang, EAGLE-3 paper Table 3: a chain of 3 drafts, MT-bench lengths): EAGLE-3's "
         f"gain goes from {e3[0]:.2f}× at batch {b_m[0]} to {e3[-1]:.2f}× at {b_m[-1]}, EAGLE's from "
-        f"{e1[0]:.2f}× to {min(e1):.2f}×. The presets' α is fitted to these points; the model holds "
+        f"{e1[0]:.2f}× to {e1[-1]:.2f}× (its lowest, {min(e1):.2f}×, at batch "
+        f"{b_m[e1.index(min(e1))]}). The presets' α is fitted to these points; the model holds "
         "the gain flat while the verify pass costs what a decode step does, then drops faster than "
-        "the measurements, which fall steadily from batch 2. The model's signed error at each point, "
+        "the measurements, which fall from batch 2 and level off past 24. The model's signed error "
+        "at each point, "
         "in that setting: EAGLE-3 "
         + ", ".join(f"{m / e - 1:+.0%}" for m, e in zip(modelled["EAGLE-3"], e3, strict=True))
         + "; EAGLE " + ", ".join(f"{m / e - 1:+.0%}" for m, e in zip(modelled["EAGLE"], e1, strict=True))
         + " (hover a point).")
 i_fit = by_batch.last_fitting
 last_batch, last_speedup = int(by_batch.batches[i_fit]), float(by_batch.speedup[i_fit])
-fade = (f"falls below 1× from batch **{break_even:.0f}**" if break_even <= last_batch
-        else f"is down to **{last_speedup:.2f}×** at batch {last_batch:,}")
-if r.verify_memory_bound:
+upto = by_batch.speedup[: i_fit + 1].tolist()
+peak = max(upto)
+peak_batch = int(by_batch.batches[upto.index(peak)])
+fades = last_speedup < 0.95 * peak  # the gain falls under load from its best (batch 1, or later)
+if break_even <= last_batch:
+    fade = f"falls below 1× from batch **{break_even:.0f}**"
+elif fades:
+    fade = (f"falls from **{peak:.2f}×**" + (f" at batch {peak_batch:,}" if peak_batch > 1 else " at batch 1")
+            + f" to **{last_speedup:.2f}×** at batch {last_batch:,}")
+else:
+    fade = f"still reaches **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
+if r.verify_memory_bound and r.verify_over_decode <= 1.3:
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "
             "cores were idle anyway.")
+elif r.verify_memory_bound:
+    lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
+            f"decode step at batch {batch}: still memory-bound, but it reads more than a decode step"
+            + (" (the drafted tokens route to more experts than one token does)" if setup.model.n_experts
+               else "") + f". It commits **{r.expected_tokens:.2f}** tokens.")
 else:
     lead = (f"At batch {batch} the verify pass is already compute-bound: checking {r.verified_tokens} "
             f"tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-if by_batch.verify_compute_bound_batch <= last_batch:
+if by_batch.verify_compute_bound_batch <= last_batch and not fades and break_even > last_batch:
+    load = ("Once the verify pass turns compute-bound (from batch "
+            f"~{by_batch.verify_compute_bound_batch:.0f} here) every rejected draft costs real math; on "
+            f"this setup the gain {fade}.")
+elif by_batch.verify_compute_bound_batch <= last_batch:
     load = (f"The trick spends spare compute, so it fades under load: once the verify pass turns "
             f"compute-bound (from batch ~{by_batch.verify_compute_bound_batch:.0f} here) every rejected "
             f"draft costs real math, and the gain {fade}. That is why published gains are *typically "
             "2–3×* at low load, and why servers turn speculation down when busy.")
 else:
     load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}, the most that fit: "
-            f"at {context:,} cached tokens per sequence the KV-cache reads dominate every pass, so the "
-            f"spare compute never runs out and the gain holds at **{last_speedup:.2f}×**. Shorten the "
-            "context to see it fade under load, as measured gains do.")
+            "its reads (the weights' and the KV cache's) outweigh the math of every verified token, so "
+            f"the spare compute never runs out, and the gain {fade}."
+            + (" Shorten the context to see it fade under load, as measured gains do."
+               if context > 1024 and not fades else ""))
 st.info(f"**The thesis, flipped into a feature.** {lead} {load}", icon=":material/lightbulb:")
 if setup.model.n_experts:
     st.caption(
@@ -263,8 +287,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "scripts/calibrate.py); a tree's candidates at one depth are treated as independent draws.",
         "Draft costs: Llama-3.2-1B is priced by the roofline at the target's precisions; an EAGLE "
         "head as one decoder layer of the target plus its LM head (EAGLE-3: a 32k-token draft "
-        "head), without the small fusion layer; Medusa's heads as 0.02 of a target step per draft "
-        "token; n-gram lookup as free.",
+        "head), without the small fusion layer; a Medusa head (one per draft token) as the target's own "
+        "LM head plus a d × d block, in the same step model (about 0.02 of a target step on a 32k "
+        "vocabulary, 0.06 on Llama 3's 128k); n-gram lookup as free.",
         "Every sequence in the batch drafts and verifies k tokens each round and accepts "
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",
@@ -272,9 +297,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "EAGLE head's decoder layer (dense), its KV cache and (EAGLE-3) its own LM head, Medusa's heads "
         "(one a draft), at the target's precisions; n-gram lookup holds nothing. The draft's prefill "
         "time is not counted; the draft's context is the target's.",
-        "Measured gains (EAGLE-3 Table 3) fall steadily from batch 2; this model holds them until the "
-        "verify pass reaches the GEMMs' ridge and then drops faster, so it is high at batch 8-32 "
-        "and close again at 64.",
+        "Measured gains (EAGLE-3 Table 3) fall from batch 2 and level off past 24; this model holds "
+        "them until the verify pass reaches the GEMMs' ridge and then drops faster, so it is high at "
+        "batch 8-32 and close again at 64.",
         f"With a head drafter the speedup can creep up at small batches ({head_rise:.0%} at most on "
         "this setting's curve): the head keeps one "
         "layer of KV cache, so as the target's KV reads grow, drafting becomes a smaller share of "

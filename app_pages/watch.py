@@ -300,9 +300,10 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   at batch 1 this is Databricks' (model size + KV cache) / TPOT / peak bandwidth.
 - **Output tok/s**: output tokens of requests / $T$. **Useful share**: output tokens over tokens
   computed (static batching's padding and rejected speculative drafts are computed, not useful).
-- **Goodput** (DistServe), the only sense the word has in this app: output tokens per second
+- **Goodput**, the only sense the word has in this app: output tokens per second
   (**Goodput, tok/s**) or requests per second (**Goodput, req/s**) of the requests whose TTFT and TPOT
-  both meet the targets; **Meets SLO** is their share of the requests.
+  both meet the targets, as `vllm bench serve --goodput` reports it (after DistServe, whose per-GPU
+  goodput is the highest rate that meets them: page 05's capacity); **Meets SLO** is their share.
 - **TTFT**: arrival to the end of the prefill step (queueing included). **TPOT**: a request's
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.
@@ -361,8 +362,9 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         "DCGM profiling metrics (GR_ENGINE_ACTIVE, SM_ACTIVE, SM_OCCUPANCY, PIPE_TENSOR_ACTIVE, "
         "DRAM_ACTIVE): NVIDIA DCGM User Guide, profiling metrics table (REFERENCE.md §4).",
         "MBU: Databricks, LLM Inference Performance Engineering: Best Practices (REFERENCE.md §4).",
-        "Goodput: DistServe (Zhong et al., OSDI 2024), per-GPU goodput under TTFT and TPOT SLOs "
-        "(REFERENCE.md §3.5; V20 in the tests).",
+        "Goodput: vLLM's `bench serve --goodput` (requests meeting the TTFT and TPOT targets), after "
+        "DistServe (Zhong et al., OSDI 2024), whose per-GPU goodput is the highest such rate (REFERENCE.md "
+        "§3.5; V20 in the tests).",
         "vLLM metric names: vLLM docs, Production Metrics and the V1 metrics design "
         "(vllm:kv_cache_usage_perc replaced vllm:gpu_cache_usage_perc; vllm:inter_token_latency_seconds "
         "replaced vllm:time_per_output_token_seconds).",

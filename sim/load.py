@@ -42,8 +42,8 @@ prefix is cached prefills only the rest of its prompt (attending over the cached
 
 **Latency**: TTFT = arrival to the end of the step that computes the prompt's last token (the
 first token). Inter-token gaps (TBT) are the time between a user's consecutive tokens; one step
-that gives n users a token after the same wait is n samples. Goodput in DistServe's sense, via
-``sim.metrics.run_metrics``: requests/s meeting a TTFT and a time-per-output-token target.
+that gives n users a token after the same wait is n samples. Goodput as vLLM's benchmark counts it,
+via ``sim.metrics.run_metrics``: requests/s meeting a TTFT and a time-per-output-token target.
 ``utilization_gpu`` is NVML's definition, as everywhere in the app.
 
 Units: seconds (``_s``), tokens (``_tokens``), requests/s (``_per_s``/``rps``), bytes.

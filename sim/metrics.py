@@ -9,8 +9,10 @@ run into the same metrics, so every scenario is measured with the same ruler:
 - ``mfu`` (what DCGM's PIPE_TENSOR_ACTIVE tracks): FLOPs / (peak FLOP/s * wall time).
 - ``mbu`` (what DCGM's DRAM_ACTIVE tracks; Databricks' MBU): bytes / (peak bandwidth * wall time).
 - output tokens per second (tokens someone asked for, padding and rejected drafts left out), and
-  goodput in DistServe's sense, the only sense the app uses the word in: output tokens per second, or
-  requests per second, of the requests that meet both the TTFT and the time-per-output-token target.
+  goodput, the only sense the app uses the word in: output tokens per second, or requests per second,
+  of the requests that meet both the TTFT and the time-per-output-token target (``vllm bench serve
+  --goodput``, after DistServe; DistServe's per-GPU goodput, the highest such rate per GPU, is what
+  the app calls capacity per GPU, ``per_gpu_goodput`` and ``sim.load.capacity``).
 - latency percentiles, time-weighted KV-cache use and queue depth, preemptions.
 
 The adapters below (``phases_metrics``, ``batching_metrics``, ``card_metrics``, ``chunked_metrics``,

