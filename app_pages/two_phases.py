@@ -146,6 +146,15 @@ with metric_row():
                                 "the experts the batch's tokens reach; all-reduces are the link's time). "
                                 "'never': each extra sequence brings more KV-cache bytes than math, so "
                                 "memory stays the limit.")
+if r.prefill.memory_bound[0]:
+    m = setup.model
+    share = prompt * m.experts_per_token / m.n_experts if m.n_experts else 0.0
+    st.caption(
+        "**Here prefill is memory-bound**: "
+        + (f"each of {m.name}'s {m.n_experts} experts sees about {share:,.0f} of the prompt's tokens, "
+           "too few to reuse its weights' reads" if m.n_experts else
+           f"a {prompt:,}-token prompt does too little math per weight read")
+        + "; a longer prompt moves it right of the ridge.")
 
 
 def _expert_layouts(setup, batch: int, context: int) -> str:
@@ -209,7 +218,9 @@ chart(
 )
 st.caption(
     f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "
-    "(vLLM's default max_num_batched_tokens), each paying its host time. A short prompt costs about one "
+    f"(vLLM's default max_num_batched_tokens on {'an' if setup.gpu.name[0] in 'AEIOU' else 'a'} "
+    f"{setup.gpu.name}: 8,192 on cards of 70 GiB or more but the A100, 2,048 on the rest), each paying "
+    "its host time. A short prompt costs about one "
     "read of the weights its tokens use (for a mixture of experts, every expert they touch, so several "
     "decode steps' worth); past the ridge TTFT grows with the prompt, and its attention with the prompt "
     "squared. Under load a request also waits in the queue: that is section 05. "
@@ -234,13 +245,21 @@ chart(
 st.caption("Each bar is one named assumption, added in the order the model applies them; they sum to "
            f"the estimate. {ex.note}")
 
-st.info(
-    f"**The thesis in miniature.** During decode `nvidia-smi` would read "
-    f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
-    f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: a kernel is "
-    "always running, it is just waiting on memory. Batching (next section) is how servers claw the "
-    "difference back.", icon=":material/lightbulb:",
-)
+if r.decode.memory_bound[0]:
+    thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
+              f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
+              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: a "
+              "kernel is always running, it is just waiting on memory. Batching (next section) is how "
+              "servers claw the difference back.")
+else:
+    thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
+              f"**{fmt.percent(r.decode_utilization_gpu)}** busy, and at batch {batch:,} the tensor cores "
+              f"deliver **{fmt.percent(float(r.decode.mfu[0]))}** of their peak: past the crossover (batch "
+              f"{fmt.count(crossover)} here) decode is compute-bound, and most of what is left is the "
+              "chip's own ceiling (its measured GEMM efficiency). Drag the batch back to 1 to see the two "
+              "numbers part: that gap, memory waits under a busy reading, is what batching (next section) "
+              "claws back.")
+st.info(thesis, icon=":material/lightbulb:")
 
 how_computed(
     STEP_MODEL_MD + r"""

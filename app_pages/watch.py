@@ -348,8 +348,9 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         "request lifetimes: no goodput and no queue. The card's rows run under a full queue.",
         "KV-cache use counts token states. vLLM's usage gauge counts blocks handed out: under paging "
         "the two agree within the last page's slack; a reserving engine would read full.",
-        "Host overhead counts as no kernel running. Speculative decoding adds k small draft steps "
-        "per round, each paying it: that is why its row reads lower while doing more.",
+        "Host overhead counts as no kernel running. A speculative round pays it once for its k draft "
+        "steps and the verify pass together (the drafts run back to back on the GPU), so its row reads "
+        "a little higher than plain decode's, which pays it every step, while doing more.",
         "Preemptions are modelled only by section 02's 64-page pool; the table leaves the column out "
         "and the failure list reads the pool.",
         "The alert thresholds and windows are starting points to tune, not standards.",

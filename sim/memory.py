@@ -33,6 +33,9 @@ UTILIZATION_RANGE = (0.1, 1.0)
 #: Tokens of the largest step the engine profiles its activation peak with (vLLM V1's
 #: ``max_num_batched_tokens`` for chunked prefill on large GPUs).
 MAX_BATCHED_TOKENS = 8192
+#: vLLM V1's API-server default ``max_num_batched_tokens`` on the other GPUs (the A100 and cards under
+#: 70 GiB; vllm/engine/arg_utils.py, ``get_batch_defaults``, the same rule as ``max_num_seqs``).
+MAX_BATCHED_TOKENS_DEFAULT = 2048
 #: vLLM V1's default ``max_num_seqs`` (requests running at once): 1024 on GPUs with at least 70 GiB
 #: other than the A100, 256 elsewhere (vllm/engine/arg_utils.py: "For GPUs like H100 and MI300x, use
 #: larger default values"; the A100 is excluded after a measured regression, vLLM PR #17885).
@@ -54,6 +57,15 @@ def engine_max_seqs(gpu: GPU | None) -> int:
     if gpu is not None and gpu.hbm_bytes >= LARGE_GPU_BYTES and "a100" not in gpu.name.lower():
         return MAX_SEQS_LARGE_GPU
     return MAX_SEQS_DEFAULT
+
+
+def engine_max_batched_tokens(gpu: GPU | None) -> int:
+    """Tokens in the engine's largest step by default on ``gpu``, the size of a long prompt's prefill
+    chunks (vLLM V1's API server: ``max_num_batched_tokens`` 8192 on GPUs with at least 70 GiB other
+    than the A100, 2048 elsewhere; None: the larger)."""
+    if gpu is None or (gpu.hbm_bytes >= LARGE_GPU_BYTES and "a100" not in gpu.name.lower()):
+        return MAX_BATCHED_TOKENS
+    return MAX_BATCHED_TOKENS_DEFAULT
 
 
 def forward_workspace_bytes(model: Model) -> float:

@@ -127,23 +127,25 @@ class TTFTCurve:
 def ttft_curve(gpu: GPU, model: Model, prompt_tokens, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
                ) -> TTFTCurve:
     """TTFT of one prompt of each length in ``prompt_tokens`` on an idle server: its prefill, cut into
-    chunks of at most MAX_BATCHED_TOKENS tokens (each chunk attends to the chunks before it; the
-    last samples the first token). ``sim.truth.prefill_time_s``, which prices the measured TTFT rows,
-    is this for one prompt; all prompts' chunks are priced in one vectorised call."""
-    from sim.memory import MAX_BATCHED_TOKENS, memory_plan
+    chunks of at most the engine's largest step on this GPU (``sim.memory.engine_max_batched_tokens``:
+    8,192 tokens, 2,048 on an A100 and on cards under 70 GiB), each chunk attending to the chunks
+    before it, the last sampling the first token. ``sim.truth.prefill_time_s``, which prices the
+    measured TTFT rows, is this for one prompt; all prompts' chunks are priced in one vectorised call."""
+    from sim.memory import engine_max_batched_tokens, memory_plan
 
     prompts = np.asarray(prompt_tokens, dtype=np.int64).ravel()
     if prompts.size == 0 or np.any(prompts < 1):
         raise ValueError("prompt_tokens must be positive token counts")
-    n_chunks = -(-prompts // MAX_BATCHED_TOKENS)
+    chunk = engine_max_batched_tokens(gpu)
+    n_chunks = -(-prompts // chunk)
     owner = np.repeat(np.arange(prompts.size), n_chunks)
     first = np.cumsum(n_chunks) - n_chunks
     index = np.arange(owner.size) - first[owner]
-    starts = (index * MAX_BATCHED_TOKENS).astype(float)
-    q = np.minimum(MAX_BATCHED_TOKENS, prompts[owner] - starts)
+    starts = (index * chunk).astype(float)
+    q = np.minimum(chunk, prompts[owner] - starts)
     last = (index == n_chunks[owner] - 1).astype(float)
     pairs, kv = attention_sums(model, q, starts)
     cost = step_cost(gpu, model, q, pairs, kv, assumptions, sampled_tokens=last)
     ttft = np.bincount(owner, weights=cost.time_s, minlength=prompts.size)
     plan = memory_plan(gpu, model, 1, 1)
-    return TTFTCurve(prompts, ttft, MAX_BATCHED_TOKENS, plan.max_context_tokens if plan.weights_fit else 0)
+    return TTFTCurve(prompts, ttft, chunk, plan.max_context_tokens if plan.weights_fit else 0)

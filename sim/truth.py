@@ -236,8 +236,8 @@ def static_batch_time_s(gpu, model, batch: int, prompt: int, output: int,
 
 
 def prefill_time_s(gpu, model, prompt: int, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
-    """One prompt's prefill on an idle server, in chunks of at most MAX_BATCHED_TOKENS tokens (page
-    00's TTFT curve, ``sim.phases.ttft_curve``, is the same computation)."""
+    """One prompt's prefill on an idle server, in chunks of at most the engine's largest step on this
+    GPU (page 00's TTFT curve, ``sim.phases.ttft_curve``, is the same computation)."""
     return float(ttft_curve(gpu, model, [prompt], assumptions).ttft_s[0])
 
 

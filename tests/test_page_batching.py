@@ -219,3 +219,14 @@ def test_slots_that_do_not_fit_say_so_and_show_no_gauges():
     assert not at.metric and not at.get("plotly_chart")
     at.select_slider(key="batching_slots").set_value(8).run()
     assert not at.exception and at.metric  # 8 slots fit
+
+
+def test_light_load_does_not_claim_a_kernel_is_always_running():
+    """At 1 request a second both modes idle between arrivals (utilization 58-68 %): the box says so,
+    and that both deliver what is asked, instead of 'a kernel is running either way'."""
+    at = open_app(PAGE, {"batching_load": "Poisson arrivals", "batching_rate": "1"})
+    assert not at.exception
+    (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
+    assert "either way" not in box and "light load" in box and "within both modes' capacity" in box
+    (box,) = [i.value for i in open_app(PAGE).info if "thesis in one widget" in i.value]
+    assert "a kernel is running either way" in box and "busy, and useless" in box

@@ -340,3 +340,18 @@ def test_past_the_cuda_graph_size_the_page_says_what_the_launches_cost():
     (note,) = [c.value for c in at.caption if "capture size" in c.value]
     assert "costs more than the batch gains" in note
     assert not [c.value for c in open_app(PAGE, {"phases_batch": "512"}).caption if "capture size" in c.value]
+
+
+def test_the_thesis_box_follows_the_bound_and_prefill_says_when_it_is_memory_bound():
+    """At batch 1,024 and a short context decode is compute-bound: the box must not say it is
+    'waiting on memory'. A 64-token prompt, or a mixture whose experts each see few of the prompt's
+    tokens, leaves prefill memory-bound, and the page says why under its numbers."""
+    at = open_app(PAGE, {"phases_batch": "1024", "phases_context": "64"})
+    (box,) = [i.value for i in at.info if "thesis in miniature" in i.value]
+    assert "waiting on memory" not in box and "compute-bound" in box
+    default = open_app(PAGE)
+    (box,) = [i.value for i in default.info if "thesis in miniature" in i.value]
+    assert "waiting on memory" in box
+    assert not any("Here prefill is memory-bound" in c.value for c in default.caption)
+    short = open_app(PAGE, {"phases_prompt": "64"})
+    assert any("64-token prompt does too little math" in c.value for c in short.caption)

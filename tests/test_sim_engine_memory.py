@@ -46,6 +46,19 @@ def test_engine_max_seqs_follows_vllms_defaults(gpu, seqs):
     assert engine_max_seqs(None) == 256
 
 
+@pytest.mark.parametrize("gpu, tokens", [("H100 SXM", 8192), ("H200 SXM", 8192), ("B200", 8192),
+                                         ("MI300X", 8192), ("A100 80GB SXM", 2048), ("L40S", 2048),
+                                         ("L4", 2048)])
+def test_engine_max_batched_tokens_follows_vllms_defaults(gpu, tokens):
+    """vLLM V1's API server: steps of up to 8,192 tokens on the cards that get 1,024 running requests,
+    2,048 elsewhere; page 00's TTFT curve cuts a long prompt into such chunks."""
+    from sim.memory import engine_max_batched_tokens
+    from sim.phases import ttft_curve
+
+    assert engine_max_batched_tokens(GPUS[gpu]) == tokens
+    assert ttft_curve(GPUS[gpu], LLAMA8, [64]).chunk_tokens == tokens
+
+
 def test_sampler_warmup_is_rows_times_vocabulary_times_its_live_tensors():
     # BF16 logits, FP32 copy, sorted copy, int64 indices, softmax: 22 bytes a logit, 1,024 rows.
     assert sampler_warmup_bytes(OSS120, H100) == 1024 * 201_088 * 22

@@ -459,3 +459,14 @@ def test_dollars_per_million_tokens_is_one_definition_for_gpu_and_replica():
     for bad in (dict(price_per_gpu_hour=-1), dict(price_per_gpu_hour=float("nan")), dict(gpus=0)):
         with pytest.raises(ValueError):
             cost(1000.0, **{"price_per_gpu_hour": 1.0, **bad})
+
+
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+def test_the_speculative_row_reads_higher_than_plain_decode(gpu):
+    """Page 04 says so: a round pays the host time once for its draft steps and verify pass together,
+    plain decode every step, so utilization reads higher with speculation (while doing more)."""
+    for name in ("Llama-3.1-8B", "Qwen2.5-7B", "Mixtral-8x7B"):
+        rows = {r.key: r.metrics for r in scenarios(GPUS[gpu], MODELS[name])}
+        plain, specd = rows["plain"].utilization_gpu, rows["speculative"].utilization_gpu
+        if not (math.isnan(plain) or math.isnan(specd)):
+            assert specd > plain, name

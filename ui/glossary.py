@@ -6,7 +6,9 @@ from __future__ import annotations
 #: term -> definition (plain text: it is also a metric's help tooltip).
 GLOSSARY: dict[str, str] = {
     "Prefill": "The pass over a request's whole prompt, all tokens at once; it yields the first output "
-               "token. Large matrix multiplications: compute-bound.",
+               "token. Large matrix multiplications: compute-bound for a prompt of a few hundred "
+               "tokens or more on a dense model; a short prompt, or a mixture of experts whose experts "
+               "each see a few of its tokens, can leave it memory-bound.",
     "Decode": "Every later step: one new token per sequence, reading all the weights and the sequence's "
               "KV cache to make it. Memory-bound at small batches.",
     "Roofline": "The fastest a step can run on a GPU: its FLOPs at the tensor cores' peak or its bytes at "
