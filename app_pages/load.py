@@ -41,7 +41,7 @@ PREFIX_TOKENS = [256, 512, 1024, 2048, 4096, 8192]
 N_PREFIXES = [1, 4, 16, 64, 256, 1024, 4096]
 CURVE_PREFIXES = [1, 16, 64, 256, 1024]  # the hit-rate curve's points (one run each)
 GPU_COUNTS = [2, 3, 4, 6, 8]
-WORKLOAD_LABEL = {"sharegpt": "ShareGPT-like", "fixed": "Fixed 1,024 → 128"}
+WORKLOAD_LABEL = {"sharegpt": "Chat, long-tailed", "fixed": "Fixed 1,024 → 128"}
 FIXED = (1024, 128)
 #: Requests of the runs behind the curves and the capacity search (each point is one run).
 SEARCH_REQUESTS = 600
@@ -306,7 +306,7 @@ key = repr(setup)
 stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
 longest = int((stream.prompt_tokens + stream.output_tokens).max())
 fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)",
-             # the fixed workload's requests are the shorter: offered only from ShareGPT-like
+             # the fixed workload's requests are the shorter: offered only from the long-tailed chat
              levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
                      else None))
 run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
@@ -672,10 +672,11 @@ def _how_body() -> str:
     examples, step_ms = _distserve_examples(), _distserve_steps()
     example, matched, host_read = examples["defaults"], examples["kernels"], examples["host"]
     return rf"""
-**Requests.** Poisson arrivals; lengths fixed or ShareGPT-like (lognormal, prompt median
-{load.SHAREGPT_PROMPT[0]:.0f} tokens, output median {load.SHAREGPT_OUTPUT[0]:.0f}, long-tailed and capped;
-shapes chosen to look like chat traffic, not fitted). One seed; a different rate re-times the same
-requests (gaps divided by the rate), so every point of a curve holds the same requests.
+**Requests.** Poisson arrivals; lengths fixed or long-tailed chat (lognormal, prompt median
+{load.SHAREGPT_PROMPT[0]:.0f} tokens, output median {load.SHAREGPT_OUTPUT[0]:.0f}, capped; shapes chosen
+to look like chat traffic with a tail of long documents, not fitted to a dataset: its prompts are longer
+than ShareGPT's, whose means page 02 uses, 161 tokens in and 338 out). One seed; a different rate
+re-times the same requests (gaps divided by the rate), so every point of a curve holds the same requests.
 
 **Steps.** An event loop over engine steps. *Prefill-first*: whenever a waiting prompt can be
 admitted, the next step prefills the admitted prompts (up to 8,192 new tokens) and nobody decodes in

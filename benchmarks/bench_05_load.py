@@ -14,7 +14,7 @@ _LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]
 _SWEEP = load.sweep(H100, LLAMA8, _SEARCH, "chunked", [_SAT * f for f in _LOADS])
 
 SIM_CASES = [
-    SimCase("load.simulate, 2,000 ShareGPT-like requests, prefill-first, 60 % load",
+    SimCase("load.simulate, 2,000 long-tailed chat requests, prefill-first, 60 % load",
             lambda: load.simulate(H100, LLAMA8, _DEFAULT, "prefill-first"), 150),
     SimCase("load.simulate, 2,000 requests, chunked (512), 60 % load",
             lambda: load.simulate(H100, LLAMA8, _DEFAULT, "chunked"), 150),

@@ -102,7 +102,7 @@ CHANGES: dict[str, list[Change]] = {
     "under-load": [
         ("load_policy", ["Prefill-first", "Decode-first", "Chunked prefill"]),
         ("load_rate", [30, 60, 80]),
-        ("load_workload", ["ShareGPT-like", "Fixed 1,024 → 128"]),
+        ("load_workload", ["Chat, long-tailed", "Fixed 1,024 → 128"]),
     ],
 }
 

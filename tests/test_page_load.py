@@ -189,3 +189,4 @@ def test_the_split_counts_instances_and_rates_per_gpu_with_several_gpus_a_replic
     one = open_app(PAGE, {"load_show_split": "true", "load_requests": "500"})
     assert one.select_slider(key="load_gpus").label == "GPUs"
     assert not any("instance's rate" in c.value for c in one.caption)
+
