@@ -182,8 +182,8 @@ with text:
         f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
         "at the row's settings, on the same run (page 01's *useful work* is a share of the slots' capacity "
         "while requests were there to use it, this table's *useful share* of the tokens computed: they "
-        "differ by the slots left empty while requests waited). Left, what the dashboard reads; right, the output tokens per second users get (log "
-        "scale).")
+        "differ by the slots left empty while requests waited). Left, what the dashboard reads; right, "
+        "the output tokens per second users get (log scale).")
 st.caption(f"The rows differ in more than the technique: the lowest output, {out_lo:,.0f} tok/s, is "
            f"{fmt.sentence_case(lowest_out.name)} ({fmt.sentence_case(lowest_out.what)}); the highest, "
            f"{out_hi:,.0f} tok/s, is {fmt.sentence_case(highest_out.name)} "
