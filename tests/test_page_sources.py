@@ -21,3 +21,17 @@ def test_every_gpu_price_and_model_is_listed_with_its_source():
     # a GPU without FP8 tensor cores has no FP8 rate (a dash, not a number or "None")
     no_fp8 = [g.name for g in GPUS.values() if not g.fp8_flops]
     assert no_fp8 and (gpus.set_index("GPU").loc[no_fp8, "FP8 dense TFLOP/s"] == "–").all()
+
+
+def test_goodput_keeps_one_sense():
+    """'Goodput' is the rate of the requests that meet the targets (vLLM's benchmark); DistServe's
+    per-GPU goodput, the highest rate that meets them, is capacity per GPU. No page calls a capacity
+    'goodput per GPU' (page 05's disaggregation did, beside its goodput in the other sense)."""
+    from pathlib import Path
+
+    from ui.glossary import define
+
+    assert "capacity per GPU" in define("Goodput") and "per-GPU goodput" in define("Capacity")
+    root = Path(__file__).resolve().parents[1]
+    for path in [*root.glob("app_pages/*.py"), *root.glob("ui/*.py")]:
+        assert "goodput per gpu" not in path.read_text().lower(), path.name
