@@ -350,7 +350,7 @@ with headline:
         "(in the load curves' section below).",
     )
     st.caption(
-        f"{n_requests:,} {WORKLOAD_LABEL[workload]} requests at **{fmt.rate(rate, 'req/s')}** "
+        f"{n_requests:,} {WORKLOAD_LABEL[workload].lower()} requests at **{fmt.rate(rate, 'req/s')}** "
         f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
         f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}; "
         f"{run.preemptions} preemptions, {int(run.rejected.sum())} rejected (too long for the KV cache)."
