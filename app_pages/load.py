@@ -706,9 +706,10 @@ by geometric bisection with the same requests (re-timed) at every rate. For each
 curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
 would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the
 targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisection runs narrow it. The
-prefix-caching and disaggregation searches bracket between 1/16 and 4 × the saturation rate and take
-{load.CAPACITY_ITERATIONS} steps. Either way a looser target never gets a lower capacity (the rates tried
-do not depend on the targets until the first answer that differs; a test checks it).
+prefix-caching and disaggregation searches bracket between 1/16 and 4 × the saturation rate (1/256 to
+1/16 where even 1/16 misses) and take {load.CAPACITY_ITERATIONS} steps. Either way a looser target never
+gets a lower capacity (the rates tried do not depend on the targets until the first answer that
+differs; a test checks it).
 
 **Prefix caching.** A share of requests start with one of $N$ prefixes (uniformly chosen). The first
 request with a prefix computes it and leaves its KV in the cache; later ones with that prefix prefill

@@ -658,6 +658,16 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         waiting.appendleft(victim)
         preempt += 1
 
+    def make_room() -> None:
+        """Room for the running decodes' next tokens: unused cached prefixes go first (least recently
+        used, as vLLM frees blocks no request holds), then the most recently admitted decoder is
+        preempted, until the tokens fit."""
+        nonlocal used
+        if decoders and used + len(decoders) > budget:
+            used -= cache.evict(used + len(decoders) - budget)
+        while decoders and used + len(decoders) > budget:
+            preempt_one()
+
     def arrivals_until(t: float) -> None:
         nonlocal nxt
         while nxt < n and arr[nxt] <= t:
@@ -729,9 +739,9 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         # ---- a prefill or mixed step
         run_prefill = bool(prefilling)
         if policy == "chunked":
-            # decodes first: make room for their tokens, preempting if the cache is full
-            while decoders and used + len(decoders) > budget:
-                preempt_one()
+            # decodes first: make room for their tokens, evicting unused cached prefixes and then
+            # preempting if the cache is still full
+            make_room()
             admit(step_budget - len(decoders))
         if run_prefill or (policy == "chunked" and prefilling):
             nd = len(decoders) if policy == "chunked" else 0
@@ -784,8 +794,7 @@ def simulate(gpu: GPU, model: Model, stream: Stream, policy: str = "chunked", *,
         # ---- a run of decode-only steps
         if not decoders:
             continue
-        while decoders and used + len(decoders) > budget:
-            preempt_one()
+        make_room()
         if not decoders:
             continue
         nd = len(decoders)
@@ -977,7 +986,8 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
     The bracket depends on the setup and the stream, never on the targets, and each run is
     deterministic; so if a looser target is met wherever a tighter one is, its capacity is at least
     as high (the two searches agree until the first rate where only the looser one is met, and from
-    there the looser one searches above it). At most ``iterations + 2`` runs.
+    there the looser one searches above it). Where even the floor misses, one bracket below it is
+    searched the same way (still independent of the targets). At most ``iterations + 3`` runs.
     """
     check_int("iterations", iterations, 1, 40)
     sat = saturation_per_s or saturation_rate(gpu, model, stream, assumptions, mode)
@@ -996,14 +1006,20 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
     if ok(hi):
         return Capacity(hi, (lo, hi), tuple(tested), True)
     if not ok(lo):
-        return Capacity(0.0, (lo, hi), tuple(tested), False)
+        # Missed at the floor too: one more bracket below it (a slow role's queue builds even at a
+        # sixteenth of its saturation estimate, while the colocated search, which starts from its
+        # sweep, can go lower; a 0 here beside a colocated rate above 0 was the floor, not the GPU).
+        lo, hi = lo * BRACKET[0], lo
+        if not ok(lo):
+            return Capacity(0.0, (lo, sat * BRACKET[1]), tuple(tested), False)
+    bracket = (lo, hi)
     for _ in range(iterations):
         mid = math.sqrt(lo * hi)
         if ok(mid):
             lo = mid
         else:
             hi = mid
-    return Capacity(lo, tuple(sorted(t[0] for t in tested[:2])), tuple(tested), False)
+    return Capacity(lo, bracket, tuple(tested), False)
 
 
 @dataclass(frozen=True)
