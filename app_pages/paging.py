@@ -213,6 +213,12 @@ else:
                   f"{DEFAULT_MEMORY_UTILIZATION:.0%} of the card as this chart's budget does, so its "
                   "runs can sit past the shaded limit."
                   if any(pt.batch > fit.batch["paged"] for pt in offline) else ""))
+    ys = fit.curve_tokens_per_s.tolist()
+    dips = [x for x, y0, y1 in zip(fit.curve_batch.tolist()[1:], ys, ys[1:], strict=False) if y1 < y0]
+    if setup.assumptions.cuda_graphs and dips and min(dips) > setup.assumptions.cuda_graph_max_tokens:
+        st.caption(f"Past batch {setup.assumptions.cuda_graph_max_tokens} (vLLM's default CUDA-graph capture "
+                   "size) a decode step runs without graphs and every kernel pays its launch: where that "
+                   "costs more than the larger batch gains, the curve dips (section 00 shows the same).")
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     if fit.batch["reserved"] and fit.batch["paged"] > ridge and fit.throughput_gain < 1.5:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
@@ -230,7 +236,8 @@ st.markdown("""
 Batching prefill with decode has a catch. When a long prompt arrives, the step that prefills it is
 far longer than a decode step, and every user mid-answer waits for it. **Chunked prefill**
 (Sarathi-Serve) slices the prompt into chunks that ride along with the decodes, one chunk a step:
-the decoders' gaps stay short, and the prompt's own first token comes only a little later.
+the decoders' gaps stay short, and the prompt's own first token comes later, by what its extra
+steps cost (Sarathi-Serve measured at most ~25 % at chunks of 512).
 """)
 c1, c2, c3 = st.columns(3)
 prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="paging_prompt",
@@ -262,6 +269,16 @@ chart(
         f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "
         f"{cp.prefill_slowdown:.0%} later.",
 )
+graph_max = setup.assumptions.cuda_graph_max_tokens
+if cp.prefill_slowdown >= 0.35:
+    st.caption(
+        f"Here the prompt's first token comes **{cp.prefill_slowdown:.0%} later** chunked: each of its "
+        f"{cp.n_chunks} steps re-reads the weights and pays a step's fixed costs"
+        + (f" (a step of {chunk + batch:,} tokens is past the {graph_max}-token CUDA-graph capture size, "
+           "so every kernel pays its launch)"
+           if setup.assumptions.cuda_graphs and chunk + batch > graph_max else "")
+        + (f", {setup.model.tp} GPUs' all-reduces included" if setup.model.tp > 1 else "")
+        + ". A larger chunk trades some of the decoders' short gaps back for it.")
 
 how_computed(
     rf"""

@@ -223,10 +223,14 @@ def test_slots_that_do_not_fit_say_so_and_show_no_gauges():
 
 def test_light_load_does_not_claim_a_kernel_is_always_running():
     """At 1 request a second both modes idle between arrivals (utilization 58-68 %): the box says so,
-    and that both deliver what is asked, instead of 'a kernel is running either way'."""
+    and that the requests set the rate, instead of 'a kernel is running either way'. The control
+    workload pads nothing, and the box says that instead of 'busy, and useless'."""
     at = open_app(PAGE, {"batching_load": "Poisson arrivals", "batching_rate": "1"})
     assert not at.exception
     (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
-    assert "either way" not in box and "light load" in box and "within both modes' capacity" in box
+    assert "either way" not in box and "idle part of the time" in box and "requests set the rate" in box
     (box,) = [i.value for i in open_app(PAGE).info if "thesis in one widget" in i.value]
     assert "a kernel is running either way" in box and "busy, and useless" in box
+    at = open_app(PAGE, {"batching_workload": "Equal lengths (control)"})
+    (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
+    assert "useless" not in box and "this is the control" in box

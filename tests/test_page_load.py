@@ -190,3 +190,12 @@ def test_the_split_counts_instances_and_rates_per_gpu_with_several_gpus_a_replic
     assert one.select_slider(key="load_gpus").label == "GPUs"
     assert not any("instance's rate" in c.value for c in one.caption)
 
+
+
+def test_a_policy_past_its_capacity_says_so():
+    """gpt-oss-20b on an H100 at 60 % of the saturation estimate: chunked prefill in 512-token chunks
+    is past what it serves (its queue grows, p99 TTFT ~22 s); the page says so and why."""
+    at = open_app(PAGE, {"model": "gpt-oss-20b", "load_policy": "Chunked prefill"})
+    assert not at.exception
+    assert any("past what it serves" in c.value and "experts" in c.value for c in at.caption)
+    assert not any("past what it serves" in c.value for c in open_app(PAGE).caption)
