@@ -184,3 +184,18 @@ def test_an_alert_whose_scenario_did_not_run_is_not_called_quiet():
     assert "not run: it does not fit on this card" in padding and "quiet" not in padding
     at = open_app(PAGE)
     assert "not run" not in " ".join(at.table[0].value["Value in the scenario"])
+
+
+def test_the_page_says_where_its_starting_thresholds_miss_and_where_a_fix_is_none():
+    """On two GPUs batch-1 decode's MBU per GPU falls under the memory-starved rule's 50 %: the rule is
+    quiet in its own failure, and the page says so. On Llama-3.2-1B speculative decoding is slower
+    than plain decode (it drafts for itself), and the closing box does not list it as a fix."""
+    at = open_app(PAGE, {"gpus": "2"})
+    assert not at.exception
+    assert any("thresholds miss" in c.value and "quiet where it shows" in c.value for c in at.caption)
+    default = open_app(PAGE)
+    assert not any("thresholds miss" in c.value for c in default.caption)
+    (box,) = [i.value for i in open_app(PAGE, {"model": "Llama-3.2-1B"}).info if "observability" in i.value]
+    assert "is no fix here" in box
+    (box,) = [i.value for i in default.info if "observability" in i.value]
+    assert "is no fix here" not in box and "nearly always yes" in box
