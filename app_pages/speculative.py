@@ -200,27 +200,41 @@ upto = by_batch.speedup[: i_fit + 1].tolist()
 peak = max(upto)
 peak_batch = int(by_batch.batches[upto.index(peak)])
 fades = last_speedup < 0.95 * peak  # the gain falls under load from its best (batch 1, or later)
-if break_even <= last_batch:
-    fade = f"falls below 1× from batch **{break_even:.0f}**"
-elif fades:
-    fade = (f"falls from **{peak:.2f}×**" + (f" at batch {peak_batch:,}" if peak_batch > 1 else " at batch 1")
-            + f" to **{last_speedup:.2f}×** at batch {last_batch:,}")
+i_peak = upto.index(peak)
+# where it stops paying on the way down from its peak (a mixture can start below 1× and rise first)
+loss_after = next((int(by_batch.batches[i]) for i in range(i_peak, i_fit + 1) if upto[i] <= 1.0), None)
+pays_from = next((int(by_batch.batches[i]) for i in range(i_peak + 1) if upto[i] > 1.0), None)
+if peak <= 1.0:
+    fade = f"never pays here: at most **{peak:.2f}×** (batch {peak_batch:,})"
 else:
-    fade = f"still reaches **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
+    fade = (f"starts below 1× at batch 1, pays from batch {pays_from:,} and peaks at **{peak:.2f}×** "
+            f"(batch {peak_batch:,}), then " if upto[0] <= 1.0 else "")
+    if loss_after is not None:
+        fade += f"falls below 1× from batch **{loss_after:,}**"
+    elif fades:
+        fade += (("falls" if upto[0] <= 1.0 else f"falls from **{peak:.2f}×** at batch {peak_batch:,}")
+                 + f" to **{last_speedup:.2f}×** at batch {last_batch:,}")
+    else:
+        fade += f"still reaches **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
 if r.verify_memory_bound and r.verify_over_decode <= 1.3:
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "
             "cores were idle anyway.")
 elif r.verify_memory_bound:
+    m_ = setup.model
+    more_experts = m_.n_experts and batch * m_.experts_per_token < m_.n_experts
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
-            f"decode step at batch {batch}: still memory-bound, but it reads more than a decode step"
-            + (" (the drafted tokens route to more experts than one token does)" if setup.model.n_experts
-               else "") + f". It commits **{r.expected_tokens:.2f}** tokens.")
+            f"decode step at batch {batch}: "
+            + ("still memory-bound, but it reads more than a decode step (the drafted tokens route to "
+               "more experts than one token does)" if more_experts else
+               f"its weight GEMMs, at {batch * r.verified_tokens:,} tokens a pass, are past the ridge, "
+               "while the KV-cache reads keep the pass as a whole memory-bound")
+            + f". It commits **{r.expected_tokens:.2f}** tokens.")
 else:
     lead = (f"At batch {batch} the verify pass is already compute-bound: checking {r.verified_tokens} "
             f"tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-if by_batch.verify_compute_bound_batch <= last_batch and not fades and break_even > last_batch:
+if by_batch.verify_compute_bound_batch <= last_batch and (peak <= 1.0 or (not fades and loss_after is None)):
     load = ("Once the verify pass turns compute-bound (from batch "
             f"~{by_batch.verify_compute_bound_batch:.0f} here) every rejected draft costs real math; on "
             f"this setup the gain {fade}.")
@@ -234,7 +248,7 @@ else:
             "its reads (the weights' and the KV cache's) outweigh the math of every verified token, so "
             f"the spare compute never runs out, and the gain {fade}."
             + (" Shorten the context to see it fade under load, as measured gains do."
-               if context > 1024 and not fades else ""))
+               if context > 1024 and not fades and peak > 1.0 else ""))
 st.info(f"**The thesis, flipped into a feature.** {lead} {load}", icon=":material/lightbulb:")
 if setup.model.n_experts:
     st.caption(

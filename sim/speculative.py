@@ -37,6 +37,7 @@ import numpy as np
 from sim.cost import (
     DEFAULT_ASSUMPTIONS,
     Assumptions,
+    OperatorCost,
     StepCost,
     decode_step_cost,
     scale_steps,
@@ -426,9 +427,7 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
     v = method.verified_per_seq(kk)
     verify = uniform_step_cost(gpu, target, b, v, context_tokens, assumptions, sampled_per_seq=v)
     if method.held_heads and cost_ratio is None:
-        head = decode.operators["lm_head"]
-        share = (head.time_s + head.launch_s) * (1.0 + target.hidden / target.vocab) / decode.time_s
-        draft = scale_steps(decode, share)
+        draft = _medusa_head_step(decode, 1.0 + target.hidden / target.vocab)
     elif method.drafter == "ratio":
         draft = scale_steps(decode, method.cost_ratio if cost_ratio is None else cost_ratio)
     else:
@@ -438,6 +437,22 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
         in_round = dataclasses.replace(assumptions, host_overhead_s=0.0)
         draft = uniform_step_cost(gpu, drafter, b, w, context_tokens, in_round, sampled_per_seq=w)
     return RoundCost(decode=decode, verify=verify, draft=draft, k=kk)
+
+
+def _medusa_head_step(decode: StepCost, grow: float) -> StepCost:
+    """One Medusa head at the decode step's batch: the step's own LM-head operator (its weight reads,
+    its math, its kernels) grown by ``grow`` = (d^2 + dV) / dV for the head's residual block, every
+    field from the operator's own, so its FLOPs and bytes are the head's, not a share of the step's."""
+    head = decode.operators["lm_head"]
+    z = np.zeros_like(np.asarray(head.time_s, dtype=float))
+    op = OperatorCost(**{f.name: grow * np.asarray(getattr(head, f.name)) for f in dataclasses.fields(head)})
+    return StepCost(
+        time_s=op.time_s + op.launch_s, gpu_time_s=op.time_s + op.launch_s,
+        compute_time_s=op.compute_time_s, weight_time_s=op.memory_time_s, kv_time_s=z,
+        activation_time_s=z, launch_time_s=op.launch_s, host_time_s=z, comm_time_s=z,
+        flops=op.flops, bytes=op.bytes, kv_bytes=z, peak_flops=decode.peak_flops,
+        bandwidth=decode.bandwidth, breakdown={"lm_head": op},
+    )
 
 
 def _speedup(method: Method, alpha, cost: RoundCost) -> np.ndarray:

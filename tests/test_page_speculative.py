@@ -249,3 +249,12 @@ def test_a_tree_verifies_its_nodes_on_every_line():
     help_text = next(m.help for m in at.metric if m.label == "Verify ÷ decode step")
     assert "checks 8 tokens" in help_text and "Checking 8 tokens" in _thesis(at)
     assert any("effective rate fitted" in c.value for c in at.caption)
+
+
+def test_a_mixture_that_starts_below_one_is_not_said_to_fall_below_one():
+    """Qwen3-30B-A3B with EAGLE-3 on an H100: 0.88× at batch 1, 2.25× at batch 53. The box used to say
+    the gain 'falls below 1× from batch 1'; it says where it starts, pays and peaks."""
+    at = open_app(PAGE, {"model": "Qwen3-30B-A3B", "spec_method": "EAGLE-3", "spec_batch": "64"})
+    assert not at.exception
+    box = _thesis(at)
+    assert "falls below 1× from batch **1**" not in box and "starts below 1× at batch 1" in box

@@ -448,6 +448,10 @@ def test_medusa_heads_are_priced_as_the_targets_lm_head_plus_a_block():
         want = (head.time_s + head.launch_s) * (1 + model.hidden / model.vocab)
         assert float(rc.draft.time_s) == pytest.approx(float(want), rel=1e-9)
         assert lo < float(rc.cost_ratio) < hi, name
+        for batch in (1, 64, 256):  # its FLOP are the head's own math, not a share of the step's
+            head_rc = spec.round_cost(H100, model, medusa, batch, medusa.k, 1024)
+            math_ = 2 * batch * (model.hidden * model.vocab + model.hidden ** 2)
+            assert float(head_rc.draft.flops) == pytest.approx(math_, rel=1e-6), (name, batch)
     # the page's manual c still overrides it
     manual = spec.round_cost(H100, LLAMA8, medusa, 1, medusa.k, 1024, cost_ratio=0.3)
     assert float(manual.cost_ratio) == pytest.approx(0.3)
