@@ -9,6 +9,7 @@ from sim.cost import (
     calibration_step_s,
     decode_step_cost,
 )
+from sim.gap import explain_decode
 from sim.memory import MAX_BATCHED_TOKENS
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
@@ -218,8 +219,8 @@ chart(
 )
 st.caption(
     f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "
-    f"(vLLM's default max_num_batched_tokens on {'an' if setup.gpu.name[0] in 'AEIOU' else 'a'} "
-    f"{setup.gpu.name}: 8,192 on cards of 70 GiB or more but the A100, 2,048 on the rest), each paying "
+    f"(vLLM's default max_num_batched_tokens on the {setup.gpu.name}: 8,192 on cards of 70 GiB or "
+    "more but the A100, 2,048 on the rest), each paying "
     "its host time. A short prompt costs about one "
     "read of the weights its tokens use (for a mixture of experts, every expert they touch, so several "
     "decode steps' worth); past the ridge TTFT grows with the prompt, and its attention with the prompt "
@@ -245,20 +246,31 @@ chart(
 st.caption("Each bar is one named assumption, added in the order the model applies them; they sum to "
            f"the estimate. {ex.note}")
 
-if r.decode.memory_bound[0]:
+dgap = explain_decode(setup.gpu, setup.model, batch, context, setup.assumptions)
+dtop = max(dgap.steps_s, key=dgap.steps_s.get)  # the assumption adding the most to the decode step
+dshare = dgap.shares()[dtop]
+kv_led = float(r.decode.kv_time_s[0]) > float(r.decode.weight_time_s[0])
+if r.decode.memory_bound[0] and not kv_led:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
               f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: a "
               "kernel is always running, it is just waiting on memory. Batching (next section) is how "
               "servers claw the difference back.")
+elif r.decode.memory_bound[0]:
+    thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
+              f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
+              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could: a kernel is always running, "
+              f"waiting on memory. At batch {batch:,} and {context:,} tokens of context it waits mostly on "
+              "the KV cache's reads; each sequence has its own, so a bigger batch does not share them: "
+              "shorter contexts or a smaller KV cache (FP8, fewer KV heads) do.")
 else:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, and at batch {batch:,} the tensor cores "
               f"deliver **{fmt.percent(float(r.decode.mfu[0]))}** of their peak: past the crossover (batch "
-              f"{fmt.count(crossover)} here) decode is compute-bound, and most of what is left is the "
-              "chip's own ceiling (its measured GEMM efficiency). Drag the batch back to 1 to see the two "
-              "numbers part: that gap, memory waits under a busy reading, is what batching (next section) "
-              "claws back.")
+              f"{fmt.count(crossover)} here) decode is compute-bound. What keeps it from the peak is, "
+              f"above all, {dtop} ({dshare:.0%} of the way from the roofline floor to this step, in the "
+              "waterfall's terms). Drag the batch back to 1 to see the two numbers part: that gap, memory "
+              "waits under a busy reading, is what batching (next section) claws back.")
 st.info(thesis, icon=":material/lightbulb:")
 
 how_computed(

@@ -349,6 +349,10 @@ def test_the_thesis_box_follows_the_bound_and_prefill_says_when_it_is_memory_bou
     at = open_app(PAGE, {"phases_batch": "1024", "phases_context": "64"})
     (box,) = [i.value for i in at.info if "thesis in miniature" in i.value]
     assert "waiting on memory" not in box and "compute-bound" in box
+    assert "above all, compute efficiency" in box  # the waterfall's largest stage, not a fixed claim
+    (box,) = [i.value for i in open_app(PAGE, {"phases_batch": "32", "phases_context": "8192"}).info
+              if "thesis in miniature" in i.value]
+    assert "KV cache's reads" in box and "claw" not in box  # batching does not share KV reads
     default = open_app(PAGE)
     (box,) = [i.value for i in default.info if "thesis in miniature" in i.value]
     assert "waiting on memory" in box
