@@ -161,9 +161,14 @@ with first_numbers:
 with middle:
     if load == "poisson":
         st_, ct_ = comparison.static.ttft_p50_s, comparison.continuous.ttft_p50_s
-        st.caption("Under arrivals the engine is only as busy as the requests make it: much of its capacity "
-                   "goes unused for lack of demand (not a failure, so useful work leaves it out), and the "
-                   "tokens/s follow the arrival rate until one mode can no longer keep up. "
+        behind = [m_ for m_, r_ in (("static", comparison.static), ("continuous", comparison.continuous))
+                  if not r_.keeps_up]
+        st.caption("Under arrivals the engine is only as busy as the requests make it"
+                   + (": much of its capacity goes unused for lack of demand (not a failure, so useful "
+                      "work leaves it out)" if run.unused_share >= 0.2 else "")
+                   + ", and the tokens/s follow the arrival rate until one mode can no longer keep up"
+                   + (f" (here {' and '.join(behind)} cannot: {'its' if len(behind) == 1 else 'their'} "
+                      "queue grows through the run). " if behind else ". ")
                    + (f"Continuous batching's win shows in the time to first token (median "
                       f"{fmt.seconds(ct_)} against {fmt.seconds(st_)} static)." if ct_ < st_ else
                       f"Here its time to first token is no shorter (median {fmt.seconds(ct_)} against "
@@ -212,16 +217,19 @@ st.info(
        f"and continuous batching delivers **{gain:.2f}×** the tokens per second of static here. "
        if gain < 0.95 else
        f"and the tokens delivered per second differ only **{gain:.2f}×**"
-       + (": under arrivals the requests set the rate while both modes keep up. " if load == "poisson"
-          else ". "))
+       + (": under arrivals the requests set the rate while both modes keep up. "
+          if load == "poisson" and s.keeps_up and k.keeps_up else ". "))
     + ((f"Static batching spends {fmt.percent(s.padding_share)} of its token capacity computing padding "
         "for requests that already finished"
         + (f", and leaves {fmt.percent(s.idle_waiting_share)} of it in empty slots while requests wait"
            if s.idle_waiting_share >= 0.005 else "")
         + (": busy, and useless." if s.padding_share >= 0.05 else "."))
        if s.padding_share >= 0.0005 else
-       "With every answer the same length nothing pads: this is the control"
-       + (", and the two modes agree, as they should." if 0.95 <= gain <= 1.05 else ".")),
+       ("With every answer the same length nothing pads: this is the control"
+        + (", and the two modes agree, as they should." if 0.95 <= gain <= 1.05 else ".")
+        if workload == "fixed" else
+        "With one slot nothing pads: static and continuous batching run the same schedule."
+        if slots == 1 else "Nothing pads here.")),
     icon=":material/lightbulb:",
 )
 

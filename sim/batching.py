@@ -299,6 +299,17 @@ class BatchingRun:
         return out
 
     @property
+    def keeps_up(self) -> bool:
+        """Whether the queue stays bounded over the run: the median TTFT of the last quarter of the
+        requests (in arrival order) is at most twice that of the first half, plus a second (the test
+        ``sim.load.LoadRun.steady`` makes). A burst is a backlog by design: always False there."""
+        t = self.ttft_s[np.argsort(self.requests.arrival_s, kind="stable")]
+        q = t.size // 4
+        if q < 2:
+            return True
+        return float(np.median(t[3 * q:])) <= 2 * float(np.median(t[: 2 * q])) + 1.0
+
+    @property
     def ttft_p50_s(self) -> float:
         return _percentile(self.ttft_s, 50)
 

@@ -234,3 +234,16 @@ def test_light_load_does_not_claim_a_kernel_is_always_running():
     at = open_app(PAGE, {"batching_workload": "Equal lengths (control)"})
     (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
     assert "useless" not in box and "this is the control" in box
+
+
+def test_one_slot_is_not_called_the_control_and_a_growing_queue_is_named():
+    """With one slot nothing pads because there is one slot, not because lengths are equal; at 8
+    requests a second one slot falls behind (median TTFT ~390 s), and the caption says so instead of
+    calling the capacity unused for lack of demand."""
+    at = open_app(PAGE, {"batching_slots": "1", "batching_load": "Poisson arrivals"})
+    assert not at.exception
+    (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
+    assert "this is the control" not in box and "With one slot nothing pads" in box
+    assert "keep up. " not in box or "both modes keep up" not in box
+    caption = next(c.value for c in at.caption if c.value.startswith("Under arrivals"))
+    assert "queue grows" in caption and "lack of demand" not in caption

@@ -324,3 +324,16 @@ def test_segment_clock_equals_its_previous_arithmetic(model, gpu, n_seq, kv0, m,
     first = (float(new + n_seq), float(kv0 * 1.5), float(kv0 + new))
     args = (0.25, first, n_seq, float(kv0), m, 0.25 + deadline_s)
     assert clock.run(*args) == _reference_run(clock, *args)
+
+
+def test_keeps_up_says_whether_the_queue_stays_bounded():
+    """One slot at 8 requests a second falls ever further behind; 64 slots at 1 a second keep up."""
+    from sim.batching import compare
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    g, m = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    behind = compare(g, m, slots=1, n_requests=400, load="poisson", rate_per_s=8.0)
+    assert not behind.static.keeps_up and not behind.continuous.keeps_up
+    light = compare(g, m, slots=64, n_requests=400, load="poisson", rate_per_s=1.0)
+    assert light.static.keeps_up and light.continuous.keeps_up
