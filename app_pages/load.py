@@ -362,8 +362,10 @@ with headline:
             "(prompts priced in 2,048-token steps)"
             + (f"; in {chunk:,}-token chunks each step re-reads the weights"
                + (" and the experts its tokens reach" if setup.model.n_experts else "")
-               + " and pays a step's fixed costs, so prompts cost more and this policy saturates sooner: "
-               "a larger chunk budget moves it back" if policy == "chunked" else "")
+               + " and pays a step's fixed costs, so prompts cost more and this policy saturates sooner "
+               "(prefill-first keeps up at this rate): a larger chunk budget moves it back"
+               if policy == "chunked" and chunk < 2048 and other_policy == "prefill-first" and other.steady()
+               else "")
             + ". Lower the rate to see it in steady state.")
 
 long_rid, users = timeline_users(run)
@@ -468,6 +470,9 @@ def _curves_section() -> dict:
     pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
     ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
     apart = abs(pf.utilization_gpu - ch.utilization_gpu)
+    low = min((pf, ch), key=lambda r_: r_.utilization_gpu)  # what the lower reading's idle time is
+    idle_share = low.idle_s / low.wall_s
+    host_share = float(low.cost.host_time_s.sum()) / low.wall_s
     busy = min(pf.utilization_gpu, ch.utilization_gpu) >= 0.85
     st.info(
         ("**The dashboard reads the same.** " if apart < 0.05 else
@@ -483,8 +488,9 @@ def _curves_section() -> dict:
            + " and pays a step's fixed costs for few prompt tokens (a larger budget wins it back). "
            if caps["chunked"] < caps["prefill-first"] else ". ")
         + ("A kernel runs either way; what it makes users wait for is not on that gauge." if busy else
-           "Short steps leave the GPU idle for the host's share of each (utilization counts it), and "
-           "still the gauge says nothing of what users wait for."),
+           ("The GPU idles between arrivals" if idle_share >= host_share else
+            "Short steps leave the GPU idle for the host's share of each")
+           + " (utilization counts it), and still the gauge says nothing of what users wait for."),
         icon=":material/lightbulb:",
     )
     return sweeps
@@ -579,8 +585,8 @@ def _split_section() -> load.Disaggregation:
     st.markdown(
         "DistServe's answer to the interference: run prefill and decode on **different GPUs**, moving "
         "each prompt's KV cache over the interconnect, and size each pool to its own target. Capacity "
-        "per GPU (DistServe's per-GPU goodput) is what it buys, or not, against the same GPUs each "
-        "doing both."
+        "per GPU (the analogue of DistServe's per-GPU goodput) is what it buys, or not, against the "
+        "same GPUs each doing both."
     )
     tp = setup.model.tp  # GPUs per replica (sidebar): each prefill or decode instance is that many
     n_gpus = st.select_slider("GPUs" if tp == 1 else f"Instances of {tp} GPUs", GPU_COUNTS, value=4,
@@ -609,7 +615,7 @@ def _split_section() -> load.Disaggregation:
         "Per GPU, split",
         fmt.rate(v_best, "req/s"),
         border=True,
-        help="Capacity per GPU of the best split (DistServe's per-GPU goodput): min(P × prefill rate, "
+        help="Capacity per GPU of the best split (after DistServe's per-GPU goodput): min(P × prefill rate, "
              "D × decode rate) / (P + D), each role's rate its capacity within its target.",
     )
     dm[2].metric(
@@ -740,7 +746,7 @@ recently used when memory is needed.
 (each request leaves after its first token), a decode-only GPU against the TBT target (requests arrive
 with their KV; the first gap includes the transfer, prompt tokens × KV bytes a token / the peer link's
 achieved bandwidth, MEASURED.md §3.1). Capacity per GPU of a split is $\min(P\,r_p, D\,r_d)/(P+D)$
-(DistServe's per-GPU goodput; `sim.metrics.per_gpu_goodput`).
+(DistServe's per-GPU goodput arithmetic; `sim.metrics.per_gpu_goodput`).
 
 **REFERENCE V20 through this model.** DistServe's example (a 13B model, OPT-13B, on an A100 80GB; 512
 prompt and 64 output tokens; P90 TTFT 0.4 s, P90 TPOT 40 ms). At the app's default assumptions, fitted

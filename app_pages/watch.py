@@ -267,8 +267,12 @@ if missed or stuck:
         + "; ".join([*(f"quiet where it shows, *{fmt.sentence_case(f)}*" for f in missed),
                      *(f"still firing after the fix, *{fmt.sentence_case(f)}*" for f in stuck)])
         + ". The metrics still move the right way between the two columns; the thresholds are starting "
-        "points to tune to your hardware and targets (one GPU's MBU and MFU are not a tensor-parallel "
-        "replica's, and a latency target sets the latency alert).")
+        "points to tune to your hardware and targets"
+        + (f" (on {setup.model.tp} GPUs a step's all-reduces and launches take a share of its time, so "
+           "each GPU's MBU reads lower than one GPU's would)." if setup.model.tp > 1 else
+           " (a small or sparse model's batch-1 step leaves host time and launches that no DRAM counter "
+           "sees, so its MBU reads lower)." if any("starved by memory" in f.lower() for f in missed)
+           else "."))
 
 lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
 
@@ -281,7 +285,8 @@ def _ratio(a: str, b: str, field: str) -> str:
 
 
 spec_gain = by_key["speculative"].output_tok_s / by_key["plain"].output_tok_s
-spec_txt = _ratio("speculative", "plain", "output_tok_s")
+spec_txt = (f"**{spec_gain:.2f}×**" if 0.9 <= spec_gain <= 1.1 and not math.isnan(spec_gain)
+            else _ratio("speculative", "plain", "output_tok_s"))  # two decimals near 1×
 st.info(
     "**Why an observability company cares.** Utilization answers one question, *is a kernel "
     "running?*, and on a serving GPU the answer is "
@@ -319,10 +324,11 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   at batch 1 this is Databricks' (model size + KV cache) / TPOT / peak bandwidth.
 - **Output tok/s**: output tokens of requests / $T$. **Useful share**: output tokens over tokens
   computed (static batching's padding and rejected speculative drafts are computed, not useful).
-- **Goodput**, the only sense the word has in this app: output tokens per second
-  (**Goodput, tok/s**) or requests per second (**Goodput, req/s**) of the requests whose TTFT and TPOT
-  both meet the targets, as `vllm bench serve --goodput` reports it (after DistServe, whose per-GPU
-  goodput is the highest rate that meets them: page 05's capacity); **Meets SLO** is their share.
+- **Goodput**, the only sense the word has in this app: requests per second (**Goodput, req/s**, as
+  `vllm bench serve --goodput` reports it, after DistServe) or output tokens per second
+  (**Goodput, tok/s**) of the requests whose TTFT and TPOT both meet the targets; DistServe's per-GPU
+  goodput, the highest rate at which 90 % meet them, has its analogue in page 05's capacity;
+  **Meets SLO** is their share.
 - **TTFT**: arrival to the end of the prefill step (queueing included). **TPOT**: a request's
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.

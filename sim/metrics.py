@@ -11,8 +11,9 @@ run into the same metrics, so every scenario is measured with the same ruler:
 - output tokens per second (tokens someone asked for, padding and rejected drafts left out), and
   goodput, the only sense the app uses the word in: output tokens per second, or requests per second,
   of the requests that meet both the TTFT and the time-per-output-token target (``vllm bench serve
-  --goodput``, after DistServe; DistServe's per-GPU goodput, the highest such rate per GPU, is what
-  the app calls capacity per GPU, ``per_gpu_goodput`` and ``sim.load.capacity``).
+  --goodput``, after DistServe; DistServe's per-GPU goodput, the highest rate per GPU at which 90 %
+  of requests meet them, has its analogue in the app's capacity per GPU, ``per_gpu_goodput`` and
+  ``sim.load.capacity``).
 - latency percentiles, time-weighted KV-cache use and queue depth, preemptions.
 
 The adapters below (``phases_metrics``, ``batching_metrics``, ``card_metrics``, ``chunked_metrics``,

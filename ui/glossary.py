@@ -35,11 +35,11 @@ GLOSSARY: dict[str, str] = {
                           "capacity, high under light load.",
     "Output tokens per second": "Output tokens delivered to users per second, whatever their latency "
                                 "(padding and rejected drafts are not counted).",
-    "Goodput": "The only sense the word has here: output tokens per second, or requests per second, of "
-               "the requests that meet the latency targets (TTFT and TPOT), as vLLM's benchmark reports it "
-               "(`vllm bench serve --goodput`, after DistServe). DistServe's own headline, per-GPU "
-               "goodput, is the highest request rate per GPU that still meets the targets: this app "
-               "calls that capacity per GPU.",
+    "Goodput": "The only sense the word has here: requests per second that meet the latency targets "
+               "(TTFT and TPOT), as vLLM's benchmark reports it (`vllm bench serve --goodput`, after "
+               "DistServe), or those requests' output tokens per second. DistServe's own headline, "
+               "per-GPU goodput, is the highest request rate per GPU at which 90 % of requests meet "
+               "them: this app's analogue is capacity per GPU.",
     "Latency targets (SLO)": "A time to first token and a time per output token that a request must "
                              "both meet to count as served well.",
     "SLO attainment": "The share of requests that meet both latency targets.",
@@ -51,7 +51,8 @@ GLOSSARY: dict[str, str] = {
            "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
     "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
                 "TTFT and p99 TBT both within their targets (Sarathi-Serve's serving capacity). Per GPU, "
-                "it is what DistServe calls per-GPU goodput.",
+                "it is the analogue of DistServe's per-GPU goodput (which asks 90 % of requests to meet "
+                "both targets, where this asks the 99th percentile of each).",
     "Prefix hit rate": "Of the requests that start with a shared prefix, the share that found its KV "
                        "already in the cache and skipped prefilling it.",
     "KV cache": "The attention keys and values of every token a sequence holds, kept in GPU memory so "
