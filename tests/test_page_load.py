@@ -199,3 +199,5 @@ def test_a_policy_past_its_capacity_says_so():
     assert not at.exception
     assert any("past what it serves" in c.value and "experts" in c.value for c in at.caption)
     assert not any("past what it serves" in c.value for c in open_app(PAGE).caption)
+    big = open_app(PAGE, {"model": "gpt-oss-20b", "load_policy": "Chunked prefill", "load_chunk": "8192"})
+    assert not any("past what it serves" in c.value for c in big.caption)  # 8,192-token chunks keep up
