@@ -302,7 +302,8 @@ class BatchingRun:
     def keeps_up(self) -> bool:
         """Whether the queue stays bounded over the run: the median TTFT of the last quarter of the
         requests (in arrival order) is at most twice that of the first half, plus a second (the test
-        ``sim.load.LoadRun.steady`` makes). A burst is a backlog by design: always False there."""
+        ``sim.load.LoadRun.steady`` makes). Under a burst every request arrives at once and the queue
+        is the backlog itself, so it reads False there unless the backlog clears within seconds."""
         t = self.ttft_s[np.argsort(self.requests.arrival_s, kind="stable")]
         q = t.size // 4
         if q < 2:

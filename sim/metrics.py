@@ -348,8 +348,9 @@ def plain_decode_metrics(s: Speculation, gpu: GPU, model: Model,
 def speculative_metrics(s: Speculation, gpu: GPU, model: Model,
                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, cost_ratio: float | None = None,
                         kv_budget_bytes: float | None = None) -> ServingMetrics:
-    """Section 03's round as a run of k + 1 steps: E tokens per sequence are useful, k + 1 positions per
-    sequence were verified (rejected drafts are processed, not useful). Tokens arrive in bursts: TPOT is
+    """Section 03's round as a run of k + 1 steps: E tokens per sequence are useful, the verified
+    positions per sequence (k + 1 for a chain, a tree's nodes) were processed (rejected drafts are
+    processed, not useful). Tokens arrive in bursts: TPOT is
     round / E, while the gap a user waits between bursts (ITL) is the whole round. The KV cache holds
     the target's sequences and, where the drafter keeps one (a draft model, an EAGLE head), the
     drafter's: both over the budget left once the drafter's weights are loaded too
@@ -363,7 +364,7 @@ def speculative_metrics(s: Speculation, gpu: GPU, model: Model,
         kv_bytes += both.kv_bytes - alone.kv_bytes  # the drafter's KV cache
         kv_budget_bytes -= both.weight_bytes - alone.weight_bytes  # its weights come out of the budget
     return run_metrics(
-        rounds, useful_tokens=s.batch * s.expected_tokens, processed_tokens=s.batch * (s.k + 1),
+        rounds, useful_tokens=s.batch * s.expected_tokens, processed_tokens=s.batch * s.verified_tokens,
         tpot_s=[s.time_per_token_s], itl_s=[s.round_s], preemptions=None,
         kv_use=_kv_use(kv_bytes, kv_budget_bytes),
     )

@@ -233,7 +233,7 @@ def test_speculative_adapter_is_section_03s_round(method):
     assert m.output_tok_s == pytest.approx(s.tokens_per_s)
     assert plain.output_tok_s == pytest.approx(s.plain_tokens_per_s)
     assert m.tpot_p50_s == pytest.approx(s.time_per_token_s)
-    assert m.useful_share == pytest.approx(s.expected_tokens / (s.k + 1))
+    assert m.useful_share == pytest.approx(s.expected_tokens / s.verified_tokens)  # a tree verifies its nodes
     assert m.mfu > plain.mfu  # verifying k + 1 tokens a pass: the idle tensor cores get work
 
 
