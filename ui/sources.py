@@ -106,8 +106,9 @@ PAPERS: tuple[Source, ...] = (
            "vllm:inter_token_latency_seconds (formerly time_per_output_token_seconds)",
            "vLLM documentation, Production Metrics", "https://docs.vllm.ai/en/latest/usage/metrics.html"),
     Source("DistServe", "goodput definition (04)",
-           "per-GPU goodput = max request rate meeting the TTFT/TPOT SLOs (this app's capacity per GPU; its "
-           "goodput is vLLM's benchmark's, the rate of the requests that meet them); 2 prefill + 1 decode "
-           "GPUs: 3.3 rps/GPU vs 1.6 colocated",
+           "per-GPU goodput = max request rate at which 90 % of requests meet the TTFT/TPOT SLOs (this "
+           "app's capacity per GPU is its analogue, with p99 targets; the app's goodput is vLLM's "
+           "benchmark's, the rate of the requests that meet them); 2 prefill + 1 decode GPUs: 3.3 "
+           "rps/GPU vs 1.6 colocated",
            "Zhong et al., DistServe (OSDI 2024)", "https://arxiv.org/abs/2401.09670"),
 )
