@@ -176,7 +176,7 @@ with right:
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
             f"{float(by_batch.speedup[by_batch.last_fitting]):.2f}× at batch "
             f"{int(by_batch.batches[by_batch.last_fitting])}, the largest that fits; "
-            + (f"it falls below 1 at batch {break_even:.0f}." if break_even < 1e9
+            + (f"it is first at or below 1 at batch {break_even:.0f}." if break_even < 1e9
                else "it stays above 1 up to the largest batch."),
     )
 
@@ -200,41 +200,53 @@ upto = by_batch.speedup[: i_fit + 1].tolist()
 peak = max(upto)
 peak_batch = int(by_batch.batches[upto.index(peak)])
 fades = last_speedup < 0.95 * peak  # the gain falls under load from its best (batch 1, or later)
-i_peak = upto.index(peak)
-# where it stops paying on the way down from its peak (a mixture can start below 1× and rise first)
-loss_after = next((int(by_batch.batches[i]) for i in range(i_peak, i_fit + 1) if upto[i] <= 1.0), None)
-pays_from = next((int(by_batch.batches[i]) for i in range(i_peak + 1) if upto[i] > 1.0), None)
+fit_batches = [int(b_) for b_ in by_batch.batches[: i_fit + 1]]
+losses = []  # runs of swept batches (within what fits) where speculation does not pay: [first, last]
+for i_, (b_, v_) in enumerate(zip(fit_batches, upto, strict=True)):
+    if v_ <= 1.0:
+        if losses and i_ > 0 and losses[-1][1] == fit_batches[i_ - 1]:
+            losses[-1][1] = b_
+        else:
+            losses.append([b_, b_])
+
+
+def _span(a: int, b: int) -> str:
+    return (f"from batch {a:,} on" if b == last_batch and a != b else f"at batch {a:,}" if a == b
+            else f"at batches {a:,}–{b:,}")
+
+
 if peak <= 1.0:
     fade = f"never pays here: at most **{peak:.2f}×** (batch {peak_batch:,})"
 else:
-    fade = (f"starts below 1× at batch 1, pays from batch {pays_from:,} and peaks at **{peak:.2f}×** "
-            f"(batch {peak_batch:,}), then " if upto[0] <= 1.0 else "")
-    if loss_after is not None:
-        fade += f"falls below 1× from batch **{loss_after:,}**"
-    elif fades:
-        fade += (("falls" if upto[0] <= 1.0 else f"falls from **{peak:.2f}×** at batch {peak_batch:,}")
-                 + f" to **{last_speedup:.2f}×** at batch {last_batch:,}")
-    else:
-        fade += f"still reaches **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
+    fade = f"peaks at **{peak:.2f}×** (batch {peak_batch:,})"
+    if fades and last_batch != peak_batch:
+        fade += f" and is **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
+    elif last_batch != peak_batch:
+        fade += f" and holds **{last_speedup:.2f}×** to batch {last_batch:,}, the most that fit"
+    if losses:
+        fade += "; it loses (below 1×) " + ", ".join(_span(a, b) for a, b in losses)
 if r.verify_memory_bound and r.verify_over_decode <= 1.3:
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "
             "cores were idle anyway.")
 elif r.verify_memory_bound:
-    m_ = setup.model
-    more_experts = m_.n_experts and batch * m_.experts_per_token < m_.n_experts
+    why = sim_cache.verify_cost_reason(setup.gpu, setup.model, method, batch, k, context, setup.assumptions)
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}: "
-            + ("still memory-bound, but it reads more than a decode step (the drafted tokens route to "
-               "more experts than one token does)" if more_experts else
-               f"its weight GEMMs, at {batch * r.verified_tokens:,} tokens a pass, are past the ridge, "
-               "while the KV-cache reads keep the pass as a whole memory-bound")
+            + ({"experts": "still memory-bound, but it reads more than a decode step (the drafted tokens "
+                           "route to experts one token does not reach)",
+                "gemm": f"its weight GEMMs, at {batch * r.verified_tokens:,} tokens a pass, are past the "
+                        "ridge, while the KV-cache reads keep the pass as a whole memory-bound",
+                "other": "still memory-bound and reading about what a decode step reads; the rest is "
+                         "attention over the drafted positions, sampling each, and the kernels' costs"}[why])
             + f". It commits **{r.expected_tokens:.2f}** tokens.")
 else:
     lead = (f"At batch {batch} the verify pass is already compute-bound: checking {r.verified_tokens} "
             f"tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-if by_batch.verify_compute_bound_batch <= last_batch and (peak <= 1.0 or (not fades and loss_after is None)):
+if r.speedup <= 1.0:
+    lead += f" At this batch speculation loses: **{r.speedup:.2f}×**."
+if by_batch.verify_compute_bound_batch <= last_batch and (peak <= 1.0 or (not fades and not losses)):
     load = ("Once the verify pass turns compute-bound (from batch "
             f"~{by_batch.verify_compute_bound_batch:.0f} here) every rejected draft costs real math; on "
             f"this setup the gain {fade}.")

@@ -455,6 +455,28 @@ def _medusa_head_step(decode: StepCost, grow: float) -> StepCost:
     )
 
 
+#: Why a verify pass costs more than a decode step, for the page to say (``verify_cost_reason``).
+VERIFY_REASONS = ("experts", "gemm", "other")
+
+
+def verify_cost_reason(gpu: GPU, target: Model, method: Method, batch: int, k: int, context_tokens: int,
+                       assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> str:
+    """What makes the verify pass dearer than a decode step at this setting, from the two steps'
+    operators: 'experts' where its MLP moves over 20 % more bytes (a mixture: the drafted tokens reach
+    experts one token does not), 'gemm' where a weight GEMM (QKV, output projection, MLP, LM head) is
+    compute-bound in the verify pass but not in the decode step, else 'other' (attention over the
+    drafted positions, sampling each, kernel costs)."""
+    rc = round_cost(gpu, target, method, batch, k, context_tokens, assumptions)
+    dec, ver = rc.decode.operators, rc.verify.operators
+    if target.n_experts and float(np.ravel(ver["mlp"].bytes)[0]) > 1.2 * float(np.ravel(dec["mlp"].bytes)[0]):
+        return "experts"
+    gemms = ("qkv", "o_proj", "mlp", "lm_head")
+    if any(not bool(np.ravel(ver[g].memory_bound)[0]) and bool(np.ravel(dec[g].memory_bound)[0])
+           for g in gemms if g in ver):
+        return "gemm"
+    return "other"
+
+
 def _speedup(method: Method, alpha, cost: RoundCost) -> np.ndarray:
     return expected_tokens(method.depth_acceptance(alpha), cost.k) * cost.decode.time_s / cost.round_s
 

@@ -455,3 +455,12 @@ def test_medusa_heads_are_priced_as_the_targets_lm_head_plus_a_block():
     # the page's manual c still overrides it
     manual = spec.round_cost(H100, LLAMA8, medusa, 1, medusa.k, 1024, cost_ratio=0.3)
     assert float(manual.cost_ratio) == pytest.approx(0.3)
+
+
+def test_verify_cost_reason_names_what_makes_the_pass_dearer():
+    """A mixture at a small batch: more experts; a dense 8B at batch 64 with Medusa's 5 tokens: its
+    GEMMs past the ridge; a dense 8B at batch 1: neither (the pass reads what a decode step reads)."""
+    med, draft = spec.METHODS["Medusa"], spec.METHODS["Draft model"]
+    assert spec.verify_cost_reason(H100, MODELS["Mixtral-8x7B"], draft, 1, draft.k, 1024) == "experts"
+    assert spec.verify_cost_reason(H100, LLAMA8, med, 64, med.k, 1024) == "gemm"
+    assert spec.verify_cost_reason(H100, LLAMA8, draft, 1, draft.k, 1024) == "other"

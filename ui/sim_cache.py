@@ -23,6 +23,7 @@ speculate = lru_cache(maxsize=256)(spec.speculate)
 speedup_vs_batch = lru_cache(maxsize=128)(spec.speedup_vs_batch)
 speedup_vs_alpha = lru_cache(maxsize=256)(spec.speedup_vs_alpha)
 modelled_batch_gain = lru_cache(maxsize=32)(spec.modelled_batch_gain)
+verify_cost_reason = lru_cache(maxsize=256)(spec.verify_cost_reason)
 
 
 @lru_cache(maxsize=64)
