@@ -165,10 +165,11 @@ with middle:
                   if not r_.keeps_up]
         st.caption("Under arrivals the engine is only as busy as the requests make it"
                    + (": much of its capacity goes unused for lack of demand (not a failure, so useful "
-                      "work leaves it out)" if run.unused_share >= 0.2 else "")
+                      "work leaves it out)" if run.unused_share >= 0.2 and run.keeps_up else "")
                    + ", and the tokens/s follow the arrival rate until one mode can no longer keep up"
-                   + (f" (here {' and '.join(behind)} cannot: {'its' if len(behind) == 1 else 'their'} "
-                      "queue grows through the run). " if behind else ". ")
+                   + (f" (here {' and '.join(behind)} cannot: "
+                      + ("its queue grows" if len(behind) == 1 else "their queues grow")
+                      + " through the run). " if behind else ". ")
                    + (f"Continuous batching's win shows in the time to first token (median "
                       f"{fmt.seconds(ct_)} against {fmt.seconds(st_)} static)." if ct_ < st_ else
                       f"Here its time to first token is no shorter (median {fmt.seconds(ct_)} against "

@@ -250,26 +250,30 @@ dgap = explain_decode(setup.gpu, setup.model, batch, context, setup.assumptions)
 dtop = max(dgap.steps_s, key=dgap.steps_s.get)  # the assumption adding the most to the decode step
 dshare = dgap.shares()[dtop]
 kv_led = float(r.decode.kv_time_s[0]) > float(r.decode.weight_time_s[0])
+running = ("a kernel is always running" if r.decode_utilization_gpu >= 0.95 else
+           "a kernel is running except in the host's time between steps")
 if r.decode.memory_bound[0] and not kv_led:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
-              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: a "
-              "kernel is always running, it is just waiting on memory. Batching (next section) is how "
-              "servers claw the difference back.")
+              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: "
+              f"{running}, and it is waiting on memory. Batching (next section) is how servers claw the "
+              "difference back.")
 elif r.decode.memory_bound[0]:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
-              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could: a kernel is always running, "
-              f"waiting on memory. At batch {batch:,} and {context:,} tokens of context it waits mostly on "
-              "the KV cache's reads; each sequence has its own, so a bigger batch does not share them: "
-              "shorter contexts or a smaller KV cache (FP8, fewer KV heads) do.")
+              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could: {running}, waiting on "
+              f"memory. At batch {batch:,} and {context:,} tokens of context it waits mostly on the KV "
+              "cache's reads; each sequence has its own, so a bigger batch does not share them. Shorter "
+              "contexts or a smaller KV cache ("
+              + ("FP8, " if setup.model.kv_dtype != "fp8" else "") + "fewer KV heads) shrink them.")
 else:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, and at batch {batch:,} the tensor cores "
               f"deliver **{fmt.percent(float(r.decode.mfu[0]))}** of their peak: past the crossover (batch "
               f"{fmt.count(crossover)} here) decode is compute-bound. What keeps it from the peak is, "
-              f"above all, {dtop} ({dshare:.0%} of the way from the roofline floor to this step, in the "
-              "waterfall's terms). Drag the batch back to 1 to see the two numbers part: that gap, memory "
+              f"above all, {dtop} ({dshare:.0%} of the way from the roofline floor to this step"
+              + (", the waterfall above)" if gap_phase == "Decode" else "; the waterfall's Decode step")
+              + "). Drag the batch back to 1 to see the two numbers part: that gap, memory "
               "waits under a busy reading, is what batching (next section) claws back.")
 st.info(thesis, icon=":material/lightbulb:")
 

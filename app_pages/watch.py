@@ -268,11 +268,11 @@ if missed or stuck:
                      *(f"still firing after the fix, *{fmt.sentence_case(f)}*" for f in stuck)])
         + ". The metrics still move the right way between the two columns; the thresholds are starting "
         "points to tune to your hardware and targets"
-        + (f" (on {setup.model.tp} GPUs a step's all-reduces and launches take a share of its time, so "
-           "each GPU's MBU reads lower than one GPU's would)." if setup.model.tp > 1 else
-           " (a small or sparse model's batch-1 step leaves host time and launches that no DRAM counter "
-           "sees, so its MBU reads lower)." if any("starved by memory" in f.lower() for f in missed)
-           else "."))
+        + ((f" (on {setup.model.tp} GPUs a step's all-reduces and launches take a share of its time, so "
+            "each GPU's MBU reads lower than one GPU's would)." if setup.model.tp > 1 else
+            " (here batch-1 decode leaves host time and kernel launches that no DRAM counter sees, so "
+            "its MBU reads under the threshold)." )
+           if any("starved by memory" in f.lower() for f in missed) else "."))
 
 lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
 

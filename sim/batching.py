@@ -303,7 +303,8 @@ class BatchingRun:
         """Whether the queue stays bounded over the run: the median TTFT of the last quarter of the
         requests (in arrival order) is at most twice that of the first half, plus a second (the test
         ``sim.load.LoadRun.steady`` makes). Under a burst every request arrives at once and the queue
-        is the backlog itself, so it reads False there unless the backlog clears within seconds."""
+        is the backlog itself: it reads False unless the backlog clears within about a second or fits
+        in the slots at once."""
         t = self.ttft_s[np.argsort(self.requests.arrival_s, kind="stable")]
         q = t.size // 4
         if q < 2:

@@ -201,3 +201,13 @@ def test_a_policy_past_its_capacity_says_so():
     assert not any("past what it serves" in c.value for c in open_app(PAGE).caption)
     big = open_app(PAGE, {"model": "gpt-oss-20b", "load_policy": "Chunked prefill", "load_chunk": "8192"})
     assert not any("past what it serves" in c.value for c in big.caption)  # 8,192-token chunks keep up
+
+
+def test_low_utilization_is_put_down_to_what_left_the_gpu_idle():
+    """At 10 % of saturation Qwen3-30B-A3B idles between arrivals; a 1B model on a B200 at the default
+    load idles in the host's time between short steps. The load-curve box names the one that is."""
+    light = open_app(PAGE, {"model": "Qwen3-30B-A3B", "load_rate": "10", "load_show_curves": "true"})
+    fast = open_app(PAGE, {"model": "Llama-3.2-1B", "gpu": "B200", "load_show_curves": "true"})
+    for at, want in ((light, "idles between arrivals"), (fast, "host's share")):
+        (box,) = [i.value for i in at.info if "dashboard reads" in i.value]
+        assert want in box

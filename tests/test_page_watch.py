@@ -199,3 +199,7 @@ def test_the_page_says_where_its_starting_thresholds_miss_and_where_a_fix_is_non
     assert "is no fix here" in box
     (box,) = [i.value for i in default.info if "observability" in i.value]
     assert "is no fix here" not in box and "nearly always yes" in box
+    # the tensor-parallel reason only where the memory-starved rule is the one that missed
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B", "gpus": "8"})
+    caption = next(c.value for c in at.caption if "thresholds miss" in c.value)
+    assert "all-reduces" not in caption and "still firing after the fix" in caption
