@@ -7,6 +7,7 @@ from sim import load
 from sim.cost import decode_step_cost
 from sim.hardware import GPUS, GiB
 from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
+from sim.paging import WORKLOADS as PAGING_WORKLOADS
 from ui import format as fmt
 from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_load import (
@@ -42,6 +43,7 @@ N_PREFIXES = [1, 4, 16, 64, 256, 1024, 4096]
 CURVE_PREFIXES = [1, 16, 64, 256, 1024]  # the hit-rate curve's points (one run each)
 GPU_COUNTS = [2, 3, 4, 6, 8]
 WORKLOAD_LABEL = {"sharegpt": "Chat, long-tailed", "fixed": "Fixed 1,024 → 128"}
+SHAREGPT = PAGING_WORKLOADS["sharegpt"]  # page 02's ShareGPT means, which this workload is not
 FIXED = (1024, 128)
 #: Requests of the runs behind the curves and the capacity search (each point is one run).
 SEARCH_REQUESTS = 600
@@ -359,12 +361,13 @@ with headline:
         st.caption(
             f"**{POLICY_LABEL[policy]} is past what it serves at this rate**: its queue grows through the "
             f"run, so its TTFT is the backlog's. The % of saturation is one scale for every policy "
-            "(prompts priced in 2,048-token steps)"
+            f"(prompts priced in {load.SATURATION_CHUNK_TOKENS:,}-token steps)"
             + (f"; in {chunk:,}-token chunks each step re-reads the weights"
                + (" and the experts its tokens reach" if setup.model.n_experts else "")
                + " and pays a step's fixed costs, so prompts cost more and this policy saturates sooner "
                "(prefill-first keeps up at this rate): a larger chunk budget moves it back"
-               if policy == "chunked" and chunk < 2048 and other_policy == "prefill-first" and other.steady()
+               if policy == "chunked" and chunk < load.SATURATION_CHUNK_TOKENS
+               and other_policy == "prefill-first" and other.steady()
                else "")
             + ". Lower the rate to see it in steady state.")
 
@@ -701,7 +704,8 @@ def _how_body() -> str:
 **Requests.** Poisson arrivals; lengths fixed or long-tailed chat (lognormal, prompt median
 {load.SHAREGPT_PROMPT[0]:.0f} tokens, output median {load.SHAREGPT_OUTPUT[0]:.0f}, capped; shapes chosen
 to look like chat traffic with a tail of long documents, not fitted to a dataset: its prompts are longer
-than ShareGPT's, whose means page 02 uses, 161 tokens in and 338 out). One seed; a different rate
+than ShareGPT's, whose means page 02 uses, {SHAREGPT.prompt_mean:.0f} tokens in and
+{SHAREGPT.output_mean:.0f} out). One seed; a different rate
 re-times the same requests (gaps divided by the rate), so every point of a curve holds the same requests.
 
 **Steps.** An event loop over engine steps. *Prefill-first*: whenever a waiting prompt can be

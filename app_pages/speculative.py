@@ -196,19 +196,9 @@ if measured:
         + " (hover a point).")
 i_fit = by_batch.last_fitting
 last_batch, last_speedup = int(by_batch.batches[i_fit]), float(by_batch.speedup[i_fit])
-upto = by_batch.speedup[: i_fit + 1].tolist()
-peak = max(upto)
-peak_batch = int(by_batch.batches[upto.index(peak)])
+peak, peak_batch = by_batch.peak
 fades = last_speedup < 0.95 * peak  # the gain falls under load from its best (batch 1, or later)
-fit_batches = [int(b_) for b_ in by_batch.batches[: i_fit + 1]]
-losses = []  # runs of swept batches (within what fits) where speculation does not pay: [first, last]
-for i_, (b_, v_) in enumerate(zip(fit_batches, upto, strict=True)):
-    if v_ <= 1.0:
-        if losses and i_ > 0 and losses[-1][1] == fit_batches[i_ - 1]:
-            losses[-1][1] = b_
-        else:
-            losses.append([b_, b_])
-
+losses = by_batch.losing_ranges  # where speculation does not pay, among the batches that fit
 
 def _span(a: int, b: int) -> str:
     return (f"from batch {a:,} on" if b == last_batch and a != b else f"at batch {a:,}" if a == b
@@ -314,8 +304,8 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "Draft costs: Llama-3.2-1B is priced by the roofline at the target's precisions; an EAGLE "
         "head as one decoder layer of the target plus its LM head (EAGLE-3: a 32k-token draft "
         "head), without the small fusion layer; a Medusa head (one per draft token) as the target's own "
-        "LM head plus a d × d block, in the same step model (about 0.02 of a target step on a 32k "
-        "vocabulary, 0.06 on Llama 3's 128k); n-gram lookup as free.",
+        "LM head plus a d × d block, in the same step model, so its share of a target step grows with "
+        "the vocabulary; n-gram lookup as free.",
         "Every sequence in the batch drafts and verifies k tokens each round and accepts "
         "independently; rejected positions are not reused, and no padding or scheduling cost is "
         "added.",

@@ -10,7 +10,8 @@ from sim.cost import (
     decode_step_cost,
 )
 from sim.gap import explain_decode
-from sim.memory import MAX_BATCHED_TOKENS
+from sim.hardware import GiB
+from sim.memory import LARGE_GPU_BYTES, MAX_BATCHED_TOKENS, MAX_BATCHED_TOKENS_DEFAULT
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
@@ -219,8 +220,9 @@ chart(
 )
 st.caption(
     f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "
-    f"(vLLM's default max_num_batched_tokens on the {setup.gpu.name}: 8,192 on cards of 70 GiB or "
-    "more but the A100, 2,048 on the rest), each paying "
+    f"(vLLM's default max_num_batched_tokens on the {setup.gpu.name}: {MAX_BATCHED_TOKENS:,} on cards "
+    f"of {LARGE_GPU_BYTES / GiB:.0f} GiB or more but the A100, {MAX_BATCHED_TOKENS_DEFAULT:,} on the rest), "
+    "each paying "
     "its host time. A short prompt costs about one "
     "read of the weights its tokens use (for a mixture of experts, every expert they touch, so several "
     "decode steps' worth); past the ridge TTFT grows with the prompt, and its attention with the prompt "
@@ -298,7 +300,7 @@ the spec sheet's peaks.
         "Measured points: the rows of measured.csv run on exactly this setup, placed as the step the "
         "model counts (a static batch at its mean context), at the FLOP/s the engine's time gives; on "
         "the TTFT chart, measured TTFTs at their prompt length.",
-        f"TTFT: one request on an idle server, its prefill in steps of at most {MAX_BATCHED_TOKENS:,} "
+        f"TTFT: one request on an idle server, its prefill in steps of at most {curve.chunk_tokens:,} "
         "tokens, each step with its kernel and host costs (no queueing: under load that is section 05).",
     ],
     sources=[

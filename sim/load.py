@@ -86,6 +86,8 @@ N_PREFIXES_RANGE = (1, 10_000)
 SEED_RANGE = (0, 2**32 - 1)
 
 DEFAULT_CHUNK_TOKENS = 512  # Sarathi-Serve's token budget under its strict SLO (REFERENCE.md 3.4)
+#: Tokens a prefill step carries in ``saturation_rate``'s estimate (one scale for every policy).
+SATURATION_CHUNK_TOKENS = 2048
 DEFAULT_SEED = 0
 
 #: ShareGPT-like lengths: lognormal, long-tailed. Medians and spreads are chosen to look like chat
@@ -945,7 +947,7 @@ def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumpt
     price = coef.scalar_pricer()
     p = float(stream.prompt_tokens.mean())
     o = float(stream.output_tokens.mean())
-    chunk = 2048.0
+    chunk = float(SATURATION_CHUNK_TOKENS)
     pre_p, pre_k = (float(v) for v in attention_sums(model, chunk, 0.0))
     per_prefill_token = price(chunk, pre_p, pre_k, 1) / chunk
     budget = max(kv_budget_tokens(gpu, model), 1)

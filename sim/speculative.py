@@ -616,6 +616,23 @@ class BatchSweep:
         return int(idx[-1]) if idx.size else 0
 
     @property
+    def peak(self) -> tuple[float, int]:
+        """(best speedup, its batch) over the batches that fit."""
+        s = self.speedup[: self.last_fitting + 1]
+        i = int(np.argmax(s))
+        return float(s[i]), int(self.batches[i])
+
+    @property
+    def losing_ranges(self) -> tuple[tuple[int, int], ...]:
+        """Runs of swept batches, among those that fit, where speculation does not pay (speedup <= 1),
+        as (first, last) batch: a mixture can lose at small batches, win, and lose again."""
+        n = self.last_fitting + 1
+        lose = self.speedup[:n] <= 1.0
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], lose.astype(np.int8), [0]))))
+        return tuple((int(self.batches[a]), int(self.batches[b - 1])) for a, b in zip(edges[::2], edges[1::2],
+                                                                                        strict=True))
+
+    @property
     def break_even_batch(self) -> float:
         """The smallest swept batch at which speculation stops paying (speedup <= 1); inf if never."""
         below = np.nonzero(self.speedup <= 1.0)[0]

@@ -203,3 +203,17 @@ def test_the_page_says_where_its_starting_thresholds_miss_and_where_a_fix_is_non
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B", "gpus": "8"})
     caption = next(c.value for c in at.caption if "thresholds miss" in c.value)
     assert "all-reduces" not in caption and "still firing after the fix" in caption
+
+
+def test_the_phone_labels_of_the_failures_table_are_its_columns():
+    """On a phone the failures table stacks its cells, each under a label the house CSS writes
+    (ui.layout.PAGE_CSS); the labels must be the table's own column names, in order."""
+    import re
+
+    from ui.layout import PAGE_CSS
+
+    at = open_app(PAGE)
+    columns = list(at.table[0].value.columns)
+    rule = r"watch_failures td:nth-of-type\((\d)\)::before \{ content: \"([^\"]+)\""
+    labels = dict(re.findall(rule, PAGE_CSS))
+    assert [labels[str(i)] for i in range(2, len(columns) + 1)] == columns[1:]

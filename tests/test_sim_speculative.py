@@ -464,3 +464,22 @@ def test_verify_cost_reason_names_what_makes_the_pass_dearer():
     assert spec.verify_cost_reason(H100, MODELS["Mixtral-8x7B"], draft, 1, draft.k, 1024) == "experts"
     assert spec.verify_cost_reason(H100, LLAMA8, med, 64, med.k, 1024) == "gemm"
     assert spec.verify_cost_reason(H100, LLAMA8, draft, 1, draft.k, 1024) == "other"
+
+
+@given(st.lists(st.floats(0.2, 3.0), min_size=1, max_size=30), st.integers(0, 29))
+def test_losing_ranges_and_peak_read_the_sweep(values, cut):
+    """Every run of batches at or below 1×, among those that fit, and nothing else; the peak is the
+    best fitting point."""
+    n = len(values)
+    s = np.array(values)
+    b = np.arange(1, n + 1)
+    sweep = spec.BatchSweep(batches=b, speedup=s, tokens_per_s=s, plain_tokens_per_s=s,
+                            verify_memory_bound=np.ones(n, bool), decode_memory_bound=np.ones(n, bool),
+                            full_acceptance_speedup=s, max_batch=int(min(cut, n - 1)) + 1)
+    fit = sweep.last_fitting + 1
+    marked = np.zeros(fit, bool)
+    for a, z in sweep.losing_ranges:
+        assert a <= z and (a == 1 or s[a - 2] > 1.0) and (z == fit or s[z] > 1.0)
+        marked[a - 1:z] = True
+    assert np.array_equal(marked, s[:fit] <= 1.0)
+    assert sweep.peak == (float(s[:fit].max()), int(np.argmax(s[:fit])) + 1)
