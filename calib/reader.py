@@ -15,7 +15,7 @@ from sim.cost import Assumptions
 from sim.hardware import GPU, GPUS
 from sim.memory import describe, memory_plan
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
-from sim.truth import COLUMNS, Prediction, Row, RowError, parse_rows, predict, row_setup
+from sim.truth import COLUMNS, Prediction, Row, RowError, int4_group_for, parse_rows, predict, row_setup
 
 MAX_READER_ROWS = 200
 #: Queued ShareGPT runs are simulated step by step (``sim.truth.queued_schedule``, which keeps 16
@@ -79,7 +79,8 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
             try:
                 if r.gpus > 1:
                     g.allreduce_bandwidth(r.gpus)
-                out_setups[r.id] = (g, base.with_precision(r.weights, r.kv).with_tp(r.gpus))
+                run = base.with_precision(r.weights, r.kv, int4_group_for(r.engine))
+                out_setups[r.id] = (g, run.with_tp(r.gpus))
             except ValueError as exc:
                 reasons[r.id] = str(exc)
                 continue

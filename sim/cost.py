@@ -165,7 +165,7 @@ def operators(model: Model) -> tuple[Operator, ...]:
     d, h, kvh, ff, v = (model.hidden, model.heads_per_gpu, model.kv_heads_per_gpu,
                         model.intermediate_per_gpu, model.vocab_per_gpu)
     qk, vd = model.qk_dim, model.v_dim
-    w, a = BYTES_PER_ELEMENT[model.weight_dtype], ACTIVATION_BYTES
+    w, a = model.weight_bytes_per_element, ACTIVATION_BYTES
     wd = model.dense_bytes_per_element  # attention, dense MLPs, shared experts, router
     quantized_dense = model.quant_scope == "decoder"
     kv_layer = model.kv_bytes_per_token / model.n_layers
@@ -833,7 +833,7 @@ def gemm_ridge_batch(gpu, model, assumptions=DEFAULT_ASSUMPTIONS) -> float:
     """Tokens per step from which a weight GEMM is compute-bound: 2 FLOP per weight per token
     against the weight's bytes, at the achieved rates (about 200 for BF16 on an H100)."""
     rates = achieved_rates(gpu, model, assumptions)
-    return rates.gemm_flops / rates.bandwidth * BYTES_PER_ELEMENT[model.weight_dtype] / 2.0
+    return rates.gemm_flops / rates.bandwidth * model.weight_bytes_per_element / 2.0
 
 
 def compute_bound_batch(gpu, model, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> float:

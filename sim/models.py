@@ -22,7 +22,9 @@ decoder's linear layers; the embedding table and the LM head stay BF16, as Model
 GPTQ checkpoints ship them. Some checkpoints quantise only the routed experts (gpt-oss: MXFP4
 experts; attention, router, embeddings and head BF16): ``quant_scope = "experts"``. Bytes per
 weight, scales included:
-    INT4 weight-only: 4 bits + one BF16 scale and one BF16 zero point per 128 weights = 4.25 bits
+    INT4 weight-only: 4 bits + one BF16 scale and one BF16 zero point per group of 128 weights
+    (AWQ / GPTQ's default) = 4.25 bits; ``Model.int4_group`` sets the group (gpt-fast's int4: 32,
+    5 bits)
     NVFP4: 4 bits + one FP8 (E4M3) scale per 16 weights = 4.5 bits (a per-tensor FP32 scale aside)
     MXFP4: 4 bits + one E8M0 (8-bit) scale per 32 weights = 4.25 bits
 FP4 formats run FP4 tensor math where the GPU has FP4 units (B200) and are weight-only elsewhere
@@ -48,6 +50,14 @@ BYTES_PER_ELEMENT: dict[str, float] = {
     "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 2 * 2.0 / INT4_GROUP,
     "nvfp4": 0.5 + 1.0 / NVFP4_BLOCK, "mxfp4": 0.5 + 1.0 / MXFP4_BLOCK,
 }
+
+
+def weight_bytes_per_element(dtype: str, int4_group: int = INT4_GROUP) -> float:
+    """Bytes a stored weight takes at ``dtype``, scales included: INT4 with one BF16 scale and one
+    BF16 zero point per ``int4_group`` weights; every other precision as ``BYTES_PER_ELEMENT``."""
+    if dtype == "int4":
+        return 0.5 + 2 * 2.0 / int4_group
+    return BYTES_PER_ELEMENT[dtype]
 WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
 FP4_DTYPES = ("nvfp4", "mxfp4")
 KV_DTYPES = ("bf16", "fp8")
@@ -332,6 +342,7 @@ class Model:
     shipped_dtype: str = "bf16"
     expert_parallel: bool = False
     routing_skew: float = 0.0
+    int4_group: int = INT4_GROUP
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -363,6 +374,9 @@ class Model:
             raise ValueError("an MLA model needs qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
         if not isinstance(self.tp, int) or self.tp < 1:
             raise ValueError(f"tp must be a positive integer, got {self.tp!r}")
+        if not (isinstance(self.int4_group, int) and not isinstance(self.int4_group, bool)
+                and self.int4_group >= 8):
+            raise ValueError(f"int4_group must be an integer >= 8, got {self.int4_group!r}")
         if not (isinstance(self.routing_skew, (int, float)) and not isinstance(self.routing_skew, bool)
                 and 0.0 <= self.routing_skew <= MAX_ROUTING_SKEW):
             raise ValueError(f"routing_skew must be in 0..{MAX_ROUTING_SKEW:g}, got {self.routing_skew!r}")
@@ -622,7 +636,8 @@ class Model:
 
     @property
     def weight_bytes_per_element(self) -> float:
-        return BYTES_PER_ELEMENT[self.weight_dtype]
+        """Bytes a quantised (``weight_dtype``) weight takes, scales included."""
+        return weight_bytes_per_element(self.weight_dtype, self.int4_group)
 
     @property
     def dense_bytes_per_element(self) -> float:
@@ -737,9 +752,11 @@ class Model:
         """Precision of the non-expert GEMMs (BF16 where only the experts are quantised)."""
         return self.compute_precision if self.quant_scope == "decoder" else "bf16"
 
-    def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> Model:
-        """The same model served at another weight / KV-cache precision."""
-        return dataclasses.replace(self, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                       int4_group: int = INT4_GROUP) -> Model:
+        """The same model served at another weight / KV-cache precision (``int4_group``: weights per
+        INT4 quantisation group, read only at ``weight_dtype="int4"``)."""
+        return dataclasses.replace(self, weight_dtype=weight_dtype, kv_dtype=kv_dtype, int4_group=int4_group)
 
     def with_tp(self, tp: int, expert_parallel: bool = False) -> Model:
         """The same model split across ``tp`` GPUs, a mixture's experts split by width or, with

@@ -56,7 +56,7 @@ from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, attention_sums, step_cost
 from sim.hardware import GPUS
 from sim.load import N_REQUESTS_RANGE, kv_unit_bytes, sharegpt_sample, simulate
 from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
-from sim.models import ALL_MODELS, Model
+from sim.models import ALL_MODELS, INT4_GROUP, Model
 from sim.phases import ttft_curve
 
 COLUMNS = ("id", "gpu", "gpus", "model", "weights", "kv", "engine", "kind", "batch", "concurrency",
@@ -193,11 +193,18 @@ def _setup(row: Row) -> tuple[object, Model] | str:
         return f"model {row.model!r} is not loadable (no config in sim/configs/)"
     model = ALL_MODELS[row.model]
     try:
-        model = model.with_precision(row.weights, row.kv).with_tp(row.gpus, uses_expert_parallelism(row))
+        model = (model.with_precision(row.weights, row.kv, int4_group_for(row.engine))
+                 .with_tp(row.gpus, uses_expert_parallelism(row)))
         GPUS[row.gpu].allreduce_bandwidth(row.gpus)
     except ValueError as exc:
         return str(exc)
     return GPUS[row.gpu], model
+
+
+def int4_group_for(engine: str) -> int:
+    """Weights per INT4 group in the row's engine: 32 in gpt-fast (MEASURED.md, the precision column:
+    its README quantises with ``--groupsize 32``), AWQ / GPTQ's 128 elsewhere."""
+    return 32 if "gpt-fast" in engine.lower() else INT4_GROUP
 
 
 def uses_expert_parallelism(row: Row) -> bool:

@@ -248,6 +248,33 @@ def test_bytes_per_weight_include_the_scales():
     assert B["int4"] * 8 == pytest.approx(4.25)  # 4 bits + BF16 scale and zero per 128
 
 
+def test_the_int4_group_sets_the_bytes_a_weight_and_the_step():
+    """gpt-fast quantises INT4 per 32 weights: 5 bits a weight, so a batch-1 step reads more."""
+    from sim.cost import step_cost
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    base = MODELS["Llama-3.1-8B"].with_precision("int4", "bf16")
+    g32 = MODELS["Llama-3.1-8B"].with_precision("int4", "bf16", int4_group=32)
+    assert base.int4_group == 128 and base.weight_bytes_per_element * 8 == pytest.approx(4.25)
+    assert g32.weight_bytes_per_element * 8 == pytest.approx(5.0)
+    assert g32.weight_bytes > base.weight_bytes
+    gpu = GPUS["A100 80GB SXM"]
+    slower = float(step_cost(gpu, g32, 1, 128, 128).time_s) / float(step_cost(gpu, base, 1, 128, 128).time_s)
+    assert slower > 1.05
+    # The group matters only at INT4.
+    fp8 = MODELS["Llama-3.1-8B"].with_precision("fp8", "bf16", int4_group=32)
+    assert fp8.weight_bytes == MODELS["Llama-3.1-8B"].with_precision("fp8", "bf16").weight_bytes
+
+
+@pytest.mark.parametrize("group", [0, 4, 12.5, True, "32"])
+def test_a_bad_int4_group_is_refused(group):
+    from sim.models import MODELS
+
+    with pytest.raises(ValueError, match="int4_group"):
+        MODELS["Llama-3.1-8B"].with_precision("int4", "bf16", int4_group=group)
+
+
 @pytest.mark.parametrize(("name", "shipped_gb", "rel"), [
     # MEASURED.md 2.3: 65.3 GB and 13.8 GB, given to 3 digits (13.8 +- 0.05 is 0.36 %).
     ("gpt-oss-120b", 65.3, 0.002), ("gpt-oss-20b", 13.8, 0.004),

@@ -159,3 +159,14 @@ def test_the_shipped_copy_is_the_shared_file():
     if MEASURED.exists():
         assert [r.id for r in shipped_rows()] == [r.id for r in ROWS]
         assert DATA.read_text(encoding="utf-8") == MEASURED.read_text(encoding="utf-8")
+
+
+def test_gpt_fast_int4_rows_are_priced_with_its_group_of_32():
+    """MEASURED.md: int4 is weight-only, group 32 in gpt-fast; other engines' INT4 keeps AWQ's 128."""
+    rows = {r.id: r for r in ROWS}
+    if "gf-03" not in rows:
+        pytest.skip("shared/measured.csv is not beside the project")
+    _, model = truth.row_setup(rows["gf-03"])
+    assert model.int4_group == 32 and model.weight_bytes_per_element * 8 == pytest.approx(5.0)
+    assert truth.int4_group_for("vLLM v0.10.2") == 128
+    assert truth.predict(rows["gf-03"]).error == pytest.approx(0.187, abs=0.01)

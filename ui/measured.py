@@ -8,6 +8,7 @@ error on hover is the model's error for that run, not for the slider's settings.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,7 +18,8 @@ import numpy as np
 from sim.cost import decode_step_cost, prefill_cost
 from sim.gap import Gap, explain_decode, explain_prefill
 from sim.measured import rows_for
-from sim.truth import Prediction, Row, kv_policy_for, offline_run_batch, predict, row_lengths
+from sim.models import INT4_GROUP
+from sim.truth import Prediction, Row, int4_group_for, kv_policy_for, offline_run_batch, predict, row_lengths
 from ui.theme import COLORS
 
 
@@ -49,8 +51,17 @@ def predictions(setup, kinds: tuple[str, ...]) -> list[Prediction]:
 @lru_cache(maxsize=128)
 def _predictions(gpu, model, assumptions, kinds: tuple[str, ...]) -> tuple[Prediction, ...]:
     rows = rows_for(gpu.name, model, kinds)
-    return tuple(p for p in (predict(r, assumptions, setup=(gpu, model)) for r in rows)
+    return tuple(p for p in (predict(r, assumptions, setup=(gpu, _as_run(model, r))) for r in rows)
                  if p.model_value is not None)
+
+
+def _as_run(model, row: Row):
+    """The sidebar's model as the row's engine stored it: INT4 with that engine's group (gpt-fast's
+    32, not AWQ's 128), so a page prices a run as ``python -m sim.truth`` does."""
+    group = int4_group_for(row.engine)
+    if model.weight_dtype != "int4" or group == model.int4_group:
+        return model
+    return dataclasses.replace(model, int4_group=group)
 
 
 def conditions(row: Row) -> str:
@@ -68,6 +79,8 @@ def conditions(row: Row) -> str:
         parts.append(f"prompt {row.prompt_tokens:,}")
     if row.output_tokens is not None:
         parts.append(f"output {row.output_tokens:,}")
+    if row.weights == "int4" and int4_group_for(row.engine) != INT4_GROUP:
+        parts.append(f"INT4 in groups of {int4_group_for(row.engine)}")
     return html.escape(f"{row.engine}; " + ", ".join(parts))
 
 
@@ -101,14 +114,14 @@ def _roofline_points(gpu, model, assumptions) -> tuple[MeasuredPoint, ...]:
         measured, modelled = _step_s(r, r.value) or (None, None), _step_s(r, p.model_value)
         if modelled is None:
             continue
-        phase = measured[0]
+        phase, run = measured[0], _as_run(model, r)
         if phase == "decode":
             ctx = int((r.prompt_tokens or 0) + (r.output_tokens or 0) / 2)
-            cost = decode_step_cost(gpu, model, _batch(r), ctx, assumptions)
-            g = explain_decode(gpu, model, _batch(r), ctx, assumptions)
+            cost = decode_step_cost(gpu, run, _batch(r), ctx, assumptions)
+            g = explain_decode(gpu, run, _batch(r), ctx, assumptions)
         else:
-            cost = prefill_cost(gpu, model, r.prompt_tokens or 1, 1, assumptions)
-            g = explain_prefill(gpu, model, r.prompt_tokens or 1, assumptions)
+            cost = prefill_cost(gpu, run, r.prompt_tokens or 1, 1, assumptions)
+            g = explain_prefill(gpu, run, r.prompt_tokens or 1, assumptions)
         flops = float(np.ravel(cost.flops)[0])
         out.append(MeasuredPoint(p, phase, float(np.ravel(cost.intensity)[0]), flops / measured[1] / 1e12,
                                  flops / modelled[1] / 1e12, g, measured[1]))
@@ -172,21 +185,26 @@ def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
     same = [pt for pt in points if pt.phase == phase.lower()
             and (_batch(pt.row) == batch if decode else pt.row.prompt_tokens == prompt)]
     row = same[0].row if same else None
+    model = _as_run(setup.model, row) if row else setup.model
     if decode:
         ctx = int((row.prompt_tokens or 0) + (row.output_tokens or 0) / 2) if row else context
-        g = explain_decode(setup.gpu, setup.model, batch, ctx, setup.assumptions)
+        g = explain_decode(setup.gpu, model, batch, ctx, setup.assumptions)
         where = f"batch {batch} at {ctx:,} cached tokens"
         if row:
             where += ", the measured run's mean context"
         measured_s = _step_s(row, row.value)[1] if row else None
     else:
-        g = explain_prefill(setup.gpu, setup.model, prompt, setup.assumptions)
+        g = explain_prefill(setup.gpu, model, prompt, setup.assumptions)
         where, measured_s = f"one {prompt:,}-token prompt", (row.value / 1e3 if row else None)
     if row:
         note = (f"The last bar is {html.escape(row.id)} ({html.escape(row.engine)}), measured at these "
                 "settings" + (": its time per output token, batch / tok/s, so its prefill is spread over "
                               "it (slightly above a pure decode step)." if row.kind == "static_batch_tok_s"
                               else "."))
+        if model is not setup.model:
+            note += (f" The bars price its weights as {html.escape(row.engine.split(' ')[0])} stored them: "
+                     f"INT4 in groups of {model.int4_group} ({model.weight_bytes_per_element * 8:.2g} bits a "
+                     f"weight), not the sidebar's {setup.model.int4_group}.")
     elif points:
         at = ", ".join(f"{pt.phase} at batch {_batch(pt.row)}" if pt.phase == "decode"
                        else f"prefill of a {pt.row.prompt_tokens:,}-token prompt" for pt in points)
