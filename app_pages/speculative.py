@@ -215,6 +215,14 @@ else:
         fade += f" and holds **{last_speedup:.2f}×** to batch {last_batch:,}, the most that fit"
     if losses:
         fade += "; it loses (below 1×) " + ", ".join(_span(a, b) for a, b in losses)
+    regained = by_batch.regained_past_graphs
+    if regained:  # the CUDA-graph line: plain decode starts launching every kernel
+        graph = f"{by_batch.decode_eager_batch - 1:,.0f}"
+        fade += (f". Past batch {graph} it pays again (**{regained[1]:.2f}×** at batch {regained[0]:,}): a "
+                 f"step of more than {graph} tokens runs without a CUDA graph (vLLM's largest capture size "
+                 f"by default) and launches every kernel; the verify pass, {r.verified_tokens} tokens a "
+                 f"sequence, crossed that line at batch {by_batch.verify_eager_batch:,.0f}, plain decode "
+                 "only there")
 if r.verify_memory_bound and r.verify_over_decode <= 1.3:
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "

@@ -603,6 +603,11 @@ class BatchSweep:
     decode_memory_bound: np.ndarray  # (n,) bool
     full_acceptance_speedup: np.ndarray  # (n,) the same at alpha = 1: an alpha-free bound for axes
     max_batch: int  # the largest batch whose KV cache fits on the card at this context (sim.memory)
+    #: The smallest batch whose verify pass (batch x verified tokens a sequence) and whose plain
+    #: decode step (batch tokens) run without a CUDA graph: steps of more than
+    #: ``Assumptions.cuda_graph_max_tokens`` tokens launch each kernel (inf: graphs off).
+    verify_eager_batch: float = math.inf
+    decode_eager_batch: float = math.inf
 
     @property
     def fits(self) -> np.ndarray:
@@ -631,6 +636,16 @@ class BatchSweep:
         edges = np.flatnonzero(np.diff(np.concatenate(([0], lose.astype(np.int8), [0]))))
         return tuple((int(self.batches[a]), int(self.batches[b - 1])) for a, b in zip(edges[::2], edges[1::2],
                                                                                         strict=True))
+
+    @property
+    def regained_past_graphs(self) -> tuple[int, float] | None:
+        """(batch, speedup) where, among the batches that fit, the gain climbs back above 1 from a
+        loss once plain decode runs without a CUDA graph (its steps now pay every kernel's launch,
+        which the verify pass was paying already); None where that does not happen."""
+        n = self.last_fitting + 1
+        s, b = self.speedup[:n], self.batches[:n]
+        back = np.flatnonzero((s[1:] > 1.0) & (s[:-1] <= 1.0) & (b[1:] >= self.decode_eager_batch)) + 1
+        return (int(b[back[0]]), float(s[back[0]])) if back.size else None
 
     @property
     def break_even_batch(self) -> float:
@@ -673,7 +688,17 @@ def speedup_vs_batch(
         full_acceptance_speedup=_speedup(method, 1.0, cost),
         max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k)),
                               drafter=drafter_held(target, method, k)).max_batch,
+        **_eager_batches(method, k, assumptions),
     )
+
+
+def _eager_batches(method: Method, k: int, assumptions: Assumptions) -> dict[str, float]:
+    """The smallest batches whose verify pass and plain decode step exceed the largest CUDA graph."""
+    if not assumptions.cuda_graphs:
+        return {}
+    limit = assumptions.cuda_graph_max_tokens
+    return {"verify_eager_batch": float(limit // int(method.verified_per_seq(k)) + 1),
+            "decode_eager_batch": float(limit + 1)}
 
 
 @dataclass(frozen=True)

@@ -264,3 +264,15 @@ def test_a_mixture_that_starts_below_one_is_not_said_to_fall_below_one():
                          "spec_batch": "4"})
     box = _thesis(at)
     assert "At this batch speculation loses" in box and "at batches 2–8" in box
+
+
+def test_the_thesis_box_names_the_cuda_graph_line_where_the_gain_returns():
+    """Llama-3.2-1B on 4 H100s with EAGLE-3: the gain loses from batch 141, pays again at 529 and
+    loses again. The box says why it returns past 512 (plain decode leaves its CUDA graph there;
+    the 8-token verify pass left it at batch 65); the default setup, which never returns, does not."""
+    at = open_app(PAGE, {"model": "Llama-3.2-1B", "gpus": "4", "spec_method": "EAGLE-3"})
+    assert not at.exception
+    box = _thesis(at)
+    assert "Past batch 512 it pays again" in box and "at batch 529" in box
+    assert "crossed that line at batch 65" in box and "from batch 591 on" in box
+    assert "CUDA graph" not in _thesis(open_app(PAGE))

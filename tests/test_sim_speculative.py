@@ -483,3 +483,33 @@ def test_losing_ranges_and_peak_read_the_sweep(values, cut):
         marked[a - 1:z] = True
     assert np.array_equal(marked, s[:fit] <= 1.0)
     assert sweep.peak == (float(s[:fit].max()), int(np.argmax(s[:fit])) + 1)
+
+
+@given(st.lists(st.floats(0.2, 3.0), min_size=2, max_size=30), st.integers(1, 30))
+def test_the_gain_regained_past_the_graph_line_is_a_crossing_above_one(values, line):
+    """regained_past_graphs is the first batch at or past the CUDA-graph line where the gain goes
+    from at most 1x to above it, among the batches that fit; None without such a crossing."""
+    n = len(values)
+    s = np.array(values)
+    b = np.arange(1, n + 1)
+    sweep = spec.BatchSweep(batches=b, speedup=s, tokens_per_s=s, plain_tokens_per_s=s,
+                            verify_memory_bound=np.ones(n, bool), decode_memory_bound=np.ones(n, bool),
+                            full_acceptance_speedup=s, max_batch=n, verify_eager_batch=1.0,
+                            decode_eager_batch=float(line))
+    crossings = [i for i in range(1, n) if s[i] > 1.0 >= s[i - 1] and b[i] >= line]
+    got = sweep.regained_past_graphs
+    if not crossings:
+        assert got is None
+    else:
+        assert got == (int(b[crossings[0]]), float(s[crossings[0]]))
+
+
+def test_the_graph_lines_follow_the_verified_tokens_and_the_assumption():
+    """EAGLE-3's 8-token tree leaves the 512-token graph at batch 65, plain decode at 513; without
+    graphs neither line exists."""
+    e3 = spec.METHODS["EAGLE-3"]
+    sweep = spec.speedup_vs_batch(H100, LLAMA8, e3, e3.alpha, e3.k, 1024)
+    assert (sweep.verify_eager_batch, sweep.decode_eager_batch) == (65.0, 513.0)
+    off = spec.speedup_vs_batch(H100, LLAMA8, e3, e3.alpha, e3.k, 1024,
+                                dataclasses.replace(DEFAULT_ASSUMPTIONS, cuda_graphs=False))
+    assert math.isinf(off.verify_eager_batch) and off.regained_past_graphs is None
