@@ -96,6 +96,7 @@ fits_or_stop(setup, batch, context + verified,
              drafter_levers="Pick a drafter that holds no weights (n-gram lookup) on this page")
 r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
                         cost_ratio)
+tree = method.verify_tokens is not None  # a tree: a depth is kept with p > α (Method.depth_acceptance)
 by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)
 by_alpha = sim_cache.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
@@ -115,7 +116,13 @@ with headline:
                      "batch and context.")
     m[1].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True,
                 help="E = (1 − α^(k+1)) / (1 − α): the accepted prefix plus the one token the target "
-                     "adds in every pass (Leviathan et al., Eq. 1).")
+                     "adds in every pass (Leviathan et al., Eq. 1)."
+                if not tree else
+                f"E = (1 − p^(k+1)) / (1 − p) with p = {r.depth_acceptance:.2f}, the chance a depth of "
+                f"the tree is kept: any of its ~{method.candidates_per_depth:.1f} candidates there, each "
+                f"kept with α = {alpha:.2f}, so p = 1 − (1 − α)^{method.candidates_per_depth:.1f}. The "
+                "accepted prefix plus the one token the target adds in every pass (Leviathan et al., "
+                "Eq. 1, per depth).")
     m[2].metric("Tokens/s, whole batch", fmt.rate(r.tokens_per_s, "").strip(), border=True,
                 delta=f"{r.tokens_per_s - r.plain_tokens_per_s:+,.0f} vs plain")
     m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
@@ -159,7 +166,11 @@ with body:
     # (ui/bars.py)
     st.markdown(rounds_html(
         r.rounds,
-        alt=f"Eight simulated rounds at α = {alpha:.2f}, k = {k}: each commits its accepted drafts plus one "
+        rate=(f"α = {alpha:.2f}" if not tree
+              else f"each depth kept with p = {r.depth_acceptance:.2f}, from α = {alpha:.2f}"),
+        alt=f"Eight simulated rounds at α = {alpha:.2f}"
+            + ("" if not tree else f" (each depth of the tree kept with p = {r.depth_acceptance:.2f})")
+            + f", k = {k}: each commits its accepted drafts plus one "
             f"token from the target; over {r.rounds.tokens.size:,} rounds the mean is "
             f"{r.rounds.mean_tokens:.2f} tokens per pass against E = {r.expected_tokens:.2f}.",
     ), unsafe_allow_html=True)

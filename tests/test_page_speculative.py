@@ -276,3 +276,18 @@ def test_the_thesis_box_names_the_cuda_graph_line_where_the_gain_returns():
     assert "Past batch 512 it pays again" in box and "at batch 529" in box
     assert "crossed that line at batch 65" in box and "from batch 591 on" in box
     assert "CUDA graph" not in _thesis(open_app(PAGE))
+
+
+def test_a_tree_names_its_per_depth_acceptance_where_it_uses_it():
+    """EAGLE-3's tree: the slider's α is 0.46 but a depth survives with p = 1 − (1 − α)^1.6 = 0.63, which
+    E and the Monte Carlo use; the strip and the E help say p, not 'α = 0.63' beside a slider at 0.46."""
+    at = open_app(PAGE, {"spec_method": "EAGLE-3"})
+    assert not at.exception
+    html_ = " ".join(m.value for m in at.markdown)
+    assert "Monte Carlo (each depth kept with p = 0.63, from α = 0.46)" in html_
+    assert "Monte Carlo (α = 0.63)" not in html_
+    help_text = next(m.help for m in at.metric if m.label == "Tokens per pass")
+    assert "p = 0.63" in help_text and "α = 0.46" in help_text
+    at = open_app(PAGE)  # a chain: p is α
+    assert "Monte Carlo (α = 0.80)" in " ".join(m.value for m in at.markdown)
+    assert "p =" not in next(m.help for m in at.metric if m.label == "Tokens per pass")

@@ -55,9 +55,10 @@ def _diamond(x: float, y: float, name: str, hover: str) -> dict:
                             line=dict(color="white", width=2)))
 
 
-def rounds_html(rounds: Rounds, alt: str, n: int = STRIP_ROUNDS) -> str:
+def rounds_html(rounds: Rounds, alt: str, n: int = STRIP_ROUNDS, rate: str | None = None) -> str:
     """A strip of the first ``n`` Monte Carlo rounds: each row is k proposed tokens coloured by fate,
-    then the one token the target's pass always adds (a bonus after k accepts, else a correction). As
+    then the one token the target's pass always adds (a bonus after k accepts, else a correction).
+    ``rate`` names the acceptance the rounds draw with (default "α = ..."; a tree's per-depth p). As
     HTML cells (``ui.bars``: a changing Plotly chart drawn right after the α chart delayed it)."""
     status = rounds.status(n)
     n, k = status.shape
@@ -68,7 +69,8 @@ def rounds_html(rounds: Rounds, alt: str, n: int = STRIP_ROUNDS) -> str:
                  if a == k else "correction: the target's own token replaces the rejected draft")
             for a in accepted]
     return strip_html(
-        f"{n} rounds of the Monte Carlo (α = {rounds.alpha:.2f}): accepted prefix + 1 token per target pass",
+        f"{n} rounds of the Monte Carlo ({rate or f'α = {rounds.alpha:.2f}'}): accepted prefix + 1 token per "
+        "target pass",
         [f"Round {i + 1}: {a} + 1 = {a + 1}" for i, a in enumerate(accepted)], status.tolist(), cells, last,
         columns=[str(i + 1) for i in range(k)], last_column="target",
         axis_title=f"Draft 1 to {k}, then the target's own token", alt=alt)
