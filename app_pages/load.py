@@ -647,11 +647,22 @@ def _split_section() -> load.Disaggregation:
         + ("GPUs" if tp == 1 else f"instances of {tp} GPUs") + f"; best {p_best}:{d_best} at "
         f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
     )
+    bound = [role for role, at in (("prefill", d.prefill_at_bound), ("decode", d.decode_at_bound)) if at]
     st.caption(
-        f"A prefill-only GPU holds {fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a "
-        f"decode-only GPU {fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT target. A split serves what "
-        "its slower pool serves, min(P × prefill rate, D × decode rate), over P + D "
-        + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
+        f"A prefill-only GPU holds {'at most ' if d.prefill_at_bound else ''}"
+        f"{fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a decode-only GPU "
+        f"{'at most ' if d.decode_at_bound else ''}{fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT "
+        "target. A split serves what its slower pool serves, min(P × prefill rate, D × decode rate), over "
+        "P + D " + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
+        + ("" if not bound else
+           f" The {' and '.join(bound)} rate{'s are' if len(bound) > 1 else ' is'} the GPU's throughput "
+           "bound (every step at its fullest: "
+           + ("; ".join(({"prefill": "prompts filling the largest step",
+                          "decode": "the largest batch the KV cache and max_num_seqs allow"})[r]
+                         for r in bound))
+           + f"): a {SEARCH_REQUESTS:,}-request run at that rate still met the target, too short for "
+           "the queue that would build at full load, so the search stops there and the split's figure is "
+           "a ceiling.")
     )
     return d
 

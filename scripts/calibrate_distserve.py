@@ -53,7 +53,7 @@ def fit(variant: str, iterations: int = 10):
                                                           zip(names, x, scale, strict=True)})
 
     def residuals(x):
-        pre, dec, _ = load.role_capacities(gpu, load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS,
+        pre, dec, *_ = load.role_capacities(gpu, load.DISTSERVE_MODEL, stream, load.DISTSERVE_TARGETS,
                                            assumptions=assume(x), iterations=iterations)
         return [math.log(pre / PAPER["prefill"]), math.log(dec / PAPER["decode"])]
 

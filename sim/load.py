@@ -56,6 +56,7 @@ import math
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -963,6 +964,24 @@ def saturation_rate(gpu: GPU, model: Model, stream: Stream, assumptions: Assumpt
     return 1.0 / (p * per_prefill_token + max(o - 1, 0) * per_decode_token)
 
 
+def throughput_bound(gpu: GPU, model: Model, stream: Stream, mode: str,
+                     assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """Requests/s a prefill-only (``mode='prefill'``) or decode-only GPU cannot exceed, for the
+    stream's mean lengths: its steps at their cheapest per token, busy all the time. Prefill: steps of
+    whole mean prompts filling the scheduler's largest step (MAX_BATCHED_TOKENS, the prefill-first
+    budget); decode: the largest batch the KV cache and the engine's ``max_num_seqs`` hold
+    (``saturation_rate``'s). Unlike ``saturation_rate``'s scale, an upper bound: a role's capacity
+    search stops here."""
+    check_choice("mode", mode, ("prefill", "decode"))
+    if mode == "decode":
+        return saturation_rate(gpu, model, stream, assumptions, "decode")
+    price = step_time_coefficients(gpu, model, assumptions).scalar_pricer()
+    p = max(float(stream.prompt_tokens.mean()), 1.0)
+    q = max(math.floor(MAX_BATCHED_TOKENS / p), 1)  # mean prompts a step
+    pre_p, pre_k = (float(v) for v in attention_sums(model, p, 0.0))
+    return q / price(q * p, q * pre_p, q * pre_k, q)
+
+
 @dataclass(frozen=True)
 class Capacity:
     """The highest tested rate whose run meets the targets (0 if even the lowest does not)."""
@@ -980,8 +999,8 @@ class Capacity:
 def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targets, *,
              chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
              assumptions: Assumptions = DEFAULT_ASSUMPTIONS, mode: str = "colocated",
-             transfer_s=None, iterations: int = CAPACITY_ITERATIONS, saturation_per_s: float | None = None
-             ) -> Capacity:
+             transfer_s=None, iterations: int = CAPACITY_ITERATIONS, saturation_per_s: float | None = None,
+             ceiling: float = BRACKET[1]) -> Capacity:
     """Bisection (geometric) over arrival rates for the highest whose run of ``stream`` (its requests
     re-timed to each rate, the same seed) meets ``targets``.
 
@@ -990,10 +1009,17 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
     as high (the two searches agree until the first rate where only the looser one is met, and from
     there the looser one searches above it). Where even the floor misses, one bracket below it is
     searched the same way (still independent of the targets). At most ``iterations + 3`` runs.
+
+    ``ceiling``: the top of the bracket, a multiple of the saturation rate. The default, 4, leaves room
+    for prefix-cache hits, which skip work the estimate counts; without a cache, 1: the GPU cannot
+    finish more than its throughput bound, and a short run above it can still meet its targets (a
+    decode-only GPU's batch grows for the whole of a 600-request run without anyone waiting for a
+    slot), so such a run must not count.
     """
     check_int("iterations", iterations, 1, 40)
+    check_float("ceiling", ceiling, 0.05, 64.0)
     sat = saturation_per_s or saturation_rate(gpu, model, stream, assumptions, mode)
-    lo, hi = sat * BRACKET[0], sat * BRACKET[1]
+    lo, hi = sat * min(BRACKET[0], ceiling / 2), sat * ceiling
     base = 1.0 / float(stream.arrival_s[-1] / stream.n) if stream.n else 1.0  # the stream's own rate
     tested = []
 
@@ -1013,7 +1039,7 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
         # sweep, can go lower; a 0 here beside a colocated rate above 0 was the floor, not the GPU).
         lo, hi = lo * BRACKET[0], lo
         if not ok(lo):
-            return Capacity(0.0, (lo, sat * BRACKET[1]), tuple(tested), False)
+            return Capacity(0.0, (lo, sat * ceiling), tuple(tested), False)
     bracket = (lo, hi)
     for _ in range(iterations):
         mid = math.sqrt(lo * hi)
@@ -1161,6 +1187,8 @@ class Disaggregation:
     transfer_s_mean: float
     link_bytes_per_s: float
     gpus_per_instance: int = 1  # ``n_gpus`` and the splits count instances of this many GPUs each
+    decode_at_bound: bool = False  # the decode-only GPU met its target at its throughput bound
+    prefill_at_bound: bool = False  # the prefill-only GPU met its target at its throughput bound
 
     @property
     def best(self) -> tuple[int, int, float]:
@@ -1177,25 +1205,45 @@ class Disaggregation:
         return self.best[2] / c if c > 0 else math.inf
 
 
+class Roles(NamedTuple):
+    """A prefill-only and a decode-only GPU's capacities (requests/s), the mean KV transfer (s), and
+    whether each role's is its throughput bound (``throughput_bound``: met at the top of its search,
+    so the true capacity is at most this)."""
+
+    prefill_per_s: float
+    decode_per_s: float
+    transfer_s: float
+    decode_at_bound: bool = False
+    prefill_at_bound: bool = False
+
+
 def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
                     assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS
-                    ) -> tuple[float, float, float]:
-    """(prefill-only GPU, decode-only GPU) capacities in requests/s, and the mean KV transfer, s.
+                    ) -> Roles:
+    """(prefill-only GPU, decode-only GPU) capacities in requests/s, the mean KV transfer, s, and
+    whether the decode GPU's capacity is its throughput bound.
 
     Each role is searched for its own target, as DistServe places them: the prefill GPU for TTFT
     (TBT target relaxed), the decode GPU for TBT. The decode GPU's requests arrive with their KV, the
     first token made ``kv_transfer_s`` earlier on the prefill GPU; the time from that first token to a
     decode slot (the transfer and any queue) is held to the TTFT target too, so that a decode GPU
-    whose queue grows without bound does not count as meeting its targets.
+    whose queue grows without bound does not count as meeting its targets. Neither role has a prefix
+    cache, so each search stops at the role's throughput bound (``throughput_bound``, ``capacity``'s
+    ``ceiling`` of 1): a
+    decode-only GPU with room for every request never makes one wait for a slot, and a 600-request run
+    far above what it can finish met its targets (117 req/s against a bound of 46 on an H100 serving
+    Llama-3.1-8B chat).
     """
     only_ttft = Targets(targets.ttft_s, 60.0, targets.percentile, targets.tbt)
     only_tbt = targets
     pre = capacity(gpu, model, stream, "prefill-first", only_ttft, prefix_caching=False,
-                   assumptions=assumptions, mode="prefill", iterations=iterations)
+                   assumptions=assumptions, mode="prefill", iterations=iterations, ceiling=1.0,
+                   saturation_per_s=throughput_bound(gpu, model, stream, "prefill", assumptions))
     xfer = kv_transfer_s(gpu, model, stream.prompt_tokens)
     dec = capacity(gpu, model, stream, "prefill-first", only_tbt, prefix_caching=False,
-                   assumptions=assumptions, mode="decode", transfer_s=xfer, iterations=iterations)
-    return pre.rate_per_s, dec.rate_per_s, float(xfer.mean())
+                   assumptions=assumptions, mode="decode", transfer_s=xfer, iterations=iterations,
+                   ceiling=1.0, saturation_per_s=throughput_bound(gpu, model, stream, "decode", assumptions))
+    return Roles(pre.rate_per_s, dec.rate_per_s, float(xfer.mean()), dec.at_ceiling, pre.at_ceiling)
 
 
 def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, n_gpus: int = 4,
@@ -1215,12 +1263,14 @@ def disaggregation(gpu: GPU, model: Model, stream: Stream, targets: Targets, *, 
         colocated_per_instance = capacity(gpu, model, stream, colocated_policy, targets,
                                           chunk_tokens=chunk_tokens, prefix_caching=False,
                                           assumptions=assumptions, iterations=iterations).rate_per_s
-    pre, dec, xfer = roles or role_capacities(gpu, model, stream, targets, assumptions=assumptions,
-                                              iterations=iterations)
+    roles = Roles(*(roles or role_capacities(gpu, model, stream, targets, assumptions=assumptions,
+                                             iterations=iterations)))
+    pre, dec, xfer = roles.prefill_per_s, roles.decode_per_s, roles.transfer_s
     tp = model.tp
     colocated_per_gpu, pre, dec = colocated_per_instance / tp, pre / tp, dec / tp
     splits = tuple((p, n_gpus - p, per_gpu_goodput(p, pre, n_gpus - p, dec)) for p in range(1, n_gpus))
-    return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu), tp)
+    return Disaggregation(colocated_per_gpu, pre, dec, n_gpus, splits, xfer, link_bytes_per_s(gpu), tp,
+                          roles.decode_at_bound, roles.prefill_at_bound)
 
 
 #: DistServe's Fig. 1 example (REFERENCE.md 3.5, V20): a 13B model (OPT-13B) on one A100 80GB, 512-token

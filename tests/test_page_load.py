@@ -211,3 +211,12 @@ def test_low_utilization_is_put_down_to_what_left_the_gpu_idle():
     for at, want in ((light, "idles between arrivals"), (fast, "host's share")):
         (box,) = [i.value for i in at.info if "dashboard reads" in i.value]
         assert want in box
+
+
+def test_a_role_at_its_throughput_bound_is_given_as_at_most():
+    """The default setup's decode-only GPU stops at its throughput bound (46 req/s, not the 117 a short
+    run above it met); the caption says 'at most' and that the split's figure is a ceiling."""
+    at = open_app(PAGE, {"load_show_split": "true"})
+    assert not at.exception
+    (caption,) = [c.value for c in at.caption if c.value.startswith("A prefill-only GPU holds")]
+    assert "a decode-only GPU at most 46.1 req/s" in caption and "a ceiling" in caption

@@ -460,3 +460,27 @@ def test_prefix_caching_frees_unused_prefixes_before_it_preempts():
     on = load.simulate(gpu, model, stream, "prefill-first", prefix_caching=True)
     off = load.simulate(gpu, model, stream, "prefill-first", prefix_caching=False)
     assert on.preemptions < off.preemptions
+
+
+@pytest.mark.parametrize(("gpu", "model", "weights", "tp"), [
+    ("H100 SXM", "Llama-3.1-8B", "bf16", 1), ("B200", "gpt-oss-120b", "mxfp4", 1),
+    ("H100 SXM", "Llama-3.1-70B", "bf16", 8), ("L4", "Llama-3.1-8B", "int4", 1),
+])
+def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, tp):
+    """A decode-only GPU with room for every request made no one wait for a slot, so a 600-request run
+    at 2.5-4x what it can finish met its targets (117 req/s against a bound of 46 on an H100 with
+    Llama-3.1-8B chat; 724 against 181 on a B200 with gpt-oss-120b). Each role now stops at its bound
+    and says so."""
+    g, m = GPUS[gpu], MODELS[model].with_precision(weights, "bf16").with_tp(tp)
+    stream = load.make_stream(600, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
+    roles = load.role_capacities(g, m, stream, load.Targets(2.0, 0.1))
+    for rate, at, mode in ((roles.prefill_per_s, roles.prefill_at_bound, "prefill"),
+                           (roles.decode_per_s, roles.decode_at_bound, "decode")):
+        bound = load.throughput_bound(g, m, stream, mode)
+        assert rate <= bound * (1 + 1e-9)
+        assert at == (rate == pytest.approx(bound))
+    # The prefill bound packs whole prompts into the largest step: at least the 2,048-token scale.
+    scale = load.saturation_rate(g, m, stream, mode="prefill")
+    assert load.throughput_bound(g, m, stream, "prefill") >= scale
+    if (gpu, model) == ("H100 SXM", "Llama-3.1-8B"):
+        assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(46.1, rel=0.01)
