@@ -1,5 +1,7 @@
 """02 · PagedAttention: reserved vs paged KV cache on a 64-page pool, and chunked prefill."""
 
+import math
+
 import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
@@ -181,12 +183,18 @@ else:
                      f"{fmt.seconds(fit.step_s['paged'])}.")
     cb = fit.compute_bound_batch
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
+    past_fit = math.isfinite(cb) and cb > fit.batch["paged"]
     m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
+                delta=f"past the paged fit, {fmt.count(fit.batch['paged'])}" if past_fit else None,
+                delta_color="off", delta_arrow="off",
                 help=f"The whole decode step, at the mean context of {fit.context_tokens:,.0f} tokens: where "
-                     "its math time reaches its memory time (section 00's figure at this context). The "
+                     "its math time reaches its memory time (section 00's figure at this context)"
+                     + (f"; more sequences than the {fmt.count(fit.batch['paged'])} that fit paged, so on "
+                        "this card decode stays memory-bound" if past_fit else "") + ". The "
                      + (f"weight GEMMs get there first, from about {ridge:,.0f} sequences: there the curve "
                         "bends, and each extra sequence adds math as well as KV reads; "
-                        if not setup.model.n_experts else "shared weight GEMMs get there first; ")
+                        if not setup.model.n_experts else "attention's projections, which every token runs, "
+                        "get there first (each expert sees only its share of the tokens); ")
                      + "attention's KV reads stay memory-bound at any batch, which holds the whole step "
                        "back to this larger batch.")
     windowed_layers_note(setup, "This section's pool counts a token of every layer a token slot, so "

@@ -1,5 +1,7 @@
 """00 · Two phases: prefill is compute-bound, decode is memory-bound."""
 
+import math
+
 import streamlit as st
 
 from sim.cost import (
@@ -11,7 +13,7 @@ from sim.cost import (
 )
 from sim.gap import explain_decode
 from sim.hardware import GiB
-from sim.memory import LARGE_GPU_BYTES, MAX_BATCHED_TOKENS, MAX_BATCHED_TOKENS_DEFAULT
+from sim.memory import LARGE_GPU_BYTES, MAX_BATCHED_TOKENS, MAX_BATCHED_TOKENS_DEFAULT, memory_plan
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import STEP_MODEL_MD, assumption_lines
@@ -134,6 +136,8 @@ in one pass: a fat matmul that keeps the tensor cores busy (*compute-bound*, rig
 Decode then makes one token per step, and every step reads all the weights and the whole KV cache
 to do it (*memory-bound*, left of the ridge). Batching more sequences into a decode step reuses each
 weight read for more tokens and slides the decode point right, until the KV cache's own reads catch up.
+The dashed line is what the GPU achieves: it flattens at its own knee, left of the spec sheet's ridge,
+so a step between the two is already compute-bound.
 """)
 with metric_row():
     st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
@@ -142,12 +146,19 @@ with metric_row():
     st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
               help="One token for each of the batch's sequences.")
     st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True, help=define("MBU"))
+    fit_max = memory_plan(setup.gpu, setup.model, 1, context + 1).max_batch
+    past_fit = math.isfinite(crossover) and crossover > fit_max
     st.metric("Compute-bound from batch", fmt.count(crossover),
-              border=True, help=f"At {context:,} cached tokens per sequence: where the decode step's math "
-                                "time reaches its HBM time (weights, KV cache and, for a mixture of experts, "
-                                "the experts the batch's tokens reach; all-reduces are the link's time). "
-                                "'never': each extra sequence brings more KV-cache bytes than math, so "
-                                "memory stays the limit.")
+              border=True, delta=f"past what fits: ≤ {fmt.count(fit_max)}" if past_fit else None,
+              delta_color="off", delta_arrow="off",
+              help=f"At {context:,} cached tokens per sequence: where the decode step's math "
+                   "time reaches its HBM time (weights, KV cache, each operator's activations in and out "
+                   "and, for a mixture of experts, the experts the batch's tokens reach; all-reduces are "
+                   "the link's time)"
+                   + (f"; at this context at most {fmt.count(fit_max)} sequences fit on the card, so here "
+                      "decode stays memory-bound at every batch that can run" if past_fit else "")
+                   + ". 'never': each extra sequence brings more KV-cache bytes than math, so memory "
+                     "stays the limit.")
 if r.prefill.memory_bound[0]:
     m = setup.model
     share = prompt * m.experts_per_token / m.n_experts if m.n_experts else 0.0
@@ -283,7 +294,9 @@ how_computed(
     STEP_MODEL_MD + r"""
 Prefill is one step with $q$ = the prompt length, $c = 0$, sampling once; decode is $q = 1$ per
 sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F_\text{spec}/B_\text{spec}$,
-the spec sheet's peaks.
+the spec sheet's peaks; the achievable line's knee is the achieved GEMM rate over the achieved
+bandwidth, and the page's compute-bound verdicts (a step's math time against its memory time) are
+against it.
 """,
     assumptions=[
         *assumption_lines(setup.assumptions),

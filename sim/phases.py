@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,8 @@ class TwoPhases:
     context_tokens: int
     ridge_point: float  # FLOP/byte at the spec peaks
     compute_bound_batch: float  # decode batch size where math catches up with memory (inf: never)
+    knee_point: float = math.nan  # FLOP/byte where the achievable roofline flattens (its GEMM rate /
+    #                               its bandwidth): a whole step right of it is compute-bound
 
     @property
     def prefill_time_s(self) -> float:
@@ -93,7 +96,16 @@ def two_phases(
         context_tokens=context_tokens,
         ridge_point=gpu.ridge_point(model.compute_precision),
         compute_bound_batch=compute_bound_batch(gpu, model, context_tokens, assumptions),
+        knee_point=achievable_knee(gpu, model, assumptions),
     )
+
+
+def achievable_knee(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """FLOP/byte where ``roofline``'s effective line flattens: the achieved GEMM rate over the achieved
+    bandwidth. Below the spec ridge wherever compute_eff x the GEMM ceiling < memory_eff x the STREAM
+    ceiling (H100 BF16: 198 against 295), so a step can be compute-bound left of the spec ridge."""
+    rates = achieved_rates(gpu, model, assumptions)
+    return rates.gemm_flops / rates.bandwidth
 
 
 def roofline(gpu: GPU, model: Model, intensity, assumptions: Assumptions = DEFAULT_ASSUMPTIONS):

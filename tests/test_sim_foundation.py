@@ -473,3 +473,23 @@ def test_ttft_curve_names_the_longest_prompt_that_fits():
     assert ttft_curve(GPUS["L4"], ALL_MODELS["Llama-3.1-405B"], [64]).max_prompt_tokens == 0
     with pytest.raises(ValueError):
         ttft_curve(H100, LLAMA8, [0, 64])
+
+
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+@pytest.mark.parametrize(("weights", "batch"), [("bf16", 256), ("fp8", 256), ("bf16", 16)])
+def test_the_achievable_knee_is_where_the_verdict_changes(gpu, weights, batch):
+    """Page 00 drew only the spec ridge (295 FLOP/B on an H100 in BF16) while its verdict came from the
+    achieved rates: batch 256 at 64 tokens of context sat at 207 FLOP/B, 'left of the ridge', and was
+    called compute-bound. The achievable knee lies left of the ridge on every GPU; a decode step whose
+    math time reaches its memory time (the verdict) sits near it, not near the ridge."""
+    from sim.models import MODELS
+    from sim.phases import two_phases
+
+    g = GPUS[gpu]
+    m = MODELS["Llama-3.1-8B"].with_precision(weights, "bf16")
+    if weights == "fp8" and g.fp8_flops is None:
+        pytest.skip("no FP8 math")
+    r = two_phases(g, m, 2048, batch, 64)
+    assert r.knee_point < r.ridge_point
+    if batch >= r.compute_bound_batch:
+        assert float(r.decode.intensity[0]) > 0.8 * r.knee_point

@@ -44,7 +44,10 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     (x_lo, x_hi), (y_lo, y_hi) = axis_ranges(result, peak_t)
     x = np.logspace(x_lo, x_hi, 200)
     spec, effective = roofline(gpu, model, x, assumptions)
-    top, ridge = np.log10(peak_t), result.ridge_point
+    top, ridge, knee = np.log10(peak_t), result.ridge_point, result.knee_point
+    # The achievable line flattens at its own knee (its GEMM rate / its bandwidth): the page's
+    # compute-bound verdicts are against it, so it is drawn where it differs from the spec ridge.
+    show_knee = bool(np.isfinite(knee)) and abs(np.log10(knee / ridge)) > 0.05
     precision = gpu.math_precision(model.compute_precision).upper()
     # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
@@ -76,13 +79,18 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     note = dict(showarrow=False, font=dict(color=COLORS["muted"]))
     layout = dict(
         shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
-                     line=dict(color=COLORS["muted"], width=1, dash="dot"))],
+                     line=dict(color=COLORS["muted"], width=1, dash="dot"))]
+        + ([dict(type="line", x0=knee, x1=knee, y0=0, y1=1, yref="paper",
+                 line=dict(color=COLORS["muted"], width=1, dash="dash"))] if show_knee else []),
         annotations=[
             # right of the ridge line, under the flat roof where nothing is plotted; three short
             # lines, so that on a phone it stays inside the chart (one line ran off it on an L4)
             {**note, "x": np.log10(ridge), "y": top - 1.4,
              "text": f"ridge<br>{ridge:.0f} FLOP/B<br>({precision})",
              "xanchor": "left", "xshift": 4, "align": "left"},
+            *([{**note, "x": np.log10(knee), "y": top - 2.4,
+                "text": f"knee<br>{knee:.0f} FLOP/B<br>(achievable)",
+                "xanchor": "right", "xshift": -4, "align": "right"}] if show_knee else []),
             {**note, "x": x_lo + 0.05, "y": top + 0.35, "text": "← memory-bound",
              "xanchor": "left", "font": dict(color=COLORS["decode"])},
             {**note, "x": x_hi - 0.05, "y": top + 0.35, "text": "compute-bound →",
