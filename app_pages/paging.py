@@ -14,6 +14,7 @@ from sim.paging import (
     DEFAULT_N_REQUESTS,
     DEFAULT_N_STEPS,
     DEFAULT_PAGE_TOKENS,
+    POOL_TOKENS,
     WORKLOADS,
 )
 from ui import format as fmt
@@ -54,7 +55,7 @@ the pool.
 setup = current_setup()
 if not memory_plan(setup.gpu, setup.model, 0, 0).weights_fit:  # the pool is a toy; the card is not
     st.warning(f"**{setup.model.name} does not fit on one {setup.gpu.name}**, so no number on this page is "
-               f"for this setup. The {DEFAULT_N_PAGES}-page pool just below is a toy, the same for every GPU "
+               f"for this setup. The pool just below is a toy, the same for every GPU "
                "and model; "
                "*On a real card* further down says by how much the model does not fit.",
                icon=":material/memory_alt:")
@@ -85,7 +86,7 @@ with left:
         view("pool", (*pool_key, policy), lambda: pool_figure(run, step)), key="paging_pool", send_first=True,
         legend_at="below",
         title=pool_title(run, step),
-        alt=f"The {DEFAULT_N_PAGES}-page pool under the {policy} policy at step {step}: "
+        alt=f"The {run.n_pages}-page pool under the {policy} policy at step {step}: "
             f"{int(run.resident[step])} requests resident, {float(run.token_share[step]):.0%} of the slots "
             f"hold tokens.",
     )
@@ -115,7 +116,7 @@ with right:
 rejected = int(cmp.reserved.rejected.sum())
 if rejected:
     st.warning(f"{rejected} of {cmp.reserved.rejected.size} requests need a reservation larger than the "
-               f"whole pool ({DEFAULT_N_PAGES} × {page_tokens} tokens) and are turned away by the reserved "
+               f"whole pool ({run.n_pages} × {page_tokens} tokens) and are turned away by the reserved "
                "policy. Paged serves them.", icon=":material/block:")
 chart(
     view("resident", pool_key, lambda: resident_figure(cmp, step)), key="paging_resident",
@@ -290,7 +291,9 @@ if cp.prefill_slowdown >= 0.35:
 
 how_computed(
     rf"""
-**The pool.** {DEFAULT_N_PAGES} pages of $b$ tokens (the page size). A backlog of requests arrives at
+**The pool.** {POOL_TOKENS:,} token slots cut into pages of $b$ tokens (the page size): {POOL_TOKENS:,}/$b$
+pages, {DEFAULT_N_PAGES} at the default {DEFAULT_PAGE_TOKENS}, so another page size changes how the same
+memory is cut, not how much there is (as an engine's block size does). A backlog of requests arrives at
 step 0 and is served first come, first served for {DEFAULT_N_STEPS} steps. A request with prompt $p$
 is admitted with its prompt cached; every step each resident request writes one token; it leaves after
 $o$ tokens, its own length capped at the max output length $M$. Run averages leave out the first
@@ -301,7 +304,7 @@ quarter of the steps, while the start-up burst settles.
   last fills. No free page: the most recently admitted request is preempted (vLLM's recompute: it
   frees its pages and returns to the head of the queue, keeping the tokens it has written).
 
-**The ledger** (token slots, summing to {DEFAULT_N_PAGES}·$b$ at every step): token states; reserved
+**The ledger** (token slots, summing to {POOL_TOKENS:,} at every step): token states; reserved
 but unused (whole pages past a sequence's last filled one); last-page slack
 ($\lceil n/b\rceil b - n$ for a sequence of $n$ tokens, at most $b-1$); free runs too short to use
 (free pages, all in runs shorter than the next queued request's reservation, although together they
@@ -326,8 +329,7 @@ every page (section 00).
         f"Toy pool: one backlog of {DEFAULT_N_REQUESTS} requests (lognormal prompts with mean "
         f"{WORKLOADS['toy chat'].prompt_mean:.0f} tokens, exponential outputs with mean "
         f"{WORKLOADS['toy chat'].output_mean:.0f}, seed 0), the same stream for both policies; lengths are "
-        f"scaled down so a request fits a {DEFAULT_N_PAGES * DEFAULT_PAGE_TOKENS:,}-token pool (at the "
-        f"default {DEFAULT_PAGE_TOKENS}-token pages).",
+        f"scaled down so a request fits the {POOL_TOKENS:,}-token pool.",
         "Prefill happens in the admission step and yields the first token; one token per resident request "
         "per step after that. Time is in steps here, not seconds.",
         "Reserved: first come first served, no skipping past a head that does not fit (no reordering to "

@@ -58,6 +58,16 @@ DEFAULT_PAGE_TOKENS = 16  # vLLM's default block size (REFERENCE.md 3.2, section
 DEFAULT_MAX_OUTPUT = 256
 DEFAULT_N_STEPS = 240
 DEFAULT_N_REQUESTS = 400  # more than either policy can finish in DEFAULT_N_STEPS: the queue never empties
+#: The toy pool's memory, token slots: 64 pages of 16 tokens. Another page size cuts the same memory
+#: into more or fewer pages (``pool_pages``), as an engine's block size does with a card's KV cache.
+POOL_TOKENS = DEFAULT_N_PAGES * DEFAULT_PAGE_TOKENS
+
+
+def pool_pages(page_tokens: int) -> int:
+    """Pages of ``page_tokens`` tokens in the toy pool's fixed memory (POOL_TOKENS): 64 at 16-token
+    pages, 128 at 8, 16 at 64."""
+    page_tokens = check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
+    return max(N_PAGES_RANGE[0], POOL_TOKENS // page_tokens)
 DEFAULT_SEED = 0
 
 #: Share of GPU memory the engine may use (weights + KV cache); vLLM's ``gpu_memory_utilization``

@@ -225,3 +225,21 @@ def test_eight_gpus_say_why_chunking_costs_the_prompt_more_and_why_the_curve_dip
     assert "Past batch 512" in captions
     captions = " ".join(c.value for c in open_app(PAGE).caption)
     assert "later** chunked" not in captions and "Past batch 512" not in captions
+
+
+def test_the_page_size_cuts_the_same_memory_into_more_or_fewer_pages():
+    """The toy pool held 64 pages whatever their size, so 64-token pages had 4x the memory of 16-token
+    ones and 'fitted' 3.8x the requests. It holds 1,024 token slots: 128 pages of 8 tokens, 16 of 64;
+    paging's run average then falls as pages grow (more slack in each last page), as vLLM's block-size
+    ablation has it, and the ledger's slots sum to the same 1,024 at every size."""
+    from sim.paging import POOL_TOKENS, pool_pages
+
+    resident = {}
+    for size in (8, 16, 32, 64):
+        at = open_app(PAGE, {"paging_paged": "true", "paging_page_tokens": str(size)})
+        assert not at.exception
+        assert pool_pages(size) * size == POOL_TOKENS == 1024
+        assert f"the {pool_pages(size)}-page pool" in " ".join(m.value for m in at.markdown)
+        box = next(i.value for i in at.info if i.value.startswith("**Same pool, same requests.**"))
+        resident[size] = float(box.split("paging keeps **")[1].split("**")[0])
+    assert resident[8] > resident[16] > resident[32] > resident[64]

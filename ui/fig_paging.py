@@ -105,6 +105,9 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
     for s, c in _CODE.items():
         code = np.where(state == s, c, code)
     text, hover = [], []
+    # More than 8 pages a row (8-token pages cut the pool into 128): shorter labels, smaller type, so
+    # they stay inside their cells on a phone; the hover keeps the whole story.
+    dense = cols > 8
     for page in range(n):
         st, r, b, f = int(state[page]), int(owner[page]), int(block[page]), int(fill[page])
         if st in (FULL, PARTIAL, RESERVED_EMPTY):
@@ -112,14 +115,14 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
             held = (f"Request {r}: {tokens_of[r]:,} tokens in {pages_of[r]} pages (prompt {prompt}, "
                     f"output so far {tokens_of[r] - prompt} of {int(run.output_tokens[r])})")
             if st == FULL:
-                text.append(f"R{r}·{b}")
+                text.append(f"R{r}" if dense else f"R{r}·{b}")
                 hover.append(f"<b>Page {page}</b>: block {b} of request {r}, full ({f}/{P} tokens)<br>{held}")
             elif st == PARTIAL:
-                text.append(f"R{r}·{b}<br>{f}/{P}")
+                text.append(f"{f}/{P}" if dense else f"R{r}·{b}<br>{f}/{P}")
                 hover.append(f"<b>Page {page}</b>: block {b} of request {r}, its last page: {f}/{P} tokens, "
                              f"<b>{P - f} slots of slack</b><br>{held}")
             else:
-                text.append(f"R{r}<br>empty")
+                text.append(f"R{r}" if dense else f"R{r}<br>empty")
                 hover.append(f"<b>Page {page}</b>: reserved by request {r} for tokens it has not produced "
                              f"(and may never): <b>{P} slots reserved but unused</b><br>{held}")
         elif st == STRANDED:
@@ -136,7 +139,7 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
     hover_grid = np.array([*hover, *[""] * pad], dtype=object).reshape(rows, cols).tolist()
 
     data = [dict(
-        type="heatmap", z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=11),
+        type="heatmap", z=z, text=text_grid, texttemplate="%{text}", textfont=dict(size=9 if dense else 11),
         hovertext=hover_grid, hovertemplate="%{hovertext}<extra></extra>",
         colorscale=_SCALE, zmin=0, zmax=_N_CODES, showscale=False, xgap=3, ygap=3,
     )]

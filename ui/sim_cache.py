@@ -28,8 +28,10 @@ verify_cost_reason = lru_cache(maxsize=256)(spec.verify_cost_reason)
 
 @lru_cache(maxsize=64)
 def paging_compare(page_tokens: int, max_output: int):
-    """``sim.paging.compare`` of both policies on the page's default stream."""
-    return paging.compare(page_tokens=page_tokens, max_output=max_output)
+    """``sim.paging.compare`` of both policies on the page's default stream, in the toy pool's fixed
+    memory cut into pages of ``page_tokens`` (``sim.paging.pool_pages``)."""
+    return paging.compare(page_tokens=page_tokens, max_output=max_output,
+                          n_pages=paging.pool_pages(page_tokens))
 
 
 card_fit = lru_cache(maxsize=64)(paging.card_fit)
