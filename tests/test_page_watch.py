@@ -217,3 +217,14 @@ def test_the_phone_labels_of_the_failures_table_are_its_columns():
     rule = r"watch_failures td:nth-of-type\((\d)\)::before \{ content: \"([^\"]+)\""
     labels = dict(re.findall(rule, PAGE_CSS))
     assert [labels[str(i)] for i in range(2, len(columns) + 1)] == columns[1:]
+
+
+def test_the_batching_comparison_says_when_static_cannot_keep_up():
+    """At page 04's moderate rate (16 requests/s on the default setup) static batching's queue grows for
+    the whole run, so its goodput is the few requests that beat the queue and a ratio to it measured the
+    run's length (156x here, 1,256x on an L4): the box says static cannot keep up instead."""
+    for params in ({}, {"gpu": "L4", "weights": "int4"}):
+        at = open_app("app_pages/watch.py", params)
+        assert not at.exception
+        box = next(i.value for i in at.info if i.value.startswith("**Why an observability company cares"))
+        assert "static cannot keep up with" in box and "goodput **1," not in box and "goodput **15" not in box
