@@ -175,13 +175,17 @@ else:
                 help=f"Each holds {fit.slots_per_request['paged']:,.0f} token slots on average over "
                      "its life.")
     m = metric_slots(3)
+    def _batch_help(policy: str) -> str:
+        n, b = fit.batch[policy], fit.run_batch[policy]
+        return (f"Batch {b:,}" + (f" (of the {n:,} that fit: vLLM runs at most {fit.max_seqs:,} at once, its "
+                                  "max_num_seqs on this GPU)" if b < n else "")
+                + f": one decode step takes {fmt.seconds(fit.step_s[policy])}.")
+
     m[0].metric("Decode throughput, reserved", fmt.rate(fit.tokens_per_s["reserved"]), border=True,
-                help=f"Batch {fit.batch['reserved']:,}: one decode step takes "
-                     f"{fmt.seconds(fit.step_s['reserved'])}.")
+                help=_batch_help("reserved"))
     m[1].metric("Decode throughput, paged", fmt.rate(fit.tokens_per_s["paged"]), border=True,
                 delta=f"{fit.throughput_gain:.2f}×" if fit.batch["reserved"] else None, delta_color="off",
-                help=f"Batch {fit.batch['paged']:,}: one decode step takes "
-                     f"{fmt.seconds(fit.step_s['paged'])}.")
+                help=_batch_help("paged"))
     cb = fit.compute_bound_batch
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     past_fit = math.isfinite(cb) and cb > fit.batch["paged"]
@@ -208,7 +212,8 @@ else:
               lambda: card_figure(fit, batch_trace(runs), offline_traces(offline))), key="paging_card",
         alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
-            f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s.",
+            f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s"
+            + (f" (at most {fit.max_seqs:,} decoding at once)." if fit.capped else "."),
     )
     st.caption(summary(runs) + (" ✕ = a static batch (prefill included, so below the decode-only "
                                 "curve at short outputs)." if batch_trace(runs) else "")
@@ -229,7 +234,13 @@ else:
                    "size) a decode step runs without graphs and every kernel pays its launch: where that "
                    "costs more than the larger batch gains, the curve dips (section 00 shows the same).")
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
-    if fit.batch["reserved"] and fit.batch["paged"] > ridge and fit.throughput_gain < 1.5:
+    if fit.capped:
+        st.caption(f"**More fit than the engine runs.** Paging fits {fmt.count(fit.batch['paged'])} requests "
+                   f"here and reserving {fmt.count(fit.batch['reserved'])}, but vLLM decodes at most "
+                   f"{fit.max_seqs:,} at once (its max_num_seqs on this GPU): the rest wait in memory, so "
+                   f"paging buys {fit.throughput_gain:.2f}× the tokens per second, not "
+                   f"{fit.batch_gain:.1f}×. A deployment can raise the cap.")
+    elif fit.batch["reserved"] and fit.batch["paged"] > ridge and fit.throughput_gain < 1.5:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
                    f"{fit.throughput_gain:.2f}× the tokens per second here: past about {ridge:,.0f} "
                    "sequences the weight GEMMs turn compute-bound, and each extra sequence brings its "

@@ -299,6 +299,14 @@ def batching_metrics(run: BatchingRun, *, slo: SLO | None = None,
     )
 
 
+def _fitting(fit: CardFit, policy: str) -> str:
+    """'N requests that fit', or, past the engine's cap, 'max_num_seqs of the N that fit'."""
+    n, run = fit.batch[policy], fit.run_batch[policy]
+    if run < n:
+        return f"{run:,} requests the engine runs at once (max_num_seqs) of the {n:,} that fit"
+    return f"{n:,} requests that fit"
+
+
 def card_metrics(fit: CardFit, gpu: GPU, model: Model, policy: str,
                  assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ServingMetrics:
     """Section 02's card fit: decode at the batch ``policy`` keeps resident on this card, at the mean
@@ -306,7 +314,7 @@ def card_metrics(fit: CardFit, gpu: GPU, model: Model, policy: str,
     token states; the rest is reserved (reserved policy) or last-page slack (paged). A steady state
     under a full queue: no TTFT, no request goodput."""
     check_choice("policy", policy, PAGING_POLICIES)
-    batch = fit.batch[policy]
+    batch = fit.run_batch[policy]  # what fits, at most the engine's max_num_seqs
     if not fit.fits or batch < 1:
         return NOT_RUN
     cost = decode_step_cost(gpu, model, np.array([batch]), fit.context_tokens, assumptions)
@@ -522,10 +530,10 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  "The same arrivals; a finished request's slot is refilled at the next step",
                  batching(runs.continuous, runs.static, runs.continuous)),
         Scenario("reserved", "KV cache reserved for the max", "02",
-                 f"Decoding the {fit.batch['reserved']:,} requests that fit when each reserves its "
+                 f"Decoding the {_fitting(fit, 'reserved')} when each reserves its "
                  f"prompt + {CARD_MAX_OUTPUT:,} tokens", card_metrics(fit, g, m, "reserved", a)),
         Scenario("paged", "Paged KV cache", "02",
-                 f"Decoding the {fit.batch['paged']:,} requests that fit when pages are handed out as "
+                 f"Decoding the {_fitting(fit, 'paged')} when pages are handed out as "
                  "tokens arrive", card_metrics(fit, g, m, "paged", a)),
         Scenario("unchunked", "Long prompt, one prefill step", "02",
                  f"A {cp.prompt_tokens:,}-token prompt joins {cp.decode_batch} decoding users in one step",

@@ -38,7 +38,7 @@ import numpy as np
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, compute_bound_batch, decode_step_cost
 from sim.hardware import GPU
-from sim.memory import kv_budget_bytes
+from sim.memory import engine_max_seqs, kv_budget_bytes
 from sim.models import Model
 from sim.validate import check_choice, check_int
 
@@ -421,7 +421,9 @@ class CardFit:
     life (time-weighted, i.e. what a snapshot of the batch sees):
         reserved: ceil((prompt + max_output) / page) * page, for its whole life
         paged:    ceil((prompt + t) / page) * page at its t-th output token
-    Throughput is batch / decode step time at the mean context a resident request holds.
+    Throughput is the batch the engine runs / decode step time at the mean context a resident request
+    holds; the engine runs at most its ``max_num_seqs`` (``sim.memory.engine_max_seqs``, as page 05's
+    scheduler), so where more fit than that, the rest wait in memory and add nothing.
     """
 
     gpu_name: str
@@ -441,6 +443,17 @@ class CardFit:
     curve_batch: np.ndarray  # batch sizes of the throughput curve
     curve_tokens_per_s: np.ndarray  # decode throughput at each, tokens/s
     compute_bound_batch: float  # decode batch where math catches up with memory (inf: never)
+    max_seqs: int = 10**9  # requests the engine runs at once (vLLM's max_num_seqs for the GPU)
+
+    @property
+    def run_batch(self) -> dict[str, int]:
+        """policy -> requests decoding at once: those that fit, at most ``max_seqs``."""
+        return {k: min(v, self.max_seqs) for k, v in self.batch.items()}
+
+    @property
+    def capped(self) -> bool:
+        """More requests fit under paging than the engine runs at once."""
+        return self.batch["paged"] > self.max_seqs
 
     @property
     def fits(self) -> bool:
@@ -486,8 +499,8 @@ def card_fit(
     """How many requests of ``workload`` each policy keeps resident on ``gpu`` serving ``model``,
     and the decode throughput (from ``sim.cost``) at those batch sizes.
 
-    External fragmentation is ignored here (it only lowers the reserved batch further), and the
-    ``max_num_seqs`` cap real engines put on a batch is not applied.
+    External fragmentation is ignored here (it only lowers the reserved batch further). The batch that
+    decodes is what fits, capped at the engine's ``max_num_seqs`` (``CardFit.run_batch``).
     """
     page_tokens = check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
     if not (isinstance(memory_utilization, (int, float)) and
@@ -507,13 +520,15 @@ def card_fit(
     slots = {"reserved": reserved_slots, "paged": paged_slots}
     batch = {k: int(budget_tokens // v) for k, v in slots.items()}
 
+    max_seqs = engine_max_seqs(gpu)
+    run = {k: min(v, max_seqs) for k, v in batch.items()}
     top = max(batch["paged"], 1)
     curve = np.unique(np.geomspace(1, 2 * top, 64).round().astype(np.int64))
     # One cost call: the curve, then the two operating points.
     cost: StepCost = decode_step_cost(
-        gpu, model, np.concatenate([curve, [batch["reserved"], batch["paged"]]]), context, assumptions)
+        gpu, model, np.concatenate([curve, [run["reserved"], run["paged"]]]), context, assumptions)
     n = curve.size
-    rate = np.divide(np.concatenate([curve, [batch["reserved"], batch["paged"]]]), cost.time_s,
+    rate = np.divide(np.concatenate([curve, [run["reserved"], run["paged"]]]), cost.time_s,
                      out=np.zeros(n + 2), where=cost.time_s > 0)
     return CardFit(
         gpu_name=gpu.name, model_name=model.name, memory_utilization=float(memory_utilization),
@@ -524,4 +539,5 @@ def card_fit(
         tokens_per_s={"reserved": float(rate[n]), "paged": float(rate[n + 1])},
         curve_batch=curve, curve_tokens_per_s=rate[:n],
         compute_bound_batch=compute_bound_batch(gpu, model, context, assumptions),
+        max_seqs=max_seqs,
     )

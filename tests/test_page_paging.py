@@ -243,3 +243,17 @@ def test_the_page_size_cuts_the_same_memory_into_more_or_fewer_pages():
         box = next(i.value for i in at.info if i.value.startswith("**Same pool, same requests.**"))
         resident[size] = float(box.split("paging keeps **")[1].split("**")[0])
     assert resident[8] > resident[16] > resident[32] > resident[64]
+
+
+def test_more_requests_than_max_num_seqs_decode_at_the_cap():
+    """Llama-3.2-1B on 8 H100s fits 35,205 requests paged and 8,005 reserved, but vLLM decodes at most
+    1,024 at once there: both throughputs are at batch 1,024 (paging buys 1.00x, not 4.4x), and the
+    page says so; page 04's paged row decodes the same 1,024."""
+    at = open_app(PAGE, {"model": "Llama-3.2-1B", "gpus": "8"})
+    assert not at.exception
+    assert metric(at, "Fit, paged") == "35,205"
+    helps = [m.help for m in at.metric if m.label.startswith("Decode throughput")]
+    assert len(helps) == 2 and all(h.startswith("Batch 1,024 (of the") for h in helps)
+    assert any(c.value.startswith("**More fit than the engine runs.**") for c in at.caption)
+    at = open_app(PAGE)  # 861 fit paged on one H100, under the cap: nothing said
+    assert not any("More fit than the engine runs" in c.value for c in at.caption)

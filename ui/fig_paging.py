@@ -216,16 +216,19 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
         hovertemplate="batch %{x:,}: %{y:,.0f} tok/s<extra></extra>",
     )]
     for policy in ("reserved", "paged"):
-        b, rate = fit.batch[policy], fit.tokens_per_s[policy]
+        n, b, rate = fit.batch[policy], fit.run_batch[policy], fit.tokens_per_s[policy]
         if b < 1:
             continue
+        capped = b < n
         data.append(dict(
             # named by the legend only: two text labels beside close points overlapped on a phone
             type="scatter", x=[b], y=[rate], mode="markers",
-            name=f"{POLICY_LABELS[policy]}: {b:,} requests fit",
+            name=(f"{POLICY_LABELS[policy]}: {n:,} fit, {b:,} run (max_num_seqs)" if capped
+                  else f"{POLICY_LABELS[policy]}: {n:,} requests fit"),
             marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
-            hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {b:,} requests resident<br>"
-                           f"{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
+            hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {n:,} requests resident"
+                           + (f", {b:,} decoding at once (the engine's max_num_seqs)" if capped else "")
+                           + f"<br>{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
         ))
     if measured:
         data.append(measured)
