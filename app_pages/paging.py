@@ -54,7 +54,8 @@ the pool.
 
 setup = current_setup()
 if not memory_plan(setup.gpu, setup.model, 0, 0).weights_fit:  # the pool is a toy; the card is not
-    st.warning(f"**{setup.model.name} does not fit on one {setup.gpu.name}**, so no number on this page is "
+    where = memory_plan(setup.gpu, setup.model, 0, 0).where
+    st.warning(f"**{setup.model.name} does not fit on {where}**, so no number on this page is "
                f"for this setup. The pool just below is a toy, the same for every GPU "
                "and model; "
                "*On a real card* further down says by how much the model does not fit.",
@@ -154,12 +155,14 @@ st.markdown(
     "card's memory.")
 if not fit.fits:
     st.error(
-        f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)} and the "
+        f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)}"
+        + (f" a GPU (its share on {setup.model.tp} GPUs)" if setup.model.tp > 1 else "") + " and the "
         f"engine's start-up reserve (activations, the sampler's warm-up, CUDA context) "
         f"{fmt.bytes_(fit.reserve_bytes)}, more together than the {fmt.bytes_(fit.memory_bytes)} the "
-        f"engine may use on the {setup.gpu.name} ({DEFAULT_MEMORY_UTILIZATION:.0%} of "
-        f"{fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a KV cache. Pick a bigger card, a "
-        "smaller model, or FP8/INT4 weights in the sidebar.",
+        f"engine may use on {'the' if setup.model.tp == 1 else 'each'} {setup.gpu.name} "
+        f"({DEFAULT_MEMORY_UTILIZATION:.0%} of {fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a KV "
+        "cache. Pick a bigger card, a smaller model, FP8/INT4 weights"
+        + (" or more GPUs per replica" if setup.model.tp < 8 else "") + " in the sidebar.",
         icon=":material/memory:",
     )
 else:

@@ -108,6 +108,12 @@ class MemoryPlan:
     context_tokens: int
     window_tokens: int = 0  # the windowed layers' window, tokens (0: no windowed layers)
     window_share: float = 0.0  # share of the KV bytes of a token held by windowed layers
+    gpus: int = 1  # GPUs the model is split over (tensor parallelism): every figure is one GPU's share
+
+    @property
+    def where(self) -> str:
+        """'one H100 SXM', or 'each of the 2 x H100 SXM' under tensor parallelism."""
+        return f"one {self.gpu_name}" if self.gpus == 1 else f"each of the {self.gpus} × {self.gpu_name}"
 
     def kv_bytes_per_sequence(self, context_tokens) -> np.ndarray | float:
         """KV bytes one sequence of ``context_tokens`` holds (``sim.models.kv_bytes_held``)."""
@@ -209,6 +215,7 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         utilization=float(utilization), weight_bytes=weights,
         activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=kv_token,
         batch=int(batch), context_tokens=int(context_tokens),
+        gpus=int(model.tp),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
         # the windowed layers' bytes (target's and drafter's) as a share of a token's, both added
         window_share=(model.window_share * model.kv_bytes_per_token
@@ -269,9 +276,10 @@ def describe(plan: MemoryPlan) -> str:
                 f"them) "
                 f"and the engine's start-up reserve ({gib(plan.activation_bytes):,.1f} GiB: activations, the "
                 f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
-                f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on one {plan.gpu_name} "
+                f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on {plan.where} "
                 f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
-                f"this card at all. Pick a bigger GPU, smaller weights, or a smaller model.")
+                f"this card at all. Pick a bigger GPU, smaller weights, a smaller model"
+                + (", or more GPUs per replica." if plan.gpus < 8 else "."))
     if plan.fits:
         return (f"Fits: {gib(plan.used_bytes):,.1f} of {gib(plan.budget_bytes):,.1f} GiB "
                 f"(weights {gib(plan.weight_bytes):,.1f}, KV cache {gib(plan.kv_bytes):,.1f}); "
@@ -283,5 +291,5 @@ def describe(plan: MemoryPlan) -> str:
             f"one is {plan.context_for_bytes(plan.kv_budget_bytes):,} tokens.")
     return (f"Batch {plan.batch:,} at {plan.context_tokens:,} tokens of context needs "
             f"{gib(plan.kv_bytes):,.1f} GiB of KV cache, but only {gib(plan.kv_budget_bytes):,.1f} GiB "
-            f"is left on one {plan.gpu_name} after the weights and the engine's start-up reserve: "
+            f"is left on {plan.where} after the weights and the engine's start-up reserve: "
             f"{gib(plan.shortfall_bytes):,.1f} GiB short. {tail}")

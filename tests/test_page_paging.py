@@ -257,3 +257,12 @@ def test_more_requests_than_max_num_seqs_decode_at_the_cap():
     assert any(c.value.startswith("**More fit than the engine runs.**") for c in at.caption)
     at = open_app(PAGE)  # 861 fit paged on one H100, under the cap: nothing said
     assert not any("More fit than the engine runs" in c.value for c in at.caption)
+
+
+def test_a_split_model_that_does_not_fit_is_said_per_gpu():
+    """Qwen2.5-72B on 2 H100s: 67.7 GiB is its share on each GPU; the notices said 'one H100 SXM'."""
+    at = open_app(PAGE, {"model": "Qwen2.5-72B", "gpus": "2"})
+    assert not at.exception
+    text = " ".join(w.value for w in [*at.warning, *at.error])
+    assert "does not fit on each of the 2 × H100 SXM" in text and "on one H100" not in text
+    assert "a GPU (its share on 2 GPUs)" in text and "more GPUs per replica" in text
