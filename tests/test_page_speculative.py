@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sim import speculative as spec
-from tests.conftest import metric, number, open_app
+from tests.conftest import metric, number, open_app, open_how
 
 PAGE = "app_pages/speculative.py"
 
@@ -291,3 +291,20 @@ def test_a_tree_names_its_per_depth_acceptance_where_it_uses_it():
     at = open_app(PAGE)  # a chain: p is α
     assert "Monte Carlo (α = 0.80)" in " ".join(m.value for m in at.markdown)
     assert "p =" not in next(m.help for m in at.metric if m.label == "Tokens per pass")
+
+
+def test_the_closing_box_does_not_contradict_itself():
+    """B200 + NVFP4 Llama-3.1-8B at batch 256: the verify pass's weight GEMMs are past the ridge and
+    the gain falls (1.58x to 1.28x), so the box must not say 'the spare compute never runs out'.
+    Mixtral on 2 GPUs peaks at batch 20: 'published gains are typically 2-3x at low load' does not
+    describe it. A mixture's expander explains its rise by experts, not by a head drafter's cache."""
+    at = open_app(PAGE, {"gpu": "B200", "weights": "nvfp4", "spec_batch": "256"})
+    assert not at.exception
+    box = _thesis(at)
+    assert "past the ridge" in box and "never runs out" not in box and "stop being free" in box
+    at = open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2"})
+    assert "typically 2–3×" not in _thesis(at)
+    assert "typically 2–3×" in _thesis(open_app(PAGE))
+    how = open_how(open_app(PAGE, {"model": "Mixtral-8x7B", "gpus": "2"}))
+    text = " ".join(m.value for m in how.markdown)
+    assert "With a head drafter" not in text and "For a mixture of experts the gain rises" in text
