@@ -788,8 +788,8 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
 how_computed(
     _how_body,
     assumptions=[
-        "One GPU per replica (the sidebar's GPU count splits the model by tensor parallelism; the numbers "
-        "are per replica). No pipeline parallelism.",
+        "A replica is the sidebar's GPUs per replica, the model split over them by tensor parallelism; "
+        "the numbers are per replica. No pipeline parallelism.",
         f"First come, first served; at most {load.engine_max_seqs(setup.gpu):,} running requests (vLLM's "
         f"default max_num_seqs on this GPU: {MAX_SEQS_LARGE_GPU:,} on cards of {LARGE_GPU_BYTES / GiB:.0f} "
         f"GiB or more other than the A100, {MAX_SEQS_DEFAULT:,} elsewhere), and no more than the chunk "

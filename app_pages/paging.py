@@ -325,7 +325,8 @@ but unused (whole pages past a sequence's last filled one); last-page slack
 would hold it: external fragmentation); free (including free pages too few in total for the next
 reservation).
 
-**On a real card.** KV budget $= {DEFAULT_MEMORY_UTILIZATION:g}\,M_\text{{GPU}} - W$. A resident
+**On a real card.** KV budget $= {DEFAULT_MEMORY_UTILIZATION:g}\,M_\text{{GPU}} - W - R$, $R$ the
+engine's start-up reserve (activations, the sampler's warm-up, CUDA context). A resident
 request holds, averaged over its life of $o$ steps, $\lceil (p+M)/b\rceil b$ slots (reserved) or
 $\frac{{1}}{{o}}\sum_{{t=1}}^{{o}} \lceil (p+t)/b\rceil b$ (paged); requests that fit = budget /
 (KV bytes per token × slots), averaged over {CARD_N_REQUESTS:,} ShareGPT-like requests weighted by how

@@ -243,7 +243,9 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
                        f"each hour {day.window_s:.2g} s long.")
         st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
                   help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
-                       "backlog / capacity).")
+                       "backlog / capacity). The backlog and the capacity both scale with the card's "
+                       "capacity, since the day's load is a share of it, so this figure follows from the "
+                       "day's shape alone and is the same on every GPU and model.")
     chart(views["day"], key="watch_day",
           alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
               f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
@@ -332,7 +334,9 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   (HMMA / IMMA) pipe was active"*): $\sum\text{FLOPs} / (F_\text{peak}\,T)$.
 - **MBU**, what `DCGM_FI_PROF_DRAM_ACTIVE` tracks (*"The fraction of cycles where data was sent to or
   received from device memory"*, with ~0.8 the practical peak): $\sum\text{bytes} / (B_\text{HBM}\,T)$;
-  at batch 1 this is Databricks' (model size + KV cache) / TPOT / peak bandwidth.
+  at batch 1 on a dense model this is Databricks' (model size + KV cache) / TPOT / peak bandwidth;
+  for a mixture of experts the bytes are those a step reads (the experts its tokens reach), not the
+  model's size.
 - **Output tok/s**: output tokens of requests / $T$. **Useful share**: output tokens over tokens
   computed (static batching's padding and rejected speculative drafts are computed, not useful).
 - **Goodput**, the only sense the word has in this app: requests per second (**Goodput, req/s**, as

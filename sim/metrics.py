@@ -519,8 +519,8 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                    drafter=spec.drafter_held(m, s.method, s.k))
     return [
         Scenario("batch1", "Batch-1 decode", "00",
-                 f"One user: a {PHASES_PROMPT:,}-token prompt, then one token a step at "
-                 f"{PHASES_CONTEXT:,} tokens of context",
+                 f"One user, page 00's two measurements: a {PHASES_PROMPT:,}-token prompt's prefill "
+                 f"(TTFT), and decode one token a step at {PHASES_CONTEXT:,} tokens of context",
                  phases_metrics(runs.phases, kv) if phases_ok else NOT_RUN),
         Scenario("static", "Static batching", "01",
                  f"{n:,} requests arriving at {runs.moderate_rate_rps:g}/s (Poisson) into {slots} slots; "
@@ -819,7 +819,8 @@ class Alert:
 
 
 ALERTS: tuple[Alert, ...] = (
-    Alert("memory_starved", "Decode starved by memory: each step streams every weight for a few tokens",
+    Alert("memory_starved",
+          "Decode starved by memory: each step streams every active weight for a few tokens",
           "batch1", "paged", "Tensor activity (MFU) beside DRAM activity (MBU)",
           ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE"),
           "NVML GPM on Hopper: ANY_TENSOR_UTIL and DRAM_BW_UTIL",
