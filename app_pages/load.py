@@ -4,7 +4,7 @@ targets, prefix caching and disaggregated prefill/decode."""
 import streamlit as st
 
 from sim import load
-from sim.cost import decode_step_cost
+from sim.cost import decode_step_cost, prefill_cost
 from sim.hardware import GPUS, GiB
 from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
 from sim.paging import WORKLOADS as PAGING_WORKLOADS
@@ -449,13 +449,17 @@ def _curves_section() -> dict:
             f"capacities: {capacities}.",
         )
     knee = sweeps[policy].knee_per_s
+    knee_lo, _ = sweeps[policy].knee_bracket
     st.caption(
         "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
         f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each "
         "policy's knee. Dotted: this page's rate. "
         + (
             f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
-            f"its light-load value): {fmt.rate(knee, 'req/s')}."
+            f"its light-load value), lies between the sweep's rates {fmt.rate(knee_lo, 'req/s')} and "
+            f"{fmt.rate(knee, 'req/s')}." if knee_lo < knee else
+            f"The knee of {POLICY_LABEL[policy].lower()} (p99 TTFT twice its light-load value) is at or "
+            f"below the sweep's lowest rate, {fmt.rate(knee, 'req/s')}."
             if knee == knee
             else ""
         )
@@ -473,6 +477,8 @@ def _curves_section() -> dict:
     pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
     ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
     apart = abs(pf.utilization_gpu - ch.utilization_gpu)
+    # One chunk alone (its prompt tokens, no decodes): past the TBT target, chunking cannot meet it.
+    chunk_step_s = float(prefill_cost(setup.gpu, setup.model, [chunk], 1, setup.assumptions).time_s[0])
     low = min((pf, ch), key=lambda r_: r_.utilization_gpu)  # what the lower reading's idle time is
     idle_share = low.idle_s / low.wall_s
     host_share = float(low.cost.host_time_s.sum()) / low.wall_s
@@ -486,9 +492,13 @@ def _curves_section() -> dict:
         f"**{fmt.seconds(pf.tbt_pct(99))}** against "
         f"**{fmt.seconds(ch.tbt_pct(99))}**, and the load each holds within the targets is "
         f"**{fmt.rate(caps['prefill-first'], 'req/s')}** against **{fmt.rate(caps['chunked'], 'req/s')}**"
-        + (f": here chunked prefill holds less, since in {chunk:,}-token chunks every step re-reads the "
-           "weights" + (" and the experts its tokens reach" if setup.model.n_experts else "")
-           + " and pays a step's fixed costs for few prompt tokens (a larger budget wins it back). "
+        + ((f": here chunked prefill holds less, since one {chunk:,}-token chunk step alone takes "
+            f"{fmt.seconds(chunk_step_s)}, past the {fmt.seconds(tbt_s)} TBT target: every chunk stalls "
+            "every decoding user, where prefill-first stalls them once a prompt. "
+            if chunk_step_s > tbt_s else
+            f": here chunked prefill holds less, since in {chunk:,}-token chunks every step re-reads the "
+            "weights" + (" and the experts its tokens reach" if setup.model.n_experts else "")
+            + " and pays a step's fixed costs for few prompt tokens. ")
            if caps["chunked"] < caps["prefill-first"] else ". ")
         + ("A kernel runs either way; what it makes users wait for is not on that gauge." if busy else
            ("The GPU idles between arrivals" if idle_share >= host_share else

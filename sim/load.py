@@ -1108,6 +1108,16 @@ class Sweep:
         return np.array([r.meets(targets) for r in self.runs], dtype=bool)
 
     @cached_property
+    def knee_bracket(self) -> tuple[float, float]:
+        """(last rate below the knee, the knee): the sweep's rates are a grid, so the knee lies between
+        them (NaN, NaN without a knee; the knee itself twice where it is the first rate)."""
+        above = np.nonzero(self.ttft_p99_s > 2 * self.ttft_p99_s[0])[0]
+        if not above.size:
+            return (math.nan, math.nan)
+        i = int(above[0])
+        return (float(self.rate_per_s[max(i - 1, 0)]), float(self.rate_per_s[i]))
+
+    @cached_property
     def knee_per_s(self) -> float:
         """The first rate where p99 TTFT is more than twice its value at the lightest load: queueing,
         not the work itself, sets the latency from there (NaN if it never happens in the sweep)."""

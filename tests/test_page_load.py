@@ -220,3 +220,17 @@ def test_a_role_at_its_throughput_bound_is_given_as_at_most():
     assert not at.exception
     (caption,) = [c.value for c in at.caption if c.value.startswith("A prefill-only GPU holds")]
     assert "a decode-only GPU at most 46.1 req/s" in caption and "a ceiling" in caption
+
+
+def test_the_knee_is_a_bracket_and_a_slow_chunk_is_named():
+    """The knee is the first sweep rate whose p99 TTFT doubles: a grid point, so the caption gives the
+    two rates it lies between. On an L4 with INT4 Llama-3.1-8B one 512-token chunk step alone takes
+    120 ms, past the 100 ms TBT target: that, not re-reading the weights, is why chunking holds less."""
+    at = open_app(PAGE, {"load_show_curves": "true"})
+    assert not at.exception
+    assert any("lies between the sweep's rates 8 req/s and 12 req/s" in c.value for c in at.caption)
+    at = open_app(PAGE, {"gpu": "L4", "weights": "int4", "load_show_curves": "true"})
+    assert not at.exception
+    box = next(i.value for i in at.info if "The dashboard reads" in i.value)
+    assert "one 512-token chunk step alone takes 120 ms, past the 100 ms TBT target" in box
+    assert "re-reads the weights" not in box
