@@ -288,7 +288,9 @@ preset = targets_row.radio(
     key="load_preset",
     bind="query-params",
     width=330,
-    help="MLPerf-style presets: relaxed chat and strict interactive; 'Custom' uses the two sliders.",
+    help="Two target pairs: relaxed chat and strict interactive (percentiles of TTFT and of the gaps "
+         "between tokens); 'Custom' uses the two sliders. Goodput holds each request to the TTFT target "
+         "and its mean gap (TPOT) to the second, as vllm bench serve does.",
 )
 custom = preset == "custom"
 ttft_pick = targets_row.select_slider(
@@ -354,7 +356,8 @@ with headline:
     st.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload].lower()} requests at **{fmt.rate(rate, 'req/s')}** "
         f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
-        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)}; "
+        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)} (goodput: each "
+        f"request's TTFT and mean TPOT against them); "
         f"{run.preemptions} preemptions, {int(run.rejected.sum())} rejected (too long for the KV cache)."
     )
     if not run.steady():

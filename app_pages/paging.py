@@ -283,8 +283,9 @@ m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
             delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
             help="From the prompt's first step to the end of its last prefill step.")
 m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
-            help=f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
-                 "of one, each re-reading the weights and the cached prefix.")
+            help=(f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
+                  "of one, each re-reading the weights and the cached prefix." if cp.n_chunks > 1 else
+                  "The prompt fits one chunk here, so chunking costs it nothing."))
 chart(
     view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)), key="paging_chunked",
     alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "

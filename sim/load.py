@@ -128,7 +128,7 @@ class Targets:
         return SLO(ttft_s=self.ttft_s, tpot_s=self.tbt_s)
 
 
-#: MLPerf-style presets (relaxed chat; strict interactive), editable on the page.
+#: Two target pairs (relaxed chat; strict interactive), editable on the page.
 TARGET_PRESETS = {"relaxed": Targets(2.0, 0.100), "strict": Targets(0.450, 0.040)}
 
 

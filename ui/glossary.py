@@ -19,7 +19,9 @@ GLOSSARY: dict[str, str] = {
                    "memory-bound, steps with more are compute-bound.",
     "GPU utilization (utilization.gpu)": "What nvidia-smi and most dashboards show: the share of time in "
                                          "which at least one kernel was running, however little of the "
-                                         "chip it used (NVML).",
+                                         "chip it used (NVML). On AMD GPUs (MI300X) amd-smi's GPU "
+                                         "activity reads the same way; the pages say nvidia-smi for "
+                                         "both.",
     "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' peak. What DCGM's "
            "tensor-pipe activity tracks.",
     "MBU": "Model bandwidth utilization: bytes moved per second over the memory's peak bandwidth. What "
