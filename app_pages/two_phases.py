@@ -16,7 +16,7 @@ from sim.hardware import GiB
 from sim.memory import LARGE_GPU_BYTES, MAX_BATCHED_TOKENS, MAX_BATCHED_TOKENS_DEFAULT, memory_plan
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
-from ui.cost_text import STEP_MODEL_MD, assumption_lines
+from ui.cost_text import assumption_lines, step_model_md
 from ui.feasibility import fits_or_stop
 from ui.fig_phases import busy_figure, gap_figure, operator_figure, phases_table, roofline_figure, ttft_figure
 from ui.glossary import define
@@ -291,7 +291,7 @@ else:
 st.info(thesis, icon=":material/lightbulb:")
 
 how_computed(
-    STEP_MODEL_MD + r"""
+    step_model_md(setup.model) + r"""
 Prefill is one step with $q$ = the prompt length, $c = 0$, sampling once; decode is $q = 1$ per
 sequence. The arithmetic intensity is FLOP / bytes; the ridge point is $F_\text{spec}/B_\text{spec}$,
 the spec sheet's peaks; the achievable line's knee is the achieved GEMM rate over the achieved

@@ -9,7 +9,7 @@ import pytest
 from sim.cost import DEFAULT_ASSUMPTIONS, decode_step_cost
 from sim.hardware import GPUS
 from sim.models import MODELS
-from tests.conftest import metric, ms, number, open_app
+from tests.conftest import metric, ms, number, open_app, open_how
 from ui.nav import ALL_PAGES
 
 PAGE = "app_pages/two_phases.py"
@@ -374,3 +374,19 @@ def test_a_crossover_past_what_fits_says_so_and_the_knee_is_drawn():
     at = open_app("app_pages/two_phases.py", {"phases_context": "64", "phases_batch": "256"})
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")
     assert m.value == "242" and not m.delta
+
+
+def test_the_operator_table_shows_the_rows_this_model_uses():
+    """The expander's table was the dense, single-GPU one for every model: Mixtral on 2 GPUs gets its
+    experts' row and the all-reduces, DeepSeek-V3 its MLA attention too; the default gets neither."""
+    def how(params):
+        at = open_how(open_app(PAGE, params))
+        assert not at.exception
+        return " ".join(m.value for m in at.markdown)
+
+    text = how({"model": "Mixtral-8x7B", "gpus": "2"})
+    assert "MLP of a mixture" in text and "all-reduce (2 a layer, 2 GPUs)" in text and "MLA" not in text
+    text = how({"model": "DeepSeek-V3", "weights": "fp8", "gpus": "8", "gpu": "H200 SXM"})
+    assert "attention, MLA" in text and "shared experts" in text
+    text = how({})
+    assert "MLP of a mixture" not in text and "all-reduce (2 a layer" not in text

@@ -47,6 +47,34 @@ sheet's peaks.
 """
 
 
+def step_model_md(model) -> str:
+    """STEP_MODEL_MD with the rows this model adds or changes: a mixture's experts, MLA's attention,
+    GPT-J's two-matrix MLP, tensor parallelism's all-reduces (``sim.cost.operators`` prices them)."""
+    rows = []
+    if model.n_experts:
+        rows.append(rf"| MLP of a mixture (per layer) | $2T\,k\cdot {model.mlp_matrices}\,d\,d_{{e}}$ + the "
+                    r"router's $2T\,d\,E$ "
+                    + (r"+ the shared experts' $2T\cdot 3\,d\,d_s$ " if model.shared_intermediate else "")
+                    + r"($k$ of $E$ experts a token, width $d_e$) | the experts the step's tokens reach, "
+                    r"$E\,(1-(1-k/E)^T)$ of them (the slowest GPU's under expert parallelism) + "
+                    r"activations |")
+    if model.is_mla:
+        rows.append(r"| attention, MLA (per layer) | $2H\,(d_{qk}+d_v)\,P$ (un-absorbed) + the latent "
+                    r"projections in QKV | $K$ tokens of the latent cache ($d_c + d_{rope}$ a token) |")
+    if not model.gated_mlp:
+        rows.append(r"| MLP, two matrices (per layer) | $2T\cdot 2\,d\,d_{ff}$ | its weights + activations |")
+    if model.tp > 1:
+        n = model.tp
+        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | $t_{{ar}} + 2\tfrac{{{n - 1}}}{{{n}}}\,T\,d\,"
+                    r"\text{bytes} / \text{busbw}$ over the link; every other row is one GPU's share |")
+    if not rows:
+        return STEP_MODEL_MD
+    table_end = "| LM head (once, if $S>0$) | $2S\\,d\\,V$ | the BF16 head + $S$ rows of logits |\n"
+    head, tail = STEP_MODEL_MD.split(table_end)
+    return (head + table_end + "\n".join(rows) + "\n\n*For " + model.name
+            + ": the table's last rows replace or add to the dense, single-GPU ones.*\n" + tail)
+
+
 def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
     """The named assumptions with their values (the sidebar's "Assumptions" can change them)."""
     d = DEFAULT_ASSUMPTIONS
