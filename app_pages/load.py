@@ -460,9 +460,7 @@ def _curves_section() -> dict:
         + (
             f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
             f"its light-load value), lies between the sweep's rates {fmt.rate(knee_lo, 'req/s')} and "
-            f"{fmt.rate(knee, 'req/s')}." if knee_lo < knee else
-            f"The knee of {POLICY_LABEL[policy].lower()} (p99 TTFT twice its light-load value) is at or "
-            f"below the sweep's lowest rate, {fmt.rate(knee, 'req/s')}."
+            f"{fmt.rate(knee, 'req/s')}."
             if knee == knee
             else ""
         )
@@ -627,12 +625,15 @@ def _split_section() -> load.Disaggregation:
     p_best, d_best, v_best = d.best
     dm = metric_slots(4)
     dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
+    ceiling = d.prefill_at_bound or d.decode_at_bound
     dm[1].metric(
         "Per GPU, split",
-        fmt.rate(v_best, "req/s"),
+        ("≤ " if ceiling else "") + fmt.rate(v_best, "req/s"),
         border=True,
         help="Capacity per GPU of the best split (after DistServe's per-GPU goodput): min(P × prefill rate, "
-             "D × decode rate) / (P + D), each role's rate its capacity within its target.",
+             "D × decode rate) / (P + D), each role's rate its capacity within its target"
+             + ("; a role met at its throughput bound counts at that bound, so this is a ceiling." if ceiling
+                else "."),
     )
     dm[2].metric(
         "Per GPU, colocated",
@@ -669,7 +670,7 @@ def _split_section() -> load.Disaggregation:
         "P + D " + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
         + ("" if not bound else
            f" The {' and '.join(bound)} rate{'s are' if len(bound) > 1 else ' is'} the GPU's throughput "
-           "bound (every step at its fullest: "
+           f"bound{'s' if len(bound) > 1 else ''} (every step at its fullest: "
            + ("; ".join(({"prefill": "prompts filling the largest step",
                           "decode": "the largest batch the KV cache and max_num_seqs allow"})[r]
                          for r in bound))
@@ -760,8 +761,12 @@ by geometric bisection with the same requests (re-timed) at every rate. For each
 curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
 would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the
 targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisection runs narrow it. The
-prefix-caching and disaggregation searches bracket between 1/16 and 4 × the saturation rate (1/256 to
-1/16 where even 1/16 misses) and take {load.CAPACITY_ITERATIONS} steps. Either way a looser target never
+prefix-caching search brackets between 1/16 and 4 × the saturation rate (a cache hit skips work the
+rate counts; 1/256 to 1/16 where even 1/16 misses) and takes {load.CAPACITY_ITERATIONS} steps. A
+disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
+(prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a
+run of {SEARCH_REQUESTS} requests above it can still meet its targets, so a role met at its bound is
+shown as at most that. Either way a looser target never
 gets a lower capacity (the rates tried do not depend on the targets until the first answer that
 differs; a test checks it).
 

@@ -191,14 +191,18 @@ else:
                 help=_batch_help("paged"))
     cb = fit.compute_bound_batch
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
-    past_fit = math.isfinite(cb) and cb > fit.batch["paged"]
+    runs_max = fit.run_batch["paged"]  # what fits paged, at most the engine's max_num_seqs
+    past_fit = math.isfinite(cb) and cb > runs_max
     m[2].metric("Compute-bound from batch", fmt.count(cb), border=True,
-                delta=f"past the paged fit, {fmt.count(fit.batch['paged'])}" if past_fit else None,
+                delta=(f"past what runs, {fmt.count(runs_max)}" if fit.capped else
+                       f"past the paged fit, {fmt.count(runs_max)}") if past_fit else None,
                 delta_color="off", delta_arrow="off",
                 help=f"The whole decode step, at the mean context of {fit.context_tokens:,.0f} tokens: where "
                      "its math time reaches its memory time (section 00's figure at this context)"
-                     + (f"; more sequences than the {fmt.count(fit.batch['paged'])} that fit paged, so on "
-                        "this card decode stays memory-bound" if past_fit else "") + ". The "
+                     + ((f"; more sequences than the {fmt.count(runs_max)} the engine decodes at once (its "
+                         "max_num_seqs), so here decode stays memory-bound" if fit.capped else
+                         f"; more sequences than the {fmt.count(runs_max)} that fit paged, so on this card "
+                         "decode stays memory-bound") if past_fit else "") + ". The "
                      + (f"weight GEMMs get there first, from about {ridge:,.0f} sequences: there the curve "
                         "bends, and each extra sequence adds math as well as KV reads; "
                         if not setup.model.n_experts else "attention's projections, which every token runs, "
@@ -353,8 +357,9 @@ every page (section 00).
         f"Real card: {DEFAULT_MEMORY_UTILIZATION:.0%} of memory (vLLM's default gpu_memory_utilization) for "
         "the weights as the engine holds them, its start-up reserve (the larger of a forward pass's "
         "activations and the sampler's warm-up, plus 1 GiB of CUDA context) and the KV cache; the rest "
-        "is the driver's. External fragmentation is ignored there (it only lowers the reserved batch), "
-        "and the engine's max_num_seqs cap is not applied.",
+        "is the driver's. External fragmentation is ignored there (it only lowers the reserved batch). "
+        f"The engine decodes at most its max_num_seqs ({fit.max_seqs:,} on this GPU) of the requests that "
+        "fit; the rest wait in memory.",
         f"Chunked prefill: the decoders' contexts are held at {CHUNK_CONTEXT:,} tokens over the steps shown; "
         "the prompt arrives as the first prompt-carrying step starts. No tile-quantisation effects "
         "(Sarathi-Serve: chunk 257 instead of 256 can cost 32 %).",

@@ -271,10 +271,14 @@ elif by_batch.verify_compute_bound_batch <= last_batch:
             + "servers turn speculation down when busy.")
 elif fades:
     gemm_b = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions) / r.verified_tokens
+    gemms = "attention's projection GEMMs" if setup.model.n_experts else "weight GEMMs"
+    c0, c_last = float(by_batch.cost_ratio[0]), float(by_batch.cost_ratio[i_fit])
+    why = (f"yet its {gemms} pass their ridge from about batch {gemm_b:,.0f} ({r.verified_tokens} tokens a "
+           "sequence) and stop being free, so" if gemm_b <= last_batch else
+           f"and its GEMMs stay short of their ridge; the drafter's steps grow from {c0:.2f} to "
+           f"{c_last:.2f} of a decode step, so" if c_last > 1.05 * c0 else "and still")
     load = (f"Here the verify pass as a whole stays memory-bound up to batch {last_batch:,}, the most "
-            "that fit (the KV cache's reads outweigh its math), yet its weight GEMMs pass their ridge "
-            f"from about batch {gemm_b:,.0f} ({r.verified_tokens} tokens a sequence) and stop being free, "
-            f"so the gain {fade}.")
+            f"that fit (the KV cache's reads outweigh its math), {why} the gain {fade}.")
 else:
     load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}, the most that fit: "
             "its reads (the weights' and the KV cache's) outweigh the math of every verified token, so "

@@ -13,7 +13,13 @@ from sim.cost import (
 )
 from sim.gap import explain_decode
 from sim.hardware import GiB
-from sim.memory import LARGE_GPU_BYTES, MAX_BATCHED_TOKENS, MAX_BATCHED_TOKENS_DEFAULT, memory_plan
+from sim.memory import (
+    LARGE_GPU_BYTES,
+    MAX_BATCHED_TOKENS,
+    MAX_BATCHED_TOKENS_DEFAULT,
+    engine_max_seqs,
+    memory_plan,
+)
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import assumption_lines, step_model_md
@@ -136,9 +142,11 @@ in one pass: a fat matmul that keeps the tensor cores busy (*compute-bound*, rig
 Decode then makes one token per step, and every step reads all the weights and the whole KV cache
 to do it (*memory-bound*, left of the ridge). Batching more sequences into a decode step reuses each
 weight read for more tokens and slides the decode point right, until the KV cache's own reads catch up.
-The dashed line is what the GPU achieves: it flattens at its own knee, left of the spec sheet's ridge,
-so a step between the two is already compute-bound.
-""")
+""" + ("The dashed line is what the GPU achieves: it flattens at its own knee, left of the spec "
+        "sheet's ridge here, so a step between the two is already compute-bound."
+        if r.knee_point < 0.9 * r.ridge_point else
+        "The dashed line is what the GPU achieves with the sidebar's efficiencies: the page's "
+        "compute-bound verdicts are against its knee."))
 with metric_row():
     st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
               help=f"One pass over the {prompt:,}-token prompt; bound by "
@@ -147,16 +155,20 @@ with metric_row():
               help="One token for each of the batch's sequences.")
     st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True, help=define("MBU"))
     fit_max = memory_plan(setup.gpu, setup.model, 1, context + 1).max_batch
-    past_fit = math.isfinite(crossover) and crossover > fit_max
+    runs_max = min(fit_max, engine_max_seqs(setup.gpu))  # the engine runs at most its max_num_seqs
+    past_fit = math.isfinite(crossover) and crossover > runs_max
     st.metric("Compute-bound from batch", fmt.count(crossover),
-              border=True, delta=f"past what fits: ≤ {fmt.count(fit_max)}" if past_fit else None,
+              border=True, delta=(f"past what fits: ≤ {fmt.count(fit_max)}" if runs_max == fit_max else
+                                  f"past what runs: ≤ {fmt.count(runs_max)}") if past_fit else None,
               delta_color="off", delta_arrow="off",
               help=f"At {context:,} cached tokens per sequence: where the decode step's math "
                    "time reaches its HBM time (weights, KV cache, each operator's activations in and out "
                    "and, for a mixture of experts, the experts the batch's tokens reach; all-reduces are "
                    "the link's time)"
-                   + (f"; at this context at most {fmt.count(fit_max)} sequences fit on the card, so here "
-                      "decode stays memory-bound at every batch that can run" if past_fit else "")
+                   + ((f"; at this context at most {fmt.count(fit_max)} sequences fit on the card"
+                       if runs_max == fit_max else
+                       f"; the engine decodes at most {fmt.count(runs_max)} at once (its max_num_seqs)")
+                      + ", so here decode stays memory-bound at every batch that can run" if past_fit else "")
                    + ". 'never': each extra sequence brings more KV-cache bytes than math, so memory "
                      "stays the limit.")
 if r.prefill.memory_bound[0]:

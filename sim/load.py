@@ -1109,20 +1109,19 @@ class Sweep:
 
     @cached_property
     def knee_bracket(self) -> tuple[float, float]:
-        """(last rate below the knee, the knee): the sweep's rates are a grid, so the knee lies between
-        them (NaN, NaN without a knee; the knee itself twice where it is the first rate)."""
-        above = np.nonzero(self.ttft_p99_s > 2 * self.ttft_p99_s[0])[0]
+        """(last rate below the knee, the knee): the first rate where p99 TTFT is more than twice its
+        value at the lightest load (queueing, not the work itself, sets the latency from there). The
+        sweep's rates are a grid, so the knee lies between the two; (NaN, NaN) if it never happens."""
+        above = np.nonzero(self.ttft_p99_s > 2 * self.ttft_p99_s[0])[0]  # never the first rate
         if not above.size:
             return (math.nan, math.nan)
         i = int(above[0])
-        return (float(self.rate_per_s[max(i - 1, 0)]), float(self.rate_per_s[i]))
+        return (float(self.rate_per_s[i - 1]), float(self.rate_per_s[i]))
 
-    @cached_property
+    @property
     def knee_per_s(self) -> float:
-        """The first rate where p99 TTFT is more than twice its value at the lightest load: queueing,
-        not the work itself, sets the latency from there (NaN if it never happens in the sweep)."""
-        above = np.nonzero(self.ttft_p99_s > 2 * self.ttft_p99_s[0])[0]
-        return float(self.rate_per_s[above[0]]) if above.size else math.nan
+        """The knee's rate (``knee_bracket``'s upper end; NaN if there is none)."""
+        return self.knee_bracket[1]
 
 
 def sweep(gpu: GPU, model: Model, stream: Stream, policy: str, rates, *,

@@ -610,6 +610,7 @@ class BatchSweep:
     #: ``Assumptions.cuda_graph_max_tokens`` tokens launch each kernel (inf: graphs off).
     verify_eager_batch: float = math.inf
     decode_eager_batch: float = math.inf
+    cost_ratio: np.ndarray | None = None  # (n,) c: a draft step over a decode step at each batch
 
     @property
     def fits(self) -> np.ndarray:
@@ -691,6 +692,7 @@ def speedup_vs_batch(
         max_batch=memory_plan(gpu, target, 1, context_tokens + int(method.verified_per_seq(k)),
                               drafter=drafter_held(target, method, k)).max_batch,
         **_eager_batches(method, k, assumptions),
+        cost_ratio=np.asarray(cost.cost_ratio, dtype=float),
     )
 
 

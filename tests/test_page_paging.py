@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import metric, number, open_app
+from tests.conftest import metric, number, open_app, open_how
 
 PAGE = "app_pages/paging.py"
 
@@ -266,3 +266,14 @@ def test_a_split_model_that_does_not_fit_is_said_per_gpu():
     text = " ".join(w.value for w in [*at.warning, *at.error])
     assert "does not fit on each of the 2 × H100 SXM" in text and "on one H100" not in text
     assert "a GPU (its share on 2 GPUs)" in text and "more GPUs per replica" in text
+
+
+def test_the_compute_bound_batch_is_compared_with_what_the_engine_runs():
+    """FP8 weights and KV on one H100: decode turns compute-bound at 1,310 sequences, 1,934 fit paged,
+    but the engine decodes 1,024: the metric says the batch is past what runs, and the expander says
+    the cap is applied (it said it was not)."""
+    at = open_app(PAGE, {"weights": "fp8", "kv": "fp8"})
+    m = next(x for x in at.metric if x.label == "Compute-bound from batch")
+    assert m.delta == "past what runs, 1,024"
+    text = " ".join(x.value for x in open_how(at).markdown)
+    assert "max_num_seqs cap is not applied" not in text and "decodes at most its max_num_seqs (1,024" in text

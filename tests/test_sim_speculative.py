@@ -485,8 +485,8 @@ def test_losing_ranges_and_peak_read_the_sweep(values, cut):
     assert sweep.peak == (float(s[:fit].max()), int(np.argmax(s[:fit])) + 1)
 
 
-@given(st.lists(st.floats(0.2, 3.0), min_size=2, max_size=30), st.integers(1, 30))
-def test_the_gain_regained_past_the_graph_line_is_a_crossing_above_one(values, line):
+@given(st.lists(st.floats(0.2, 3.0), min_size=2, max_size=30), st.integers(1, 30), st.integers(1, 30))
+def test_the_gain_regained_past_the_graph_line_is_a_crossing_above_one(values, line, fit):
     """regained_past_graphs is the first batch at or past the CUDA-graph line where the gain goes
     from at most 1x to above it, among the batches that fit; None without such a crossing."""
     n = len(values)
@@ -494,9 +494,10 @@ def test_the_gain_regained_past_the_graph_line_is_a_crossing_above_one(values, l
     b = np.arange(1, n + 1)
     sweep = spec.BatchSweep(batches=b, speedup=s, tokens_per_s=s, plain_tokens_per_s=s,
                             verify_memory_bound=np.ones(n, bool), decode_memory_bound=np.ones(n, bool),
-                            full_acceptance_speedup=s, max_batch=n, verify_eager_batch=1.0,
+                            full_acceptance_speedup=s, max_batch=fit, verify_eager_batch=1.0,
                             decode_eager_batch=float(line))
-    crossings = [i for i in range(1, n) if s[i] > 1.0 >= s[i - 1] and b[i] >= line]
+    fitting = max(min(fit, n), 1)  # batches 1..fit fit (the first always counts)
+    crossings = [i for i in range(1, fitting) if s[i] > 1.0 >= s[i - 1] and b[i] >= line]
     got = sweep.regained_past_graphs
     if not crossings:
         assert got is None
