@@ -169,7 +169,9 @@ with text:
     work done changed several times over. That is not a bug in the tool. NVML defines
     `utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
     which *one or more kernels* was executing. A serving engine launches kernels back to back, so the
-    number reads close to 100% whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
+    number reads {"close to 100%" if util_lo >= 0.85 else
+                  f"{util_lo:.0%}–{util_hi:.0%} here (steps this short leave the host's time between them "
+                  "a visible share)"} whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
     could or **{fmt.percent(mfu_hi)}**. Below, every scenario of this article is measured with the same
     ruler, a simulated day of traffic is read out as a dashboard would read it, and each failure gets
     the metric that catches it, with an alert rule.
