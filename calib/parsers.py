@@ -120,6 +120,18 @@ def _model_key(name: str) -> str:
     return key
 
 
+#: Weight precisions a model id's suffix names (RedHatAI's ``-FP8``, ``-AWQ``, ``-GPTQ-INT4``, ...).
+_ID_WEIGHTS = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp8", "fp8"), ("awq", "int4"), ("gptq", "int4"),
+               ("w4a16", "int4"), ("int4", "int4"), ("int8", "int8"), ("w8a16", "int8"))
+
+
+def id_weights(name: str) -> str:
+    """The weight precision a model id states in its name (``Meta-Llama-3.1-8B-Instruct-FP8``: fp8;
+    ``...-AWQ``: int4), or "" where it states none."""
+    parts = set(re.split(r"[-_./]", name.lower().rsplit("/", 1)[-1]))
+    return next((dtype for tag, dtype in _ID_WEIGHTS if tag in parts), "")
+
+
 def model_preset(name: str) -> str:
     """The app's model name for a model id such as ``meta-llama/Llama-3.1-8B-Instruct``, or ""."""
     from sim.models import ALL_MODELS
@@ -245,6 +257,9 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
     mean_out = run.total_out / run.completed
     prompt, output = max(1, round(mean_in)), max(1, round(mean_out))
     model = model_preset(run.model) if run.model else ""
+    if run.model and not run.weights and id_weights(run.model):
+        run.weights = id_weights(run.model)
+        notes.append(f"{run.where}: weights {run.weights}, as the model id {run.model!r} names them")
     if run.model and not model:
         notes.append(f"{run.where}: model {run.model!r} is not one of the app's models; the row's "
                      "model is left blank (the sidebar's model applies)")
@@ -963,6 +978,11 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     return run
 
 
+#: SGLang's ``quantization`` values and the weight precision each stores.
+_SERVER_QUANT = {"fp8": "fp8", "w8a8_fp8": "fp8", "modelopt_fp8": "fp8", "awq": "int4", "awq_marlin": "int4",
+                 "gptq": "int4", "gptq_marlin": "int4", "mxfp4": "mxfp4", "modelopt_fp4": "nvfp4"}
+
+
 def _server_info(run: _Run, info: object) -> None:
     """What newer SGLang records of the server (its /get_server_info answer, the server's
     arguments): model path, TP size, quantization, KV cache dtype, version. Read only where the
@@ -978,8 +998,9 @@ def _server_info(run: _Run, info: object) -> None:
         run.gpus = tp
         used.append(f"tp_size {tp}")
     quant = info.get("quantization")
-    if isinstance(quant, str) and quant.lower() in ("fp8", "w8a8_fp8", "modelopt_fp8"):
-        run.weights = "fp8"
+    weights = _SERVER_QUANT.get(quant.lower()) if isinstance(quant, str) else None
+    if weights:
+        run.weights = weights
         used.append(f"quantization {quant}")
     kv = info.get("kv_cache_dtype")
     if isinstance(kv, str) and kv.lower().startswith("fp8"):

@@ -54,7 +54,11 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
         row["id"] = rid
         on_ours = not row["gpu"] or not row["model"]
         if not row["weights"]:
-            row["weights"] = model.weight_dtype
+            named = ALL_MODELS.get(row["model"]) if row["model"] and row["model"] != model.name else None
+            # Another preset than the sidebar's: as its checkpoint ships (gpt-oss: MXFP4); else the sidebar's.
+            row["weights"] = named.shipped_dtype if named is not None else model.weight_dtype
+            notes.append(f"{rid}: weights not stated; {row['weights']}, "
+                         + ("as that model's checkpoint ships" if named is not None else "the sidebar's"))
         if not row["kv"]:
             row["kv"] = model.kv_dtype
         if not row["gpus"]:

@@ -456,3 +456,32 @@ def test_a_carriage_return_in_a_benchmark_text_is_a_parse_error_or_a_row():
     src = text("trtllm_bench_pytorch.txt")
     at = src.index("Llama") + 3
     _check_contract(src[:at] + "0\r" + src[at:])
+
+
+def test_a_quantised_checkpoint_is_priced_at_its_own_precision():
+    """A RedHatAI '-FP8' model id and an SGLang record whose server_info says quantization 'mxfp4' were
+    priced at the sidebar's BF16 (+75 %; gpt-oss-120b 'does not fit' on the H100 it ran on). The id's
+    suffix and the server's quantization set the weights, and the notes say where they came from."""
+    from calib.parsers import id_weights, parse_benchmark
+    from calib.reader import price, reader_rows
+    from sim.cost import DEFAULT_ASSUMPTIONS
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    assert id_weights("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8") == "fp8"
+    assert id_weights("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4") == "int4"
+    assert id_weights("meta-llama/Llama-3.1-8B-Instruct") == ""
+    path = FIXTURES / "sglang_bench_serving.jsonl"
+    record = json.loads(path.read_text(encoding="utf-8").splitlines()[0].replace("Infinity", "1e999"))
+    record.update(max_concurrency=1, request_rate=1e999,
+                  server_info={"model_path": "openai/gpt-oss-120b", "tp_size": 1, "quantization": "mxfp4",
+                               "kv_cache_dtype": "auto", "version": "0.5.4"})
+    parsed = parse_benchmark(json.dumps(record).replace("1e999", "Infinity"))
+    assert parsed.rows and all(r["weights"] == "mxfp4" and r["model"] == "gpt-oss-120b" for r in parsed.rows)
+    got = reader_rows(parsed.rows, GPUS["H100 SXM"], MODELS["Llama-3.1-8B"])
+    assert all(p.model_value is not None for p in price(got, DEFAULT_ASSUMPTIONS))
+    # A row naming another preset without weights takes that checkpoint's (gpt-oss: MXFP4), and says so.
+    rows = [dict(r, weights="") for r in parsed.rows]
+    got = reader_rows(rows, GPUS["H100 SXM"], MODELS["Llama-3.1-8B"])
+    assert all(r.weights == "mxfp4" for r in got.rows)
+    assert any("as that model's checkpoint ships" in n for n in got.notes)
