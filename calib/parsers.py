@@ -220,6 +220,7 @@ class _Run:
     mean_ttft_ms: float | None = None
     mean_tpot_ms: float | None = None
     tpot_label: str = "Mean TPOT (ms)"
+    accept_length: float | None = None  # SGLang's speculative decoding: tokens committed a step
     ttft_label: str = "Mean TTFT (ms)"
     tps_label: str = "Output token throughput (tok/s)"
     rate: float | None = None  # requests/s; inf = all at once; None = not stated
@@ -301,7 +302,12 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
         else:
             notes.append(f"{run.where}: TTFT not used: under load it includes queueing, and the model's "
                          "ttft_ms is an idle-server prefill (run with --max-concurrency 1 for it)")
-    if run.mean_tpot_ms is not None:
+    speculative = run.accept_length is not None and run.accept_length > 1.0
+    if speculative:
+        notes.append(f"{run.where}: speculative decoding (accept length {_fmt(run.accept_length)}: tokens "
+                     "committed a step): its TPOT and throughput are not plain decode's, which these rows "
+                     "price, so only its TTFT is used (page 03 models speculation)")
+    if run.mean_tpot_ms is not None and not speculative:
         if run.mean_tpot_ms == 0 and mean_out <= 1:
             notes.append(f"{run.where}: TPOT not used: one output token per request")
         elif idle:
@@ -331,7 +337,7 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
     if "itl" in run.tpot_label.lower() and any(r["kind"] == "tpot_ms" for r in rows):
         notes.append(f"{run.where}: the output has no TPOT; its mean ITL (time between tokens over "
                      "all tokens) stands for TPOT, the same when every request has the same length")
-    if all_at_once and not single:
+    if all_at_once and not single and not speculative:
         tps = _require_positive(run, run.output_tps, run.tps_label)
         add("offline_tok_s", tps, f"{run.tps_label} {_fmt(tps)}", qps="inf")
     elif run.output_tps is not None and not single and (run.rate_known or run.concurrency_known):
@@ -372,6 +378,7 @@ _SERVING_LABELS: dict[str, tuple[str, str]] = {
     "Backend": ("backend", "str"),
     "Concurrency": ("avg_concurrency", "num"),
     "Burstiness factor": ("burstiness", "str"),
+    "Accept length": ("accept_length", "num"),
 }
 _SERVING_UNITS = {m.group(1): full for full in _SERVING_LABELS if (m := _UNIT.fullmatch(full))}
 _NO_RATE = ("trace", "n/a")  # SGLang replaying a trace's timestamps: no one request rate
@@ -532,6 +539,7 @@ def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
                    total_out=int(values["total_out"]), raw=raw)
         run.output_tps = values.get("output_tps")  # type: ignore[assignment]
         run.mean_ttft_ms = values.get("mean_ttft")  # type: ignore[assignment]
+        run.accept_length = values.get("accept_length")  # type: ignore[assignment]
         if "mean_tpot" in values:
             run.mean_tpot_ms = values["mean_tpot"]  # type: ignore[assignment]
         elif "mean_itl" in values:
@@ -932,6 +940,7 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     run.output_tps = _field(rec, "output_throughput", "num", where)  # type: ignore[assignment]
     run.tps_label, run.ttft_label = "output_throughput", "mean_ttft_ms"
     run.mean_ttft_ms = _field(rec, "mean_ttft_ms", "num", where)  # type: ignore[assignment]
+    run.accept_length = _field(rec, "accept_length", "num", where, required=False)  # type: ignore[assignment]
     tpot = _field(rec, "mean_tpot_ms", "num", where, required=False)
     if tpot is None:
         itl = _field(rec, "mean_itl_ms", "num", where, required=False)

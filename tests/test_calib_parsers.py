@@ -485,3 +485,19 @@ def test_a_quantised_checkpoint_is_priced_at_its_own_precision():
     got = reader_rows(rows, GPUS["H100 SXM"], MODELS["Llama-3.1-8B"])
     assert all(r.weights == "mxfp4" for r in got.rows)
     assert any("as that model's checkpoint ships" in n for n in got.notes)
+
+
+def test_a_speculative_run_gives_no_plain_decode_rows():
+    """SGLang prints 'Accept length' for a run with speculative decoding: its TPOT (2.65 ms for EAGLE-3
+    on Llama-3.1-8B, below the plain-decode floor) was fitted as plain decode. Its TPOT and throughput
+    rows are left out, with a note; the same run without the line keeps them."""
+    from calib.parsers import parse_benchmark
+
+    text = (FIXTURES / "sglang_bench_serving.txt").read_text(encoding="utf-8")
+    plain = parse_benchmark(text)
+    assert any(r["kind"] == "tpot_ms" for r in plain.rows)
+    spec = parse_benchmark(text.replace("Concurrency:                             21.77     ",
+                                        "Concurrency:                             21.77     \n"
+                                        "Accept length:                           3.41      ", 1))
+    assert not any(r["kind"] in ("tpot_ms", "offline_tok_s") for r in spec.rows)
+    assert any("speculative decoding (accept length 3.41" in n for n in spec.notes)
