@@ -107,7 +107,8 @@ def with_setup(rows: Iterable[dict[str, str]], *, gpu: str, model: str, weights:
     return tuple({k: (v or fill.get(k, "")) if k in fill else v for k, v in row.items()} for row in rows)
 
 
-_MODEL_ALIASES = {"llama-3.3-70b": "Llama-3.1-70B", "llama-7b": "Llama-2-7B", "llama-70b": "Llama-2-70B",
+_MODEL_ALIASES = {"deepseek-r1": "DeepSeek-V3",  # the same shapes (MEASURED.md)
+                  "llama-3.3-70b": "Llama-3.1-70B", "llama-7b": "Llama-2-7B", "llama-70b": "Llama-2-70B",
                   "llama-3-8b": "Llama-3.1-8B", "llama-3-70b": "Llama-3.1-70B"}
 
 
@@ -116,7 +117,7 @@ def _model_key(name: str) -> str:
     key = re.sub(r"^meta-", "", key)
     key = re.sub(r"[-_.](instruct|chat|hf|it|base)\b", "", key)
     key = re.sub(r"[-_](fp8|fp16|bf16|awq|gptq|int4|int8|w8a8|w4a16|nvfp4)(-dynamic)?\b", "", key)
-    key = re.sub(r"-v\d+(\.\d+)*$", "", key)
+    key = re.sub(r"-v\d+\.\d+$", "", key)  # Mistral's -v0.3; DeepSeek-V2 / -V3 are models, kept
     return key
 
 
@@ -149,8 +150,8 @@ def gpu_preset(name: str) -> str:
     """The app's GPU preset for a device name such as ``NVIDIA H200`` (``torch.cuda.get_device_name``),
     or "" when none matches (PCIe and NVL variants are not the SXM presets)."""
     low = name.lower()
-    if any(v in low for v in ("pcie", " nvl", "-nvl")):
-        return ""
+    if any(v in low for v in ("pcie", " nvl", "-nvl", "gh200", "gb200", "gb300")):
+        return ""  # Grace-Hopper / Grace-Blackwell: other memory and bandwidth than the SXM presets
     if "h200" in low:
         return "H200 SXM"
     if "h100" in low:
@@ -261,6 +262,8 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
     if run.model and not run.weights and id_weights(run.model):
         run.weights = id_weights(run.model)
         notes.append(f"{run.where}: weights {run.weights}, as the model id {run.model!r} names them")
+    if model and _model_key(run.model) != _model_key(model):
+        notes.append(f"{run.where}: model {run.model!r} is priced as {model} (the same shapes)")
     if run.model and not model:
         notes.append(f"{run.where}: model {run.model!r} is not one of the app's models; the row's "
                      "model is left blank (the sidebar's model applies)")

@@ -206,7 +206,7 @@ def test_presets():
     assert model_preset("meta-llama/Meta-Llama-3.1-70B-Instruct") == "Llama-3.1-70B"
     assert model_preset("mistralai/Mistral-7B-Instruct-v0.3") == "Mistral-7B"
     assert model_preset("Qwen/Qwen2.5-72B-Instruct") == "Qwen2.5-72B"
-    assert model_preset("deepseek-ai/DeepSeek-R1") == ""
+    assert model_preset("deepseek-ai/DeepSeek-R1") == "DeepSeek-V3"  # its shapes (MEASURED.md), noted
     assert gpu_preset("NVIDIA H200") == "H200 SXM"
     assert gpu_preset("NVIDIA H100 80GB HBM3") == "H100 SXM"
     assert gpu_preset("NVIDIA H100 PCIe") == ""
@@ -501,3 +501,24 @@ def test_a_speculative_run_gives_no_plain_decode_rows():
                                         "Accept length:                           3.41      ", 1))
     assert not any(r["kind"] in ("tpot_ms", "offline_tok_s") for r in spec.rows)
     assert any("speculative decoding (accept length 3.41" in n for n in spec.notes)
+
+
+@pytest.mark.parametrize(("name", "preset"), [
+    ("deepseek-ai/DeepSeek-V2", ""), ("deepseek-ai/DeepSeek-V2.5", ""),
+    ("deepseek-ai/DeepSeek-V3", "DeepSeek-V3"),
+    ("deepseek-ai/DeepSeek-R1", "DeepSeek-V3"), ("mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B"),
+])
+def test_model_ids_map_to_their_own_preset_only(name, preset):
+    """Every DeepSeek-V* id collapsed to DeepSeek-V3 (V2 and V2.5 priced as a 671B model); R1, which
+    has V3's shapes, mapped to nothing."""
+    from calib.parsers import model_preset
+
+    assert model_preset(name) == preset
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA H100 PCIe"])
+def test_other_gpus_than_the_presets_are_not_mapped_to_one(name):
+    """A GH200 (96 GB at ~4 TB/s) was priced as an H200 SXM (141 GB, 4.8 TB/s), a GB200 as a B200."""
+    from calib.parsers import gpu_preset
+
+    assert gpu_preset(name) == ""
