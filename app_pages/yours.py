@@ -134,13 +134,20 @@ median_now = _median([abs(p.error) for p in priced])
 median_fit = _median([abs(p.error) for p in result.after]) if hasattr(result, "after") else None
 with results:
     with metric_row():
-        st.metric("Runs read", f"{len(got.rows)}", border=True,
-                  help=f"{len(priced)} of them the model can price.")
+        st.metric("Rows read", f"{len(got.rows)}", border=True,
+                  help=f"{len(priced)} of them the model can price. One benchmark run can give several rows "
+                       "(its TTFT, its TPOT or its throughput), each a measurement of its own kind.")
         st.metric("Model's median |error| now", fmt.percent(median_now) if priced else "–", border=True,
                   help="At the sidebar's assumptions, at each run's own conditions.")
+        in_sample = hasattr(result, "fitted") and len(result.rows) <= len(result.fitted)
         st.metric("After the fit", fmt.percent(median_fit) if median_fit is not None else "–", border=True,
-                  help="Median |error| with the fitted assumptions.")
-    st.caption(f"Read {len(got.rows)} run(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
+                  delta="as many assumptions as rows" if in_sample and median_fit is not None else None,
+                  delta_color="off", delta_arrow="off",
+                  help="Median |error| with the fitted assumptions, on the same rows they were fitted to"
+                       + (f": {len(result.fitted)} free assumptions and {len(result.rows)} row(s) can match "
+                          "almost any numbers, so a small error here is no evidence; add runs at other "
+                          "batches and lengths." if in_sample else "."))
+    st.caption(f"Read {len(got.rows)} row(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
                f"or model are priced on {setup.label}.")
     if result is not None and not isinstance(result, str):
         chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",

@@ -721,6 +721,10 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
     run.rate, run.rate_known = math.inf, True
     run.concurrency, run.concurrency_known = None, True
     run.notes.append("trtllm-bench throughput queues every request at t = 0 (without --concurrency)")
+    if "avg_concurrency" in values:
+        run.notes.append(f"average concurrency {_fmt(float(values['avg_concurrency']))} (the report does "  # type: ignore[arg-type]
+                         "not print --concurrency): if the run capped it, it was not all at once, and the "
+                         "offline row, priced at the batch the KV cache holds, does not describe it")
     if "avg_ttft_ms" in values or "avg_tpot_ms" in values:
         run.notes.append("streaming TTFT/TPOT not used: measured with every request queued at once")
     if requests == 1:
