@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from calib.parsers import rows_to_csv
-from sim.cost import Assumptions
+from sim.cost import ROOFLINE_FLOOR, Assumptions
 from sim.hardware import GPU, GPUS
 from sim.memory import describe, memory_plan
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
@@ -129,7 +129,34 @@ def _implausible(r: Row, setup) -> str:
     g, m = setup
     plan = memory_plan(g, m, int(r.batch or r.concurrency or 1),
                        int((r.prompt_tokens or 1) + (r.output_tokens or 0)))
-    return "" if plan.fits else "does not fit in memory: " + describe(plan)
+    if not plan.fits:
+        return "does not fit in memory: " + describe(plan)
+    return _beyond_the_floor(r, setup)
+
+
+#: How far past the pure roofline floor a measurement may be before it is refused as a unit slip.
+FLOOR_MARGIN = 2.0
+
+
+def _beyond_the_floor(r: Row, setup) -> str:
+    """Why a row is faster than this setup could run it even at the spec peaks with no fixed costs
+    (``ROOFLINE_FLOOR``) by more than FLOOR_MARGIN, or "": a unit slip (seconds typed as ms, a total
+    over all GPUs as one's) or a run the row does not describe (speculative decoding)."""
+    if r.kind not in ("ttft_ms", "tpot_ms", "static_batch_tok_s"):
+        return ""  # offline and online rows simulate their runs: too dear to price twice
+    try:
+        floor = predict(r, ROOFLINE_FLOOR, setup=setup).model_value
+    except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError):
+        return ""
+    if floor is None or not math.isfinite(floor) or floor <= 0:
+        return ""
+    rate = r.kind == "static_batch_tok_s"
+    if (r.value > FLOOR_MARGIN * floor) if rate else (r.value < floor / FLOOR_MARGIN):
+        return (f"{r.value:g} {r.unit} is {'above' if rate else 'below'} what this setup could do even at "
+                f"its spec peaks with no fixed costs ({floor:.4g} {r.unit}) by more than {FLOOR_MARGIN:g}x: "
+                "check the unit (ms or s, one GPU or all), the setup, or whether the run used speculative "
+                "decoding")
+    return ""
 
 
 def price(got: ReaderRows, assumptions: Assumptions) -> list[Prediction]:

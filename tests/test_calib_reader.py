@@ -67,3 +67,15 @@ def test_queued_sharegpt_runs_are_capped_so_one_paste_stays_cheap():
     preds = {p.row.id: p for p in price(got, DEFAULT_ASSUMPTIONS)}
     assert preds["q0"].model_value > 0 and preds["fixed"].model_value > 0
     assert preds["big"].model_value is None
+
+
+def test_a_value_beyond_the_roofline_floor_is_refused_as_a_unit_slip():
+    """A TPOT of 0.0071 'ms' (seconds typed into the ms column) was fitted, driving the assumptions to
+    their bounds; it is 600x below the pure roofline floor for the setup, so it is shown, not priced.
+    A plausible TPOT on the same setup is priced."""
+    rows = [{"id": "secs", "kind": "tpot_ms", "concurrency": "1", "prompt_tokens": "128",
+             "output_tokens": "256", "value": "0.0071", "unit": "ms"},
+            {"id": "ok", "kind": "tpot_ms", "concurrency": "1", "prompt_tokens": "128",
+             "output_tokens": "256", "value": "7.1", "unit": "ms"}]
+    got = reader_rows(rows, GPUS["H100 SXM"], MODELS["Llama-3.1-8B"])
+    assert "check the unit" in got.reasons["secs"] and "ok" not in got.reasons
