@@ -259,7 +259,10 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
 st.subheader("What catches each failure")
 st.markdown("For each failure the article describes: the quantity that shows it, what NVIDIA's tools "
             "or the serving engine (vLLM) call it, an alert rule to start from, and its value in the "
-            "scenario above, computed live, with and without the fix.")
+            "scenario above, computed live, with and without the fix."
+            + (f" The {setup.gpu.name} is an AMD GPU: DCGM and NVML do not run on it; AMD's own tools "
+               "(amd-smi, rocprofiler-compute) expose the counterparts of the GPU counters named here, "
+               "under other names the table does not list." if setup.gpu.name.startswith("MI") else ""))
 with st.container(key="watch_failures"):  # on a phone its rows stack, each cell under its name (ui.layout)
     st.table(views["failures_display"], hide_index=True)
 fr = views["failures"]
@@ -383,9 +386,11 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         f"{runs.replicas} replicas each sees {runs.high_rate_rps / runs.replicas:g}/s, the "
         "continuous-batching row.",
         "MFU and MBU stand in for DCGM's tensor-pipe and DRAM activity. DCGM counts active cycles, "
-        "not FLOPs or bytes: a tensor pipe running below full rate reads as active, so the real "
-        "counters read somewhat above MFU and MBU. They still tell a starved GPU from a busy one, "
-        "which utilization.gpu cannot.",
+        "not FLOPs or bytes: a tensor pipe running below full rate reads as active, and at batch 1 "
+        "each matrix instruction is padded to its tile (16 or 64 rows for one token), so tensor "
+        "activity can read several times MFU (not measured here). The alert thresholds are written "
+        "against MFU and MBU; against the real counters, calibrate them on your own GPU. They still "
+        "tell a starved GPU from a busy one, which utilization.gpu cannot.",
         "Steady-state rows (batch-1 decode, the card's two KV policies, speculative decoding) have no "
         "request lifetimes: no goodput and no queue. The card's rows run under a full queue.",
         "KV-cache use counts token states. vLLM's usage gauge counts blocks handed out: under paging "
