@@ -52,7 +52,9 @@ GLOSSARY: dict[str, str] = {
     "TBT": "Time between tokens: the gap before each output token after the first, counted per token "
            "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
     "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
-                "TTFT and p99 TBT both within their targets (Sarathi-Serve's serving capacity). Per GPU, "
+                "TTFT and p99 TBT both within their targets (after Sarathi-Serve's serving capacity, \"the "
+                "maximum request load a system can sustain while meeting certain latency targets\"; its "
+                "own targets differ). Per GPU, "
                 "it is the analogue of DistServe's per-GPU goodput (which asks 90 % of requests to meet "
                 "both targets, where this asks the 99th percentile of each).",
     "Prefix hit rate": "Of the requests that start with a shared prefix, the share that found its KV "
