@@ -1230,7 +1230,7 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
                     assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS
                     ) -> Roles:
     """(prefill-only GPU, decode-only GPU) capacities in requests/s, the mean KV transfer, s, and
-    whether the decode GPU's capacity is its throughput bound.
+    whether each role's capacity is its throughput bound (``Roles``).
 
     Each role is searched for its own target, as DistServe places them: the prefill GPU for TTFT
     (TBT target relaxed), the decode GPU for TBT. The decode GPU's requests arrive with their KV, the
@@ -1238,10 +1238,9 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
     decode slot (the transfer and any queue) is held to the TTFT target too, so that a decode GPU
     whose queue grows without bound does not count as meeting its targets. Neither role has a prefix
     cache, so each search stops at the role's throughput bound (``throughput_bound``, ``capacity``'s
-    ``ceiling`` of 1): a
-    decode-only GPU with room for every request never makes one wait for a slot, and a 600-request run
-    far above what it can finish met its targets (117 req/s against a bound of 46 on an H100 serving
-    Llama-3.1-8B chat).
+    ``ceiling`` of 1): a decode-only GPU with room for every request never makes one wait for a slot,
+    and a 600-request run far above what it can finish met its targets (117 req/s against a bound of
+    46 on an H100 serving Llama-3.1-8B chat).
     """
     only_ttft = Targets(targets.ttft_s, 60.0, targets.percentile, targets.tbt)
     only_tbt = targets

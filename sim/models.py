@@ -58,6 +58,8 @@ def weight_bytes_per_element(dtype: str, int4_group: int = INT4_GROUP) -> float:
     if dtype == "int4":
         return 0.5 + 2 * 2.0 / int4_group
     return BYTES_PER_ELEMENT[dtype]
+
+
 WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
 FP4_DTYPES = ("nvfp4", "mxfp4")
 KV_DTYPES = ("bf16", "fp8")
