@@ -293,7 +293,8 @@ def _ratio(a: str, b: str, field: str) -> str:
 
 # Static batching past what it can serve at these arrivals: its goodput is the few requests that beat
 # the queue, and falls toward 0 the longer the run, so a ratio to it says how long the run was.
-static_behind = not runs.static.keeps_up and runs.continuous.keeps_up
+static_behind = (not runs.static.keeps_up and runs.continuous.keeps_up  # and both ran (fit the card)
+                 and not math.isnan(by_key["static"].goodput_rps + by_key["continuous"].goodput_rps))
 if static_behind:
     batching_txt = (f"continuous over static batching on the same arrivals: static cannot keep up with "
                     f"{runs.moderate_rate_rps:g} requests/s (its queue grows for the whole run, so its "
