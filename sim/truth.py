@@ -55,7 +55,7 @@ import numpy as np
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, attention_sums, step_cost
 from sim.hardware import GPUS
 from sim.load import N_REQUESTS_RANGE, kv_unit_bytes, sharegpt_sample, simulate
-from sim.memory import MAX_BATCHED_TOKENS, kv_budget_bytes
+from sim.memory import MAX_BATCHED_TOKENS, engine_max_seqs, kv_budget_bytes
 from sim.models import ALL_MODELS, INT4_GROUP, Model
 from sim.phases import ttft_curve
 
@@ -279,11 +279,13 @@ def kv_policy_for(engine: str) -> str:
 
 def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total") -> int | str:
     """The batch an offline run decodes at: as many requests at full length as the KV cache holds
-    (at most ``requests`` and the engine's MAX_NUM_SEQS), or why none fits."""
+    (at most ``requests`` and the engine's cap: TensorRT-LLM's MAX_NUM_SEQS under its 'free' policy,
+    vLLM's ``max_num_seqs`` for the GPU otherwise, as the ShareGPT path), or why none fits."""
     budget = kv_budget_bytes(gpu, model, policy=kv_policy)
     # Sliding-window / chunked layers hold at most their window (vLLM's hybrid KV-cache manager).
     per_request = float(model.kv_bytes_per_sequence(prompt + output))
-    batch = min(MAX_NUM_SEQS, requests, int(budget // per_request))
+    cap = MAX_NUM_SEQS if kv_policy == "free" else engine_max_seqs(gpu)
+    batch = min(cap, requests, int(budget // per_request))
     if batch < 1:
         return "the KV cache cannot hold one request at full length"
     return batch

@@ -170,3 +170,15 @@ def test_gpt_fast_int4_rows_are_priced_with_its_group_of_32():
     assert model.int4_group == 32 and model.weight_bytes_per_element * 8 == pytest.approx(5.0)
     assert truth.int4_group_for("vLLM v0.10.2") == 128
     assert truth.predict(rows["gf-03"]).error == pytest.approx(0.187, abs=0.01)
+
+
+def test_an_offline_run_decodes_at_most_its_engines_cap():
+    """A vLLM offline run (the 'total' policy) decodes at most vLLM's max_num_seqs for the GPU, as the
+    ShareGPT path and pages 02, 04 and 05 do; TensorRT-LLM's rows keep its 2,048."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    small = MODELS["Llama-3.2-1B"]
+    assert truth.offline_batch(GPUS["H100 SXM"], small, 128, 128, 5000, "total") == 1024
+    assert truth.offline_batch(GPUS["A100 80GB SXM"], small, 128, 128, 5000, "total") == 256
+    assert truth.offline_batch(GPUS["H100 SXM"], small, 128, 128, 5000, "free") == truth.MAX_NUM_SEQS
