@@ -15,7 +15,8 @@ row:
   Both solved by fixed-point iteration.
 - ``offline_tok_s``: ``requests`` queued at t = 0. Fixed lengths: the engine runs as many as its KV
   cache holds at full length (prompt + output, reserved up front, TensorRT-LLM's
-  guaranteed-no-evict policy), at most MAX_NUM_SEQS; every request is prefilled in chunks of
+  guaranteed-no-evict policy), at most the engine's cap (MAX_NUM_SEQS for TensorRT-LLM, vLLM's
+  ``max_num_seqs`` for the GPU otherwise); every request is prefilled in chunks of
   MAX_BATCHED_TOKENS and decoded at the mean context. ShareGPT lengths: the run lasts until its
   longest outputs finish, so it is run through the step scheduler of section 05
   (``sim.load.simulate``, chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
