@@ -7,6 +7,7 @@ from sim import load
 from sim.cost import decode_step_cost, prefill_cost
 from sim.hardware import GPUS, GiB
 from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
+from sim.metrics import BUSY_UTILIZATION
 from sim.paging import WORKLOADS as PAGING_WORKLOADS
 from ui import format as fmt
 from ui.feasibility import fits_or_stop, windowed_layers_note
@@ -483,7 +484,7 @@ def _curves_section() -> dict:
     low = min((pf, ch), key=lambda r_: r_.utilization_gpu)  # what the lower reading's idle time is
     idle_share = low.idle_s / low.wall_s
     host_share = float(low.cost.host_time_s.sum()) / low.wall_s
-    busy = min(pf.utilization_gpu, ch.utilization_gpu) >= 0.85
+    busy = min(pf.utilization_gpu, ch.utilization_gpu) >= BUSY_UTILIZATION
     st.info(
         ("**The dashboard reads the same.** " if apart < 0.05 else
          f"**The dashboard reads them {apart * 100:.0f} points apart.** ")

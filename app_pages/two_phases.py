@@ -144,7 +144,7 @@ to do it (*memory-bound*, left of the ridge). Batching more sequences into a dec
 weight read for more tokens and slides the decode point right, until the KV cache's own reads catch up.
 """ + ("The dashed line is what the GPU achieves: it flattens at its own knee, left of the spec "
         "sheet's ridge here, so a step between the two is already compute-bound."
-        if r.knee_point < 0.9 * r.ridge_point else
+        if r.knee_apart < 0 else
         "The dashed line is what the GPU achieves with the sidebar's efficiencies: the page's "
         "compute-bound verdicts are against its knee."))
 with metric_row():

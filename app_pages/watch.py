@@ -11,6 +11,7 @@ from sim.metrics import (
     BATCH_REQUESTS,
     BATCH_SLOTS,
     BATCH_WORKLOAD,
+    BUSY_UTILIZATION,
     DAY_QUIETEST_HOUR,
     DEFAULT_DAY_LOW,
     DEFAULT_DAY_PEAK,
@@ -169,7 +170,7 @@ with text:
     work done changed several times over. That is not a bug in the tool. NVML defines
     `utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
     which *one or more kernels* was executing. A serving engine launches kernels back to back, so the
-    number reads {"close to 100%" if util_lo >= 0.85 else
+    number reads {"close to 100%" if util_lo >= BUSY_UTILIZATION else
                   f"{util_lo:.0%}–{util_hi:.0%} here (steps this short leave the host's time between them "
                   "a visible share)"} whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
     could or **{fmt.percent(mfu_hi)}**. Below, every scenario of this article is measured with the same
@@ -310,7 +311,7 @@ spec_txt = (f"**{spec_gain:.2f}×**" if 0.9 <= spec_gain <= 1.1 and not math.isn
 st.info(
     "**Why an observability company cares.** Utilization answers one question, *is a kernel "
     "running?*, and on a serving GPU the answer is "
-    + ("nearly always yes" if util_lo >= 0.85 else "mostly yes")
+    + ("nearly always yes" if util_lo >= BUSY_UTILIZATION else "mostly yes")
     + f": **{util_lo:.0%}–{util_hi:.0%}** "
     f"across every scenario here. Compared like for like, on the same demand and the same GPU, the fixes "
     f"move what users get: {batching_txt}; paged over reserved "

@@ -78,6 +78,9 @@ SLO_TTFT_RANGE_S = (0.1, 10.0)
 SLO_TPOT_RANGE_S = (0.01, 0.2)
 #: DistServe's attainment goal: an hour "meets its SLO" when this share of its requests do.
 SLO_ATTAINMENT_GOAL = 0.9
+#: A utilization.gpu reading the pages call 'near 100%' (a kernel almost always running); below it,
+#: host time between short steps or idle time between arrivals is a visible share of the wall time.
+BUSY_UTILIZATION = 0.85
 
 
 @dataclass(frozen=True)

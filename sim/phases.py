@@ -48,6 +48,15 @@ class TwoPhases:
     #                               its bandwidth): a whole step right of it is compute-bound
 
     @property
+    def knee_apart(self) -> int:
+        """-1 where the achievable knee lies left of the spec ridge by more than 10 %, +1 right of it
+        (efficiencies a reader set), 0 where the two are within 10 % (one line says it)."""
+        ratio = self.knee_point / self.ridge_point
+        if not math.isfinite(ratio) or abs(math.log(ratio)) <= math.log(1.1):
+            return 0
+        return -1 if self.knee_point < self.ridge_point else 1
+
+    @property
     def prefill_time_s(self) -> float:
         return float(self.prefill.time_s[0])
 

@@ -47,7 +47,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     top, ridge, knee = np.log10(peak_t), result.ridge_point, result.knee_point
     # The achievable line flattens at its own knee (its GEMM rate / its bandwidth): the page's
     # compute-bound verdicts are against it, so it is drawn where it differs from the spec ridge.
-    show_knee = bool(np.isfinite(knee)) and abs(np.log10(knee / ridge)) > 0.05
+    show_knee = result.knee_apart != 0
     precision = gpu.math_precision(model.compute_precision).upper()
     # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
