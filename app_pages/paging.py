@@ -19,7 +19,7 @@ from sim.paging import (
 )
 from ui import format as fmt
 from ui import sim_cache
-from ui.feasibility import fits_or_stop, windowed_layers_note
+from ui.feasibility import fits_or_say, windowed_layers_note
 from ui.fig_paging import (
     card_figure,
     card_table,
@@ -272,41 +272,51 @@ prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="pagin
 batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
                          bind="query-params")
 chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
-fits_or_stop(setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
-             f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt",
-             levers="Lower the decode batch or the long prompt on this page")
-cp = sim_cache.chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk, assumptions=setup.assumptions)
+# A scenario of this section only: the pool and the card above keep their numbers where it does not fit.
+chunk_fits = fits_or_say(
+    setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
+    f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt",
+    levers="Lower the decode batch or the long prompt on this page", section=True)
+if chunk_fits:
+    cp = sim_cache.chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk,
+                                   assumptions=setup.assumptions)
 
-m = metric_slots(4)
-m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
-            help=f"The longest wait between two tokens of a decoding user. A decode-only step takes "
-                 f"{fmt.seconds(cp.unchunked.decode_only_step_s)}.")
-m[1].metric("Worst gap, chunked", fmt.seconds(cp.chunked.worst_gap_s), border=True,
-            delta=f"{cp.gap_reduction:.1f}× shorter", delta_color="off")
-m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
-            delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
-            help="From the prompt's first step to the end of its last prefill step.")
-m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
-            help=(f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps instead "
-                  "of one, each re-reading the weights and the cached prefix." if cp.n_chunks > 1 else
-                  "The prompt fits one chunk here, so chunking costs it nothing."))
-chart(
-    view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)), key="paging_chunked",
-    alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
-        f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
-        f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "
-        f"{cp.prefill_slowdown:.0%} later.",
-)
-graph_max = setup.assumptions.cuda_graph_max_tokens
-if cp.prefill_slowdown >= 0.35:
-    st.caption(
-        f"Here the prompt's first token comes **{cp.prefill_slowdown:.0%} later** chunked: each of its "
-        f"{cp.n_chunks} steps re-reads the weights and pays a step's fixed costs"
-        + (f" (a step of {chunk + batch:,} tokens is past the {graph_max}-token CUDA-graph capture size, "
-           "so every kernel pays its launch)"
-           if setup.assumptions.cuda_graphs and chunk + batch > graph_max else "")
-        + (f", {setup.model.tp} GPUs' all-reduces included" if setup.model.tp > 1 else "")
-        + ". A larger chunk trades some of the decoders' short gaps back for it.")
+    m = metric_slots(4)
+    m[0].metric("Worst gap, unchunked", fmt.seconds(cp.unchunked.worst_gap_s), border=True,
+                help=f"The longest wait between two tokens of a decoding user. A decode-only step takes "
+                     f"{fmt.seconds(cp.unchunked.decode_only_step_s)}.")
+    m[1].metric("Worst gap, chunked", fmt.seconds(cp.chunked.worst_gap_s), border=True,
+                delta=("same: one chunk holds the prompt" if cp.n_chunks == 1 else
+                       f"{cp.gap_reduction:.1f}× shorter" if cp.gap_reduction >= 1.05 else
+                       f"{1 / cp.gap_reduction:.1f}× longer" if cp.gap_reduction <= 1 / 1.05 else
+                       "about the same"),
+                delta_color="off")
+    m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
+                delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
+                help="From the prompt's first step to the end of its last prefill step.")
+    m[3].metric("Prefill slowdown", fmt.percent(cp.prefill_slowdown), border=True,
+                help=(f"How much longer the long prompt's first token takes chunked: {cp.n_chunks} steps "
+                      "instead of one, each re-reading the weights and the cached prefix."
+                      if cp.n_chunks > 1 else
+                      "The prompt fits one chunk here, so chunking costs it nothing."))
+    chart(
+        view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)),
+        key="paging_chunked",
+        alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
+            f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
+            f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "
+            f"{cp.prefill_slowdown:.0%} later.",
+    )
+    graph_max = setup.assumptions.cuda_graph_max_tokens
+    if cp.prefill_slowdown >= 0.35:
+        st.caption(
+            f"Here the prompt's first token comes **{cp.prefill_slowdown:.0%} later** chunked: each of its "
+            f"{cp.n_chunks} steps re-reads the weights and pays a step's fixed costs"
+            + (f" (a step of {chunk + batch:,} tokens is past the {graph_max}-token CUDA-graph capture size, "
+               "so every kernel pays its launch)"
+               if setup.assumptions.cuda_graphs and chunk + batch > graph_max else "")
+            + (f", {setup.model.tp} GPUs' all-reduces included" if setup.model.tp > 1 else "")
+            + ". A larger chunk trades some of the decoders' short gaps back for it.")
 
 how_computed(
     rf"""
@@ -386,6 +396,6 @@ data_expander(lambda: {
     "Steps, both policies (ledger in token slots)": steps_table(cmp),
     f"Pages at step {step} ({policy})": pages_table(run, step),
     "Real card": card_table(fit),
-    "Chunked prefill steps": chunked_table(cp),
+    **({"Chunked prefill steps": chunked_table(cp)} if chunk_fits else {}),
 }, key="paging_data")
 next_link(__file__)

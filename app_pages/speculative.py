@@ -39,6 +39,19 @@ def _apply_preset() -> None:
     st.session_state["spec_k"] = method.k
 
 
+def _draft_size_note(target, method: spec.Method) -> str:
+    """How much smaller the draft model is than the sidebar's target (none for a drafter that is not a
+    separate model, or for the draft model itself, which the page warns about)."""
+    if method.drafter != "model":
+        return ""
+    draft = spec.draft_model_for(target)
+    ratio = target.n_params / draft.n_params
+    if ratio < 1.05:
+        return ""
+    return (f" Here {draft.name} has {ratio:.1f}x fewer parameters than {target.name} (the paper's pairs: "
+            "about 14-180x).")
+
+
 setup = current_setup()
 # The method is read first (the sliders' presets come from it) but drawn below the headline numbers.
 main = st.container()
@@ -77,7 +90,8 @@ settings.caption(f"**{name}** (preset α = {method.alpha:.2f}"
                  + (", an effective rate fitted to measured gains" if method.alpha_fitted else "")
                  + f", k = {method.k}"
                  + (f", derived from τ = {method.tau} tokens per pass" if method.tau else "") + "): "
-                 + method.source + (f" *You moved {moved_txt}.*" if moved_txt else ""))
+                 + method.source + _draft_size_note(setup.model, method)
+                 + (f" *You moved {moved_txt}.*" if moved_txt else ""))
 if method.drafter == "model" and spec.draft_model_for(setup.model).name == setup.model.name:
     headline.warning(f"{setup.model.name} is the draft model itself: drafting for it with itself only "
                      "adds work. Pick a larger target in the sidebar.", icon=":material/content_copy:")

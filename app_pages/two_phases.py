@@ -20,6 +20,7 @@ from sim.memory import (
     engine_max_seqs,
     memory_plan,
 )
+from sim.metrics import BUSY_UTILIZATION
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import assumption_lines, step_model_md
@@ -133,8 +134,8 @@ if setup.assumptions.cuda_graphs and batch > graph_max:  # past the capture size
         + (f"Here that costs more than the batch gains: {fmt.rate(r.decode_tokens_per_s)} against "
            f"{fmt.rate(at_max)} at batch {graph_max} (a larger capture size, or a smaller batch, avoids it)."
            if r.decode_tokens_per_s < at_max else
-           f"Here the math still outweighs it: {fmt.rate(r.decode_tokens_per_s)} against "
-           f"{fmt.rate(at_max)} at batch {graph_max}."))
+           f"Here the larger batch still gains more than the launches cost: "
+           f"{fmt.rate(r.decode_tokens_per_s)} against {fmt.rate(at_max)} at batch {graph_max}."))
 
 st.markdown("""
 Generating from an LLM is two workloads wearing one costume. Prefill pushes the whole prompt through
@@ -275,14 +276,23 @@ dgap = explain_decode(setup.gpu, setup.model, batch, context, setup.assumptions)
 dtop = max(dgap.steps_s, key=dgap.steps_s.get)  # the assumption adding the most to the decode step
 dshare = dgap.shares()[dtop]
 kv_led = float(r.decode.kv_time_s[0]) > float(r.decode.weight_time_s[0])
-running = ("a kernel is always running" if r.decode_utilization_gpu >= 0.95 else
-           "a kernel is running except in the host's time between steps")
+idle = fmt.percent(1 - r.decode_utilization_gpu)  # the host's share of the step: no kernel runs
+running = (f"a kernel is almost always running (all but the host's {idle} between steps)"
+           if r.decode_utilization_gpu >= BUSY_UTILIZATION else
+           f"a kernel is running except in the host's time between steps ({idle} of it)")
+# At the engine's largest batch (its max_num_seqs) more batching is not on offer.
+at_engine_max = batch >= engine_max_seqs(setup.gpu)
 if r.decode.memory_bound[0] and not kv_led:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
               f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: "
-              f"{running}, and it is waiting on memory. Batching (next section) is how servers claw the "
-              "difference back.")
+              f"{running}, and it is waiting on memory. "
+              + ("Batching (next section) is how servers claw the difference back." if not at_engine_max
+                 else f"Batch {batch:,} is already the most the engine runs at once (vLLM's max_num_seqs "
+                      f"on this card), so more batching is not on offer: fewer bytes a step are (smaller "
+                      "weights"
+                      + (", experts spread over GPUs" if setup.model.n_experts else "")
+                      + "), or more tokens a pass (speculative decoding, section 03)."))
 elif r.decode.memory_bound[0]:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
@@ -297,7 +307,7 @@ else:
               f"deliver **{fmt.percent(float(r.decode.mfu[0]))}** of their peak: past the crossover (batch "
               f"{fmt.count(crossover)} here) decode is compute-bound. What keeps it from the peak is, "
               f"above all, {dtop} ({dshare:.0%} of the way from the roofline floor to this step"
-              + (", the waterfall above)" if gap_phase == "Decode" else "; the waterfall's Decode step")
+              + (", the waterfall above" if gap_phase == "Decode" else "; the waterfall's Decode step")
               + "). Drag the batch back to 1 to see the two numbers part: that gap, memory "
               "waits under a busy reading, is what batching (next section) claws back.")
 st.info(thesis, icon=":material/lightbulb:")

@@ -215,7 +215,7 @@ windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card
 st.subheader("A day on the dashboard")
 day_fits = fits_or_say(setup, day.run.slots, peak_context_tokens(day.run),
                        f"The day's {day.run.slots} continuous-batching slots at their fullest step",
-                       levers=None)
+                       levers=None, section=True)
 if day_fits:
     st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)

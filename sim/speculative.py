@@ -271,8 +271,7 @@ METHODS: dict[str, Method] = {
             source="Leviathan et al. Table 3: drafts about 14-180x smaller than the target accept "
                    "0.5-0.9 of tokens (T5-XXL, 11B, with T5-base, 220M, 0.80; LaMDA 137B with 8B, 0.75; "
                    "greedy). The draft is Llama-3.2-1B, priced by the roofline at the "
-                   "target's precisions (8x smaller than Llama-3.1-8B: the preset α is the paper's, "
-                   "not measured for this pair).",
+                   "target's precisions; the preset α is the paper's, not measured for this pair.",
         ),
         _from_tau(
             "n-gram lookup", tau=1.80, k=5, drafter="ratio", cost_ratio=0.0,

@@ -210,6 +210,11 @@ def test_chunked_prefill_that_does_not_fit_says_so_instead_of_pricing_it():
     labels = [m.label for m in at.metric]
     assert "Worst gap, unchunked" not in labels and "Fit, paged" in labels
     assert any("does not fit in memory" in e.value for e in at.error)
+    # The notice is about this section's scenario: the setup's own numbers are on the page above it,
+    # so it must not say the setup does not fit; the rest of the page (how it is computed) still runs.
+    errors = " ".join(e.value for e in at.error)
+    assert "This section's scenario does not fit" in errors and "This setup does not fit" not in errors
+    assert any(e.label == "How this is computed" for e in at.expander)
     at = open_app(PAGE, {"model": "Llama-3.1-70B"})
     assert "Worst gap, unchunked" not in [m.label for m in at.metric]
 
@@ -277,3 +282,15 @@ def test_the_compute_bound_batch_is_compared_with_what_the_engine_runs():
     assert m.delta == "past what runs, 1,024"
     text = " ".join(x.value for x in open_how(at).markdown)
     assert "max_num_seqs cap is not applied" not in text and "decodes at most its max_num_seqs (1,024" in text
+
+
+def test_a_prompt_that_fits_one_chunk_is_not_said_to_shorten_the_gap():
+    """A 1,024-token prompt in 2,048-token chunks runs as one chunk: both worst gaps are the same step,
+    so the delta says so instead of '1.0× shorter'."""
+    at = open_app(PAGE, {"paging_prompt": "1024", "paging_chunk": "2048"})
+    _ok(at)
+    gap = next(m for m in at.metric if m.label == "Worst gap, chunked")
+    assert gap.value == metric(at, "Worst gap, unchunked")
+    assert gap.proto.delta == "same: one chunk holds the prompt"
+    at = open_app(PAGE)  # the defaults: an 8k prompt in chunks of 512
+    assert next(m for m in at.metric if m.label == "Worst gap, chunked").proto.delta.endswith("× shorter")

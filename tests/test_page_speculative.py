@@ -317,3 +317,16 @@ def test_a_fade_is_not_blamed_on_gemms_that_never_reach_their_ridge():
     assert not at.exception
     box = _thesis(at)
     assert "pass their ridge" not in box and "the drafter's steps grow from" in box
+
+
+@pytest.mark.parametrize(("model", "ratio"), [("Llama-3.1-8B", "6.5x"), ("Llama-3.1-70B", "57.")])
+def test_the_draft_models_size_ratio_is_computed_for_the_sidebars_target(model, ratio):
+    """Llama-3.1-8B has 8.03 B parameters and Llama-3.2-1B 1.24 B: 6.5x, not the 8x once printed
+    for every target; the caption names the sidebar's target and the paper's range beside it."""
+    at = open_app(PAGE, {"model": model, "spec_method": "Draft model"})
+    captions = " ".join(c.value for c in at.caption)
+    assert f"Llama-3.2-1B has {ratio}" in captions and f"fewer parameters than {model}" in captions
+    assert "8x smaller" not in captions and "14-180x" in captions
+    # Other drafters hold no separate model: no ratio.
+    at = open_app(PAGE, {"model": model, "spec_method": "EAGLE-3"})
+    assert "fewer parameters than" not in " ".join(c.value for c in at.caption)

@@ -390,3 +390,45 @@ def test_the_operator_table_shows_the_rows_this_model_uses():
     assert "attention, MLA" in text and "shared experts" in text
     text = how({})
     assert "MLP of a mixture" not in text and "all-reduce (2 a layer" not in text
+
+
+def _thesis_box(at) -> str:
+    return next(i.value for i in at.info if i.value.startswith("**The thesis in miniature.**"))
+
+
+def test_the_thesis_does_not_call_a_reading_below_100_percent_always_busy():
+    """A100 at the defaults reads about 96 %: the host's few percent between steps are idle, so the box
+    says 'almost always' and names that share, on the app's one 'busy' threshold (BUSY_UTILIZATION)."""
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM"})
+    util = number(metric(at, "nvidia-smi util, decode"))
+    assert 85 <= util < 100
+    thesis = _thesis_box(at)
+    assert "a kernel is always running" not in thesis
+    assert "almost always running (all but the host's" in thesis
+
+
+def test_at_the_engines_largest_batch_the_page_does_not_advise_more_batching():
+    """Qwen3-30B-A3B at batch 1,024 (the H100's max_num_seqs) is still memory-bound: the larger batch
+    beats batch 512 by spreading the experts' reads, not because 'the math outweighs' the launches,
+    and the box points to what is left (smaller weights, experts over GPUs, speculation)."""
+    at = open_app(PAGE, {"model": "Qwen3-30B-A3B", "phases_batch": "1024", "phases_context": "64"})
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "math still outweighs" not in captions
+    assert "the larger batch still gains more than the launches cost" in captions
+    thesis = _thesis_box(at)
+    assert "waiting on memory" in thesis
+    assert "Batching (next section)" not in thesis and "max_num_seqs" in thesis
+    assert "experts spread over GPUs" in thesis
+    # Below the engine's maximum the advice to batch stands.
+    at = open_app(PAGE, {"model": "Qwen3-30B-A3B", "phases_batch": "64", "phases_context": "64"})
+    assert "Batching (next section)" in _thesis_box(at)
+
+
+@pytest.mark.parametrize("params", [{"phases_batch": "1024", "phases_context": "64"},
+                                    {"gpu": "A100 80GB SXM", "phases_batch": "256", "phases_context": "64"}])
+def test_the_compute_bound_thesis_closes_its_parentheses(params):
+    at = open_app(PAGE, params)
+    thesis = _thesis_box(at)
+    assert "compute-bound" in thesis
+    assert "))" not in thesis and thesis.count("(") == thesis.count(")")

@@ -165,6 +165,8 @@ def test_a_setup_whose_batching_does_not_fit_says_so_and_shows_no_day():
     assert "∞" not in info and "n/a (it does not fit on this card)" in info
     assert any("does not fit in memory" in e.value and "continuous-batching slots" in e.value
                for e in at.error)
+    # Numbers for this setup are shown above the day: the notice is the section's, not the setup's.
+    assert not any("This setup does not fit" in e.value for e in at.error)
     labels = [m.label for m in at.metric]
     assert "Hours missing the SLO" not in labels and "Utilization, by hour" not in labels
     # On two GPUs everything fits: the day and both goodputs are back.

@@ -10,19 +10,22 @@ from ui.layout import stop_page
 
 def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
                 levers: str | None = "Lower the batch or the context on this page",
-                drafter_levers: str | None = None) -> bool:
+                drafter_levers: str | None = None, section: bool = False) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
     speculative ``drafter`` beside the model, ``sim.memory.memory_plan``); where they do not, say what
     does not fit, by how much, the largest batch that does and the fewest GPUs on which it would, so
     that the caller shows no number for it. ``levers``: what this page offers to make it fit (None:
     nothing on the page; not offered where the weights alone do not fit, which no batch fixes);
     ``drafter_levers``: what it offers instead of the drafter, said where the drafter is what does
-    not fit."""
+    not fit. ``section``: the check is one section's scenario further down a page that has shown
+    numbers for the setup already, so the notice says the section shows none, not the setup."""
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
-    st.error(f"**This setup does not fit in memory, so no numbers are shown for it.** {what}: "
-             + describe(plan), icon=":material/memory_alt:")
+    lead = ("This section's scenario does not fit in memory on this setup, so the section shows no "
+            "numbers for it." if section else "This setup does not fit in memory, so no numbers are "
+            "shown for it.")
+    st.error(f"**{lead}** {what}: " + describe(plan), icon=":material/memory_alt:")
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
              if n and n > setup.model.tp else "")
@@ -43,11 +46,11 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
 
 def fits_or_stop(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
                  levers: str | None = "Lower the batch or the context on this page",
-                 drafter_levers: str | None = None) -> None:
+                 drafter_levers: str | None = None, section: bool = False) -> None:
     """``fits_or_say``, and where the setup does not fit, stop the page there: no number for a setup
     that cannot exist is shown as if it were real."""
     if not fits_or_say(setup, batch, context_tokens, what, drafter=drafter, levers=levers,
-                       drafter_levers=drafter_levers):
+                       drafter_levers=drafter_levers, section=section):
         stop_page()
 
 
