@@ -140,7 +140,7 @@ middle = st.container()
 chart(
     views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
     alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
-        f"after {fmt.seconds(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
+        f"after {fmt.duration(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
         f"{fmt.percent(run.idle_share)} of the slot-steps.",
 )
 with first_numbers:
@@ -171,18 +171,18 @@ with middle:
                       + ("its queue grows" if len(behind) == 1 else "their queues grow")
                       + " through the run). " if behind else ". ")
                    + (f"Continuous batching's win shows in the time to first token (median "
-                      f"{fmt.seconds(ct_)} against {fmt.seconds(st_)} static)." if ct_ < 0.95 * st_ else
-                      f"Here its time to first token is not clearly shorter (median {fmt.seconds(ct_)} "
-                      f"against {fmt.seconds(st_)} static)"
+                      f"{fmt.duration(ct_)} against {fmt.duration(st_)} static)." if ct_ < 0.95 * st_ else
+                      f"Here its time to first token is not clearly shorter (median {fmt.duration(ct_)} "
+                      f"against {fmt.duration(st_)} static)"
                       + (": with answers of one length and every slot busy, continuous batching admits "
                          "each arrival as a slot frees, behind the same queue." if workload == "fixed"
                          else ".")))
     m = metric_slots(5)
-    m[0].metric("All done after", fmt.seconds(run.wall_s), border=True,
+    m[0].metric("All done after", fmt.duration(run.wall_s), border=True,
                 help=f"Wall time until the last of the {run.requests.n:,} requests finishes "
                      f"({fmt.rate(run.requests_per_s, 'req/s')}).")
-    m[1].metric("TTFT p50", fmt.seconds(run.ttft_p50_s), border=True, help=define("TTFT"))
-    m[2].metric("TTFT p99", fmt.seconds(run.ttft_p99_s), border=True)
+    m[1].metric("TTFT p50", fmt.duration(run.ttft_p50_s), border=True, help=define("TTFT"))
+    m[2].metric("TTFT p99", fmt.duration(run.ttft_p99_s), border=True)
     m[3].metric("TPOT p50", fmt.seconds(run.tpot_p50_s), border=True, help=define("TPOT"))
     m[4].metric("Tok/s incl. padding", fmt.count(run.generated_tokens_per_s), border=True,
                 help="Every token the engine emitted per second, padding included (batch × steps / "

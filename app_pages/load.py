@@ -333,8 +333,8 @@ with headline:
     _compared(
         m[1],
         "p99 TTFT",
-        fmt.seconds(run.ttft_pct(99)),
-        delta=f"{other_policy}: {fmt.seconds(other.ttft_pct(99))}",
+        fmt.duration(run.ttft_pct(99)),
+        delta=f"{other_policy}: {fmt.duration(other.ttft_pct(99))}",
         help=define("TTFT"),
     )
     _compared(
@@ -441,7 +441,7 @@ def _curves_section() -> dict:
         f"and p99 TBT ≤ {fmt.seconds(tbt_s)}.",
         width="content",
     )
-    capacities = ", ".join(f"{POLICY_LABEL[p]} {caps[p]:.3g} req/s" for p in load.POLICIES)
+    capacities = ", ".join(f"{POLICY_LABEL[p]} {fmt.sig(caps[p])} req/s" for p in load.POLICIES)
     for kind, name, target_s, target_text in (("tbt", "time between tokens", tbt_s, f"{tbt_ms} ms"),
                                               ("ttft", "time to first token", ttft_s, f"{ttft_s:g} s")):
         chart(
@@ -553,14 +553,14 @@ def _prefix_section() -> tuple:
     _compared(
         pm[1],
         "p50 TTFT (prefix)",
-        fmt.seconds(p_run.ttft_pct(50)),
-        delta=f"{word}: {fmt.seconds(p_other.ttft_pct(50))}",
+        fmt.duration(p_run.ttft_pct(50)),
+        delta=f"{word}: {fmt.duration(p_other.ttft_pct(50))}",
     )
     _compared(
         pm[2],
         "p99 TTFT (prefix)",
-        fmt.seconds(p_run.ttft_pct(99)),
-        delta=f"{word}: {fmt.seconds(p_other.ttft_pct(99))}",
+        fmt.duration(p_run.ttft_pct(99)),
+        delta=f"{word}: {fmt.duration(p_other.ttft_pct(99))}",
     )
     _compared(
         pm[3],
@@ -660,7 +660,7 @@ def _split_section() -> load.Disaggregation:
         title=f"Capacity per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
         alt=f"Capacity per GPU of every prefill:decode split of {n_gpus} "
         + ("GPUs" if tp == 1 else f"instances of {tp} GPUs") + f"; best {p_best}:{d_best} at "
-        f"{v_best:.3g} req/s per GPU against {d.colocated_per_gpu:.3g} colocated.",
+        f"{fmt.sig(v_best)} req/s per GPU against {fmt.sig(d.colocated_per_gpu)} colocated.",
     )
     bound = [role for role, at in (("prefill", d.prefill_at_bound), ("decode", d.decode_at_bound)) if at]
     st.caption(

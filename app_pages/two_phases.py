@@ -107,7 +107,8 @@ with left:
         roofline, key="phases_roofline", send_first=True, legend_at="below",
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
-            f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at {float(r.decode.intensity[0]):.3g} "
+            f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at "
+            f"{fmt.sig(float(r.decode.intensity[0]))} "
             f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B "
             f"({setup.gpu.math_precision(setup.model.compute_precision).upper()} math)"
             + (f"; {len(measured)} measured engine run(s) drawn as crosses." if measured else "."),

@@ -240,7 +240,7 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
                   help=define("Goodput") + " Lowest and highest hourly value.")
         st.metric("MFU, by hour", percent_range(day.mfu.min(), day.mfu.max()), border=True)
         st.metric("Hours missing the SLO", f"{missed} of {day.n_windows}", border=True,
-                  delta=f"worst TTFT p99 {fmt.seconds(ttft_worst)}", delta_color="off", delta_arrow="off",
+                  delta=f"worst TTFT p99 {fmt.duration(ttft_worst)}", delta_color="off", delta_arrow="off",
                   help=f"Hours in which fewer than {SLO_ATTAINMENT_GOAL:.0%} of the requests that arrived "
                        f"met both targets (DistServe's attainment goal). The TTFT is the simulation's, with "
                        f"each hour {day.window_s:.2g} s long.")
@@ -254,7 +254,7 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
               f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
               f"{day.output_tok_s.min():,.0f} to {day.output_tok_s.max():,.0f} per second, MFU from "
               f"{fmt.percent(day.mfu.min())} to "
-              f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.seconds(ttft_worst)}; {missed} "
+              f"{fmt.percent(day.mfu.max())}, and TTFT p99 peaks at {fmt.duration(ttft_worst)}; {missed} "
               "hours miss the SLO.")
 
 st.subheader("What catches each failure")

@@ -168,7 +168,7 @@ def number(text: str) -> float:
 def ms(text: str) -> float:
     """A displayed duration ('948 µs', '6.32 ms', '1.2 s') in milliseconds."""
     value, unit = text.replace(",", "").split()[:2]
-    return float(value) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+    return float(value) * {"µs": 1e-3, "ms": 1.0, "s": 1e3, "min": 6e4, "h": 3.6e6}[unit]
 
 
 def open_data(at: AppTest, key: str) -> AppTest:

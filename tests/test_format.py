@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ui import format as fmt
 
@@ -35,3 +37,24 @@ def test_a_label_mid_sentence_keeps_its_acronyms(label, text):
 def test_counted_is_singular_for_one():
     assert fmt.counted(1, "sequence") == "1 sequence"
     assert fmt.counted(1024, "slot") == "1,024 slots"
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.0123, "12.3 ms"), (1.234, "1.23 s"), (999.7, "1,000 s"), (1814.2, "1,814 s"), (0.99996e-3, "1 ms"),
+    (0.9996, "1 s"), (3e-7, "0.3 µs"),
+])
+def test_seconds_never_use_exponent_notation(value, text):
+    """'All done after 1.81e+03 s' was page 01's headline at one slot: 3 significant digits, then whole
+    seconds with separators, and a unit that does not round to '1e+03 ms'."""
+    assert fmt.seconds(value) == text
+
+
+@given(st.floats(min_value=1e-6, max_value=1e9, allow_nan=False))
+def test_no_time_rate_or_size_reads_in_exponent_notation(value):
+    for text in (fmt.seconds(value), fmt.duration(value), fmt.rate(value), fmt.bytes_(value * 1e3),
+                 fmt.sig(value * 1e3), fmt.sig(value, 2)):
+        assert "e+" not in text and "e-" not in text, text
+
+
+def test_long_waits_read_in_minutes_and_hours():
+    assert fmt.duration(1814.2) == "30.2 min" and fmt.duration(5520) == "1.53 h"

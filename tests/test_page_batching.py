@@ -26,7 +26,7 @@ def gauges(at) -> tuple[float, float]:
 
 def seconds(text: str) -> float:
     value, unit = number(text), text.split()[1]
-    return value * {"µs": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+    return value * {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}[unit]
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +257,12 @@ def test_a_tie_in_time_to_first_token_is_not_called_a_win():
     assert not at.exception
     text = " ".join(c.value for c in at.caption)
     assert "win shows in the time to first token" not in text and "not clearly shorter" in text
+
+
+def test_long_runs_read_in_minutes_not_exponents():
+    """One slot and 2,000 requests take half an hour: 'All done after 30.2 min', never '1.81e+03 s'."""
+    at = open_app(PAGE, {"batching_slots": "1", "batching_requests": "2000"})
+    assert not at.exception
+    values = {m.label: m.value for m in at.metric}
+    assert values["All done after"].endswith(" min")
+    assert not any("e+" in v for v in values.values()), values

@@ -432,3 +432,16 @@ def test_the_compute_bound_thesis_closes_its_parentheses(params):
     thesis = _thesis_box(at)
     assert "compute-bound" in thesis
     assert "))" not in thesis and thesis.count("(") == thesis.count(")")
+
+
+def test_the_waterfalls_labels_never_read_in_exponent_notation():
+    """A 32k-token prefill of Llama-3.1-70B on 8 L4s takes seconds: its bars read '17,6xx ms', not
+    '1.76e+04 ms' (the labels carry the numbers, ui/fig_phases.gap_figure)."""
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B", "gpus": "8", "phases_gap": "Prefill",
+                         "phases_prompt": "32768"})
+    assert not at.exception
+    gap = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+               if "Roofline floor" in json.dumps(json.loads(c.proto.spec).get("data", [])))
+    labels = [y for trace in gap["data"] for y in trace.get("y", []) if isinstance(y, str)]
+    assert labels and any(" ms" in y for y in labels)
+    assert not any("e+" in y for y in labels), labels

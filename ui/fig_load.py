@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sim.load import Disaggregation, LoadRun, Sweep, Targets
+from ui import format as fmt
 from ui.theme import COLORS, OKABE_ITO, figure
 
 POLICY_LABEL = {
@@ -211,7 +212,7 @@ def latency_figure(
                 name=POLICY_LABEL[policy],
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
                 marker=dict(size=5),
-                hovertemplate="%{x:.3g} req/s: %{y:.3g} s<extra>" + POLICY_LABEL[policy] + "</extra>",
+                hovertemplate="%{x:,.3~r} req/s: %{y:,.3~r} s<extra>" + POLICY_LABEL[policy] + "</extra>",
             )
         )
         cap = capacities.get(policy, math.nan)
@@ -230,7 +231,7 @@ def latency_figure(
                         color=POLICY_COLOR[policy],
                         line=dict(color="white", width=1),
                     ),
-                    hovertemplate=f"capacity {cap:.3g} req/s<extra>{POLICY_LABEL[policy]}</extra>",
+                    hovertemplate=f"capacity {fmt.sig(cap)} req/s<extra>{POLICY_LABEL[policy]}</extra>",
                 )
             )
         knee = sw.knee_per_s
@@ -244,12 +245,12 @@ def latency_figure(
                     y=[float(max(y[k], 1e-4))],
                     showlegend=False,
                     marker=dict(symbol="x", size=10, color=POLICY_COLOR[policy]),
-                    hovertemplate=f"knee {knee:.3g} req/s: queueing sets the TTFT from here"
+                    hovertemplate=f"knee {fmt.sig(knee)} req/s: queueing sets the TTFT from here"
                     f"<extra>{POLICY_LABEL[policy]}</extra>",
                 )
             )
     shape, note = _hline(
-        target_s, f"target {target_s * 1e3:.0f} ms" if target_s < 1 else f"target {target_s:.3g} s"
+        target_s, f"target {target_s * 1e3:.0f} ms" if target_s < 1 else f"target {fmt.sig(target_s)} s"
     )
     name = "p99 time between tokens" if what == "tbt" else "p99 time to first token"
     note["yref"] = "y"
@@ -387,13 +388,13 @@ def disagg_figure(d: Disaggregation) -> go.Figure:
             y=values,
             marker=dict(color=colors),
             name="Disaggregated",
-            hovertemplate="%{x}: %{y:.3g} req/s per GPU<extra></extra>",
+            hovertemplate="%{x}: %{y:,.3~r} req/s per GPU<extra></extra>",
             showlegend=False,
         )
     ]
     shape, note = _hline(
         d.colocated_per_gpu,
-        f"colocated {d.colocated_per_gpu:.3g} req/s per GPU",
+        f"colocated {fmt.sig(d.colocated_per_gpu)} req/s per GPU",
         COLORS["prefill"],
         left=True,
     )

@@ -20,6 +20,7 @@ from sim.paging import (
     Comparison,
     PagingRun,
 )
+from ui import format as fmt
 from ui.theme import COLORS, OKABE_ITO, figure
 
 # A full page holds token states: blue, as "Tokens" in the ledger beside it. Two shades alternate
@@ -228,7 +229,8 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
             marker=dict(color=POLICY_COLORS[policy], size=14, line=dict(color="white", width=1.5)),
             hovertemplate=(f"<b>{POLICY_LABELS[policy]}</b>: {n:,} requests resident"
                            + (f", {b:,} decoding at once (the engine's max_num_seqs)" if capped else "")
-                           + f"<br>{rate:,.0f} tok/s, step {fit.step_s[policy] * 1e3:.3g} ms<extra></extra>"),
+                           + f"<br>{rate:,.0f} tok/s, step {fmt.sig(fit.step_s[policy] * 1e3)} ms"
+                           "<extra></extra>"),
         ))
     if measured:
         data.append(measured)
@@ -272,7 +274,7 @@ def _step_hover(sched: Schedule, n_chunks: int) -> list[str]:
                 what += f" (chunk {chunk_no} of {n_chunks}, {prefix:,} already cached)"
         else:
             what = f"{seqs} decode tokens only"
-        out.append(f"{what}<br><b>{t * 1e3:.3g} ms</b>: every decoding user waits this long for its "
+        out.append(f"{what}<br><b>{fmt.sig(t * 1e3)} ms</b>: every decoding user waits this long for its "
                    "next token")
     return out
 

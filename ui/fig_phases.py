@@ -11,6 +11,7 @@ from sim.gap import STAGES, Gap
 from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TTFTCurve, TwoPhases, roofline
+from ui import format as fmt
 from ui.theme import COLORS, OKABE_ITO, figure
 
 # The axes hold still while sliders move (FLOP/byte, log10) unless a point would fall off them: then
@@ -53,10 +54,10 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     traces = [
         dict(type="scatter", x=x, y=spec / 1e12, name=f"Roofline ({precision} spec)", mode="lines",
              line=dict(color=COLORS["roofline"], width=2),
-             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>spec</extra>"),
+             hovertemplate="%{x:,.3~r} FLOP/B → %{y:,.3~r} TFLOP/s<extra>spec</extra>"),
         dict(type="scatter", x=x, y=effective / 1e12, name="Achievable", mode="lines",
              line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
-             hovertemplate="%{x:.3g} FLOP/B → %{y:.3g} TFLOP/s<extra>achievable (with the "
+             hovertemplate="%{x:,.3~r} FLOP/B → %{y:,.3~r} TFLOP/s<extra>achievable (with the "
                            "assumptions)</extra>"),
     ]
     for name, cost, color, symbol, label in (
@@ -71,7 +72,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
             text=[name], textposition="bottom right" if name == "Decode" else "bottom left",
             textfont=dict(color=color, size=14),
-            hovertemplate=(f"<b>{label}</b><br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s achieved"
+            hovertemplate=(f"<b>{label}</b><br>%{{x:,.3~r}} FLOP/B<br>%{{y:,.3~r}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
         ))
     if measured and measured["x"]:
@@ -124,7 +125,7 @@ def busy_figure(result: TwoPhases) -> go.Figure:
             orientation="h", name=part, marker=dict(color=sel[0][4]),
             customdata=[[r[2] * 1e3, r[3] * 1e3] for r in sel],
             hovertemplate=(f"<b>{part}</b><br>%{{x:.1f}}% of the step"
-                           "<br>%{customdata[0]:.3g} ms of %{customdata[1]:.3g} ms<extra></extra>"),
+                           "<br>%{customdata[0]:,.3~r} ms of %{customdata[1]:,.3~r} ms<extra></extra>"),
         ))
     layout = dict(
         barmode="stack",
@@ -159,10 +160,11 @@ def operator_figure(result: TwoPhases) -> go.Figure:
                 op = cost.operators[name]
                 t = float(op.time_s[0] + op.launch_s[0])
                 bound = "memory" if bool(op.memory_bound[0]) else "math"
-                extra = (f"<br>{float(op.flops[0]) / 1e9:,.3g} GFLOP, {float(op.bytes[0]) / 1e6:,.4g} MB; "
+                extra = (f"<br>{fmt.sig(float(op.flops[0]) / 1e9)} GFLOP, "
+                         f"{fmt.sig(float(op.bytes[0]) / 1e6, 4)} MB; "
                          f"kernel costs {float(op.launch_s[0]) * 1e6:,.0f} µs")
             shares.append(100 * t / step if step > 0 else 0.0)
-            hover.append(f"<b>{label}</b>: {t * 1e3:.3g} ms, {100 * t / step:.1f}% of the step; "
+            hover.append(f"<b>{label}</b>: {fmt.sig(t * 1e3)} ms, {100 * t / step:.1f}% of the step; "
                          f"bound by {bound}{extra}<extra></extra>")
         traces.append(dict(
             type="bar", y=[p for p, _ in phases], x=shares, orientation="h", name=label,
@@ -190,13 +192,13 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
     gap = g.estimate_s - g.floor_s
 
     def added(v: float) -> str:
-        t = "+0 ms" if v <= 0 else "+<0.01 ms" if v < 1e-5 else f"+{v * 1e3:.2g} ms"
+        t = "+0 ms" if v <= 0 else "+<0.01 ms" if v < 1e-5 else f"+{fmt.sig(v * 1e3, 2)} ms"
         return f"{t} · {v / gap:.0%}" if gap > 0 else t
 
     # The numbers go in the axis labels, under each name (bar-end text runs off a phone's screen).
-    labels = [f"{GAP_LABELS[STAGES[0]]}<br>{g.floor_s * 1e3:.3g} ms",
+    labels = [f"{GAP_LABELS[STAGES[0]]}<br>{fmt.sig(g.floor_s * 1e3)} ms",
               *(f"{GAP_LABELS[k]}<br>{added(v)}" for k, v in steps.items()),
-              f"Model's estimate<br>{g.estimate_s * 1e3:.3g} ms"]
+              f"Model's estimate<br>{fmt.sig(g.estimate_s * 1e3)} ms"]
     values = [g.floor_s * 1e3, *(v * 1e3 for v in steps.values()), g.estimate_s * 1e3]
     measures = ["absolute", *(["relative"] * len(steps)), "total"]
     traces = [dict(
@@ -210,7 +212,7 @@ def gap_figure(g: Gap, measured_s: float | None = None, measured_label: str = "M
         err = g.estimate_s / measured_s - 1
         traces.append(dict(
             type="bar", orientation="h",
-            y=[f"{measured_label}<br>{measured_s * 1e3:.3g} ms; the model's time {err:+.0%}"],
+            y=[f"{measured_label}<br>{fmt.sig(measured_s * 1e3)} ms; the model's time {err:+.0%}"],
             x=[measured_s * 1e3], name="Measured", marker=dict(color=COLORS["text"]),
             hovertemplate="<b>%{y}</b><extra></extra>"))
     top = max(values[-1], measured_s * 1e3 if measured_s else 0.0)
@@ -231,11 +233,11 @@ def ttft_figure(curve: TTFTCurve, prompt_tokens: int, ttft_s: float,
     traces = [
         dict(type="scatter", x=x, y=y, mode="lines", name="Model: one prompt, idle server",
              line=dict(color=COLORS["prefill"], width=2.5),
-             hovertemplate="%{x:,}-token prompt: TTFT %{y:.3g} ms<extra>model</extra>"),
+             hovertemplate="%{x:,}-token prompt: TTFT %{y:,.3~r} ms<extra>model</extra>"),
         dict(type="scatter", x=[prompt_tokens], y=[ttft_s * 1e3], mode="markers", name="This prompt",
              marker=dict(symbol="diamond", size=13, color=COLORS["prefill"],
                          line=dict(color="white", width=1.5)),
-             hovertemplate="%{x:,}-token prompt: TTFT %{y:.3g} ms<extra>the slider's prompt</extra>"),
+             hovertemplate="%{x:,}-token prompt: TTFT %{y:,.3~r} ms<extra>the slider's prompt</extra>"),
     ]
     if measured:
         traces.append(measured)

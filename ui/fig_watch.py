@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import pyarrow as pa
 
 from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
+from ui import format as fmt
 from ui.format import percent, rate, seconds
 from ui.measured import conditions
 from ui.nav import SECTIONS
@@ -33,7 +34,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "output_tok_s": ("Output tok/s", lambda v: rate(v, "").strip()),
     "goodput_tok_s": ("Goodput, tok/s", lambda v: rate(v, "").strip()),
     "useful_share": ("Useful share", lambda v: percent(v, 0)),
-    "goodput_rps": ("Goodput, req/s", lambda v: f"{v:.3g}"),
+    "goodput_rps": ("Goodput, req/s", lambda v: f"{fmt.sig(v)}"),
     "slo_attainment": ("Meets SLO", lambda v: percent(v, 0)),
     "ttft_p50_s": ("TTFT p50", seconds),
     "ttft_p99_s": ("TTFT p99", seconds),
@@ -41,7 +42,7 @@ FIELDS: dict[str, tuple[str, object]] = {
     "tpot_p99_s": ("TPOT p99", seconds),
     "itl_p99_s": ("ITL p99", seconds),
     "kv_cache_use": ("KV cache holding tokens", lambda v: percent(v)),
-    "queue_depth": ("Queue", lambda v: f"{v:.3g}"),
+    "queue_depth": ("Queue", lambda v: f"{fmt.sig(v)}"),
     "preemptions": ("Preemptions", lambda v: f"{v:,.0f}"),
 }
 #: The columns of the on-screen table, in order (the CSV has every field).

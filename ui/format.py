@@ -5,15 +5,28 @@ from __future__ import annotations
 import math
 
 
+def sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, never in exponent notation: Python's ``g`` format
+    writes 999.7 as '1e+03' and 17,600 as '1.76e+04' (from there on whole numbers with separators),
+    and 0.00001234 as '1.23e-05' (written out)."""
+    text = f"{value:.{digits}g}"
+    if "e+" in text:
+        return f"{value:,.0f}"
+    if "e-" in text:  # below 1e-4: as many decimals as the significant digits need
+        return f"{value:.{digits - 1 - math.floor(math.log10(abs(value)))}f}"
+    return text
+
+
 def seconds(value_s: float) -> str:
-    """Seconds as us / ms / s with 3 significant digits."""
+    """Seconds as µs / ms / s with 3 significant digits (whole seconds with separators from 1,000 s;
+    ``duration`` for waits that may run to minutes)."""
     if not math.isfinite(value_s):
         return "n/a"
-    if value_s < 1e-3:
-        return f"{value_s * 1e6:.3g} µs"
-    if value_s < 1:
-        return f"{value_s * 1e3:.3g} ms"
-    return f"{value_s:.3g} s"
+    if value_s < 0.9995e-3:  # 999.96 µs would round to '1e+03 µs': 1 ms
+        return f"{sig(value_s * 1e6)} µs"
+    if value_s < 0.9995:
+        return f"{sig(value_s * 1e3)} ms"
+    return f"{sig(value_s)} s"
 
 
 def duration(value_s: float) -> str:
@@ -21,17 +34,15 @@ def duration(value_s: float) -> str:
     if not math.isfinite(value_s) or value_s < 60:
         return seconds(value_s)
     if value_s < 3600:
-        return f"{value_s / 60:.3g} min"
-    return f"{value_s / 3600:.3g} h"
+        return f"{sig(value_s / 60)} min"
+    return f"{sig(value_s / 3600)} h"
 
 
 def rate(value: float, unit: str = "tok/s") -> str:
     """A rate with thousands separators, 3 significant digits below 1000."""
     if not math.isfinite(value):
         return "n/a"
-    if value >= 1000:
-        return f"{value:,.0f} {unit}"
-    return f"{value:.3g} {unit}"
+    return f"{sig(value)} {unit}"
 
 
 def percent(fraction: float, digits: int = 1) -> str:
@@ -49,7 +60,7 @@ def bytes_(value_b: float) -> str:
     and ``sim.memory``'s notices count it (one unit for memory on every page)."""
     for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
         if value_b >= scale:
-            return f"{value_b / scale:.3g} {unit}"
+            return f"{sig(value_b / scale)} {unit}"
     return f"{value_b:.0f} B"
 
 

@@ -20,6 +20,7 @@ from sim.gap import Gap, explain_decode, explain_prefill
 from sim.measured import rows_for
 from sim.models import INT4_GROUP
 from sim.truth import Prediction, Row, int4_group_for, kv_policy_for, offline_run_batch, predict, row_lengths
+from ui import format as fmt
 from ui.theme import COLORS
 
 
@@ -135,7 +136,7 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
         x=[pt.intensity for pt in points], y=[pt.measured_tflops for pt in points],
         marker=dict(symbol="x", size=11, color=COLORS["text"], line=dict(width=1)),
         hovertemplate=[
-            f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:.3g}} TFLOP/s<br>"
+            f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:,.3~r}} TFLOP/s<br>"
             f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
             f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%} in {html.escape(pt.row.unit)})"
             f"<br>{_compact_gap(pt)}"
@@ -150,8 +151,9 @@ def _compact_gap(pt: MeasuredPoint) -> str:
         return ""
     g = pt.gap
     top = max(g.steps_s, key=g.steps_s.get)
-    return (f"one step: roofline floor {g.floor_s * 1e3:.3g} ms → model {g.estimate_s * 1e3:.3g} ms "
-            f"(most of it: {top}, {g.shares()[top]:.0%}) → measured {pt.measured_step_s * 1e3:.3g} ms")
+    return (f"one step: roofline floor {fmt.sig(g.floor_s * 1e3)} ms → model "
+            f"{fmt.sig(g.estimate_s * 1e3)} ms "
+            f"(most of it: {top}, {g.shares()[top]:.0%}) → measured {fmt.sig(pt.measured_step_s * 1e3)} ms")
 
 
 def summary(preds: list[Prediction], what: str = "measurement") -> str:
