@@ -20,7 +20,7 @@ from ui.nav import ALL_PAGES, HOME  # noqa: E402
 from ui.perf import SCRIPT_LOCK, freeze_startup_objects  # noqa: E402
 from ui.setup import render_setup_controls, setup_from_state, setup_read_wrong, use_setup  # noqa: E402
 from ui.state import app_rerun_requested, remember_pages  # noqa: E402
-from ui.url_check import raw_params_on_first_run, show_rejected  # noqa: E402
+from ui.url_check import STOPPED_KEY, raw_params_on_first_run, show_rejected  # noqa: E402
 from ui.watchdog import install as install_watchdog  # noqa: E402
 
 # The favicon is a file served by this server: a ":material/..." page icon is fetched from Google's font host.
@@ -56,6 +56,7 @@ def _page_body() -> None:
     # rerun runs it again without the entrypoint (Streamlit 1.67's flag; tests/browser cover it).
     page._can_be_called = True
     note_page(page.url_path)  # the pause after a page's main chart is for redraws (ui.layout)
+    st.session_state[STOPPED_KEY] = False  # stop_page sets it
     # One reader's run at a time (ui/perf.py); a page that ended early said why (ui.layout.stop_page).
     with SCRIPT_LOCK, contextlib.suppress(PageStopped):
         page.run()

@@ -105,10 +105,13 @@ except ValueError as err:  # only reachable through a direct call with bad value
 policy = "continuous" if continuous else "static"
 run = comparison.run(policy)
 other = comparison.run("static" if continuous else "continuous")
-for r_ in (run, other):  # the fullest step of either policy must fit its KV cache
-    fits_or_stop(setup, slots, peak_context_tokens(r_),
-                 f"{fmt.counted(slots, 'slot')} at the fullest step of {r_.policy} batching",
-                 levers="Lower the slots or pick a workload with shorter requests on this page")
+# The fullest step of either policy must fit its KV cache. Where it does not, the notice takes the
+# gauges' place under the toggle: on a phone the settings fill the rest of the first screen.
+with gauges:
+    for r_ in (run, other):
+        fits_or_stop(setup, slots, peak_context_tokens(r_),
+                     f"{fmt.counted(slots, 'slot')} at the fullest step of {r_.policy} batching",
+                     levers="Lower the slots or pick a workload with shorter requests on this page")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 # What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved

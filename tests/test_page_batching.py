@@ -210,6 +210,15 @@ def test_bad_url_values_fall_back_to_defaults(params):
     assert gauges(at)[1] == pytest.approx(21.6, abs=1.0)
 
 
+def _walk(node, out=None) -> list:
+    """The elements under ``node`` in page order."""
+    out = [] if out is None else out
+    for child in getattr(node, "children", {}).values():
+        out.append(child)
+        _walk(child, out)
+    return out
+
+
 def test_slots_that_do_not_fit_say_so_and_show_no_gauges():
     """64 slots of Anyscale requests need ~5 GiB of KV cache at the fullest step; an L4 serving
     Llama-3.1-8B has ~3.5 GiB left after the weights."""
@@ -217,6 +226,11 @@ def test_slots_that_do_not_fit_say_so_and_show_no_gauges():
     assert not at.exception
     assert "does not fit in memory" in at.error[0].value
     assert not at.metric and not at.get("plotly_chart")
+    # The notice sits where the gauges would, under the toggle and above the settings (on a phone the
+    # settings fill the rest of the first screen).
+    kinds = ("Toggle", "Error", "SelectSlider")
+    order = [type(e).__name__ for e in _walk(at.main) if type(e).__name__ in kinds]
+    assert order[:3] == ["Toggle", "Error", "SelectSlider"], order
     at.select_slider(key="batching_slots").set_value(8).run()
     assert not at.exception and at.metric  # 8 slots fit
 

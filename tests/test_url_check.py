@@ -109,3 +109,17 @@ def test_a_huge_link_is_shortened_and_counted():
     lines = at.code[0].value.splitlines()
     assert len(lines) == 11 and lines[-1] == "… and 20 more"
     assert max(map(len, lines)) < 200
+
+
+def test_a_page_that_stopped_at_its_memory_notice_does_not_call_its_own_settings_unknown():
+    """L4 + Llama-3.1-70B stops page 00 at its memory notice before the waterfall's Step radio: the
+    link's phases_gap=Prefill was not refused (it stays in the link and applies once the setup fits),
+    so the notice says the page stopped, not that it is no setting of this page."""
+    at = open_app("app_pages/two_phases.py", {"gpu": "L4", "model": "Llama-3.1-70B", "phases_gap": "Prefill"})
+    assert not at.exception and any("does not fit in memory" in e.value for e in at.error)
+    listed = " ".join(c.value for c in at.code)
+    assert "phases_gap=Prefill" in listed
+    assert "not a setting of this page" not in listed and "the page stopped at its notice" in listed
+    # A page that ran to its end still calls an unknown key what it is.
+    at = open_app("app_pages/two_phases.py", {"phases_nonsense": "1"})
+    assert "phases_nonsense=1 (not a setting of this page)" in " ".join(c.value for c in at.code)

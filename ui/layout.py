@@ -19,7 +19,7 @@ from ui.perf import SCRIPT_LOCK
 from ui.setup import current_setup
 from ui.state import reset_button, restore
 from ui.theme import COLORS, PLOTLY_CONFIG, Spec
-from ui.url_check import CLOSED_SECTIONS_KEY
+from ui.url_check import CLOSED_SECTIONS_KEY, STOPPED_KEY
 
 #: House CSS, one block for every page. Written here, not in .streamlit/config.toml, because it needs
 #: media queries: a compact first screen (the page's control and its result above the fold at 1280x800
@@ -116,7 +116,9 @@ class PageStopped(Exception):
 def stop_page() -> None:
     """End the page here (after it said why), but let the entrypoint finish its run: unlike
     ``st.stop()``, which ends the whole script, the shared link's notice and the watchdog still
-    come after it."""
+    come after it. The run notes it (``STOPPED_KEY``): a shared link's settings the page would have
+    drawn further down were not used, not refused (``ui.url_check``)."""
+    st.session_state[STOPPED_KEY] = True
     raise PageStopped
 
 

@@ -28,6 +28,9 @@ MAX_LISTED = 10  # settings listed in the notice; the rest are counted
 #: {widget key: section label} of the settings inside closed lazy sections (``ui.layout.lazy_section``
 #: fills it as the page runs; emptied on a session's first run, before the page).
 CLOSED_SECTIONS_KEY = "_closed_section_settings"
+#: True while the page's latest run ended early at a notice (``ui.layout.stop_page`` sets it; the
+#: entrypoint clears it before each run of the page).
+STOPPED_KEY = "_page_stopped"
 
 
 def _non_ascii_number(value: str) -> bool:
@@ -90,7 +93,10 @@ def rejected_params(raw: dict[str, list[str]]) -> list[str]:
         if key not in st.session_state:
             section = st.session_state.get(CLOSED_SECTIONS_KEY, {}).get(key)
             rejected.append(f"{shown} (in the closed section '{section}': open it to use this setting)"
-                            if section else f"{shown} (not a setting of this page)")
+                            if section else
+                            f"{shown} (not used: the page stopped at its notice before its settings; "
+                            "one of them applies once the setup fits)" if st.session_state.get(STOPPED_KEY)
+                            else f"{shown} (not a setting of this page)")
         elif key in st.query_params:
             continue  # the widget took it
         elif not (len(values) == 1 and _same(values[0], st.session_state[key])):
