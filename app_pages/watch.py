@@ -152,13 +152,16 @@ chart(views["bars"], key="watch_bars", send_first=True,
           f"({highest_out.name}).")
 with text:
     if math.isnan(cont.goodput_rps) or math.isnan(stat.goodput_rps):
-        st.caption(f"**Goodput n/a:** section 01's {BATCH_SLOTS} batching slots do not fit on this card (its "
-                   "page says by how much), so neither batching mode is run here; the scenarios that fit are "
-                   "below.")
+        st.caption("**Goodput n/a:** section 01's requests do not fit on this card, not even one slot at a "
+                   "time (its page says by how much), so neither batching mode is run here; the scenarios "
+                   "that fit are below.")
     else:
         st.caption(
             f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at "
-            f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, and the same {fmt.seconds(slo.ttft_s)} / "
+            f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, {fmt.counted(runs.slots, 'slot')}"
+            + (f" (section 01's {BATCH_SLOTS} do not fit on this card: the most, in powers of two, that do;"
+               " the rows' Open links set them)" if runs.slots != BATCH_SLOTS else "")
+            + f", and the same {fmt.seconds(slo.ttft_s)} / "
             f"{fmt.seconds(slo.tpot_s)} targets; utilization reads "
             f"{fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
         st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
@@ -376,7 +379,8 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         f"Each row runs its section's model at the settings it states (its Open link sets them): the "
         f"page's first view, except page 01's rows. Page 00's {PHASES_PROMPT:,}-token "
         f"prompt and {PHASES_CONTEXT:,} tokens of context; page 01's {BATCH_REQUESTS:,} requests "
-        f"({BATCH_WORKLOAD}) on {BATCH_SLOTS} slots; page 02's ShareGPT-like requests on this card and its "
+        f"({BATCH_WORKLOAD}) on {BATCH_SLOTS} slots (fewer where they do not fit: the largest power of "
+        f"two that does, {runs.slots} here); page 02's ShareGPT-like requests on this card and its "
         f"{CHUNK_PROMPT:,}-token prompt among {CHUNK_BATCH} decoders; page 03's default drafting method at "
         f"batch {SPEC_BATCH} and {SPEC_CONTEXT:,} tokens of context.",
         f"Section 01's rows use Poisson arrivals instead of its first view's burst, so that latency "

@@ -426,6 +426,11 @@ class ScenarioRuns:
     speculation: Speculation  # 03
 
     @property
+    def slots(self) -> int:
+        """Section 01's slots these runs use (``fitting_batch_slots``: ``BATCH_SLOTS`` where they fit)."""
+        return self.capacity.slots
+
+    @property
     def capacity_rps(self) -> float:
         """Requests per second continuous batching serves with every request queued at once."""
         return self.capacity.requests_per_s
@@ -454,24 +459,66 @@ def _check_setup(gpu, model, assumptions) -> None:
             raise ValueError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
 
 
-def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ScenarioRuns:
-    """Run every section's model at its page's defaults on this GPU and model (a few ms in all)."""
-    _check_setup(gpu, model, assumptions)
-    burst = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS)
-    capacity = simulate(gpu, model, burst, BATCH_SLOTS, "continuous", assumptions)
+def _section01_runs(gpu: GPU, model: Model, assumptions: Assumptions, slots: int) -> dict:
+    """Section 01's runs for the scenario rows on ``slots``: continuous batching's burst run (its
+    capacity), the two Poisson rates it sets, and both modes at each rate."""
+    capacity = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), slots, "continuous",
+                        assumptions)
     moderate = _pow2(MODERATE_LOAD * capacity.requests_per_s, up=False)
     high = _pow2(HIGH_LOAD * capacity.requests_per_s, up=True)
     arriving = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", moderate)
     overloading = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", high)
+    return dict(
+        capacity=capacity, moderate_rate_rps=moderate, high_rate_rps=high,
+        static=simulate(gpu, model, arriving, slots, "static", assumptions),
+        continuous=simulate(gpu, model, arriving, slots, "continuous", assumptions),
+        overload=simulate(gpu, model, overloading, slots, "continuous", assumptions),
+        overload_static=simulate(gpu, model, overloading, slots, "static", assumptions),
+    )
+
+
+def _fitting_section01_runs(gpu: GPU, model: Model, assumptions: Assumptions) -> dict:
+    """``_section01_runs`` on section 01's default ``BATCH_SLOTS`` where every run fits the card (page 01
+    shows nothing for a run that does not), else on the largest power of two below it where they all do
+    (page 01 offers powers of two: its slots setting shows the same runs); on ``BATCH_SLOTS`` where not
+    even one slot fits (the rows then say so)."""
+    requests = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS)
+    longest = int((requests.prompt_tokens + requests.output_tokens).max())
+    slots = BATCH_SLOTS
+    while slots >= 1:
+        if slots == 1:  # one slot holds one request at a time: the longest must fit (no run needed)
+            fits = memory_plan(gpu, model, 1, longest).fits
+        else:  # cheap first: continuous batching with every request queued, the slots at their fullest
+            fits = batching_fits(simulate(gpu, model, requests, slots, "continuous", assumptions), gpu, model)
+        if fits:
+            runs = _section01_runs(gpu, model, assumptions, slots)
+            if all(batching_fits(runs[k], gpu, model)
+                   for k in ("static", "continuous", "overload", "overload_static")):
+                return runs
+        slots //= 2
+    return _section01_runs(gpu, model, assumptions, BATCH_SLOTS)
+
+
+def fitting_batch_slots(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+                        ) -> tuple[int, BatchingRun]:
+    """Section 01's slots for page 04's scenario rows and its day: ``BATCH_SLOTS`` where every run of
+    section 01's rows fits the card, else the largest power of two below it where they do
+    (``BATCH_SLOTS`` where not even one slot fits: the rows say so); and continuous batching's burst
+    run on them (``ScenarioRuns.capacity``)."""
+    capacity = _fitting_section01_runs(gpu, model, assumptions)["capacity"]
+    return capacity.slots, capacity
+
+
+def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ScenarioRuns:
+    """Run every section's model at its page's defaults on this GPU and model (a few ms in all);
+    section 01's runs on the slots ``fitting_batch_slots`` gives."""
+    _check_setup(gpu, model, assumptions)
+    batching = _fitting_section01_runs(gpu, model, assumptions)
     method = spec.METHODS[spec.DEFAULT_METHOD]
     return ScenarioRuns(
         gpu=gpu, model=model, assumptions=assumptions,
         phases=two_phases(gpu, model, PHASES_PROMPT, PHASES_BATCH, PHASES_CONTEXT, assumptions),
-        capacity=capacity, moderate_rate_rps=moderate, high_rate_rps=high,
-        static=simulate(gpu, model, arriving, BATCH_SLOTS, "static", assumptions),
-        continuous=simulate(gpu, model, arriving, BATCH_SLOTS, "continuous", assumptions),
-        overload=simulate(gpu, model, overloading, BATCH_SLOTS, "continuous", assumptions),
-        overload_static=simulate(gpu, model, overloading, BATCH_SLOTS, "static", assumptions),
+        **batching,
         fit=card_fit(gpu, model, CARD_PAGE_TOKENS, CARD_MAX_OUTPUT, assumptions),
         chunked=chunked_prefill(gpu, model, assumptions=assumptions),
         speculation=spec.speculate(gpu, model, method, method.alpha, method.k, SPEC_BATCH, SPEC_CONTEXT,
@@ -506,7 +553,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
         return batching_metrics(run, slo=slo, kv_budget_bytes=kv)
 
     s, cp, fit = runs.speculation, runs.chunked, runs.fit
-    n, slots = BATCH_REQUESTS, BATCH_SLOTS
+    n, slots = BATCH_REQUESTS, runs.slots
 
     def fits(*needs: tuple[int, int], drafter=None) -> bool:
         """Every (batch, context tokens) fits on the card: the same checks each page makes before it
@@ -715,10 +762,11 @@ def dashboard_day(
     seed: int = DAY_SEED,
 ) -> DashboardDay:
     """A seeded day: Poisson arrivals whose rate follows ``diurnal_load`` (constant within a window),
-    section 01's workload and 64 continuous-batching slots, run by section 01's ``simulate``.
+    section 01's workload and continuous batching on the scenario rows' slots (``fitting_batch_slots``:
+    64 where they fit), run by section 01's ``simulate``.
 
-    ``capacity`` is continuous batching's burst run at section 01's defaults (``ScenarioRuns.capacity``);
-    None runs it. The window length is set so that ``n_requests`` arrive over the day on average, so the
+    ``capacity`` is continuous batching's burst run on those slots (``ScenarioRuns.capacity``); None
+    runs it. The window length is set so that ``n_requests`` arrive over the day on average, so the
     run costs the same on any GPU.
     """
     _check_setup(gpu, model, assumptions)
@@ -728,8 +776,7 @@ def dashboard_day(
     peak = check_float("peak", peak, low, DAY_LOAD_RANGE[1])
     seed = check_int("seed", seed, *SEED_RANGE)
     if capacity is None:
-        capacity = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), BATCH_SLOTS,
-                            "continuous", assumptions)
+        capacity = fitting_batch_slots(gpu, model, assumptions)[1]
     cap_tok_s = flat_out_tok_s(capacity)
     cap = cap_tok_s / float(capacity.requests.output_tokens.mean())  # requests/s, flat out
     hours = np.arange(n_windows) * 24 / n_windows
@@ -748,7 +795,7 @@ def dashboard_day(
     wl = BATCH_WORKLOADS[BATCH_WORKLOAD]
     req = make_requests(wl.prompt.sample(np.random.default_rng([seed, 0]), n),
                         wl.output.sample(np.random.default_rng([seed, 1]), n), arrival)
-    run = simulate(gpu, model, req, BATCH_SLOTS, "continuous", assumptions)
+    run = simulate(gpu, model, req, capacity.slots, "continuous", assumptions)
 
     # Per-step quantities, spread evenly over each step, summed per window.
     cost, start = run.cost, run.step_start_s

@@ -154,10 +154,10 @@ def test_the_day_keeps_its_queue_and_its_capacity_line_above_what_it_delivers():
 
 
 def test_a_setup_whose_batching_does_not_fit_says_so_and_shows_no_day():
-    """gpt-oss-120b MXFP4 on one H100 leaves about half a GiB of KV cache: section 01's 64 slots do not
-    fit, so the batching goodput is n/a with the reason, the ratios that need it say n/a (never
-    "infinite"), and the simulated day, which runs those slots, is replaced by what does not fit."""
-    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM"})
+    """Llama-3.1-70B FP8 on one H100 leaves about 0.3 GiB of KV cache: not even one slot holds
+    section 01's longest request, so the batching goodput is n/a with the reason, the ratios that need
+    it say n/a (never "infinite"), and the simulated day is replaced by what does not fit."""
+    at = open_app(PAGE, {"model": "Llama-3.1-70B", "weights": "fp8", "gpu": "H100 SXM"})
     _ok(at)
     assert metric(at, "Goodput, continuous") == "n/a"
     assert any(c.value.startswith("**Goodput n/a:**") for c in at.caption)
@@ -170,16 +170,16 @@ def test_a_setup_whose_batching_does_not_fit_says_so_and_shows_no_day():
     labels = [m.label for m in at.metric]
     assert "Hours missing the SLO" not in labels and "Utilization, by hour" not in labels
     # On two GPUs everything fits: the day and both goodputs are back.
-    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM", "gpus": "2"})
+    at = open_app(PAGE, {"model": "Llama-3.1-70B", "weights": "fp8", "gpu": "H100 SXM", "gpus": "2"})
     _ok(at)
     assert not at.error and _hours_missing(at) >= 0
     assert all(v > 0 for v in _slo_goodput(at))
 
 
 def test_an_alert_whose_scenario_did_not_run_is_not_called_quiet():
-    """Where a scenario does not fit (gpt-oss-120b on one H100: static and continuous batching), its
-    alert has no reading: the failures table says it did not run instead of "quiet"."""
-    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM"})
+    """Where a scenario does not fit (Llama-3.1-70B FP8 on one H100: static and continuous batching),
+    its alert has no reading: the failures table says it did not run instead of "quiet"."""
+    at = open_app(PAGE, {"model": "Llama-3.1-70B", "weights": "fp8", "gpu": "H100 SXM"})
     _ok(at)
     table = at.table[0].value.set_index("Alert")
     padding = next(v for k, v in table["Value in the scenario"].items() if "useful share" in k)
@@ -245,3 +245,14 @@ def test_a_low_utilization_reading_is_not_called_near_100():
     assert "reads close to 100% whether" not in text and "a visible share" in text
     assert "reads close to 100% whether" in " ".join(m.value for m in open_app("app_pages/watch.py").markdown)
     assert not any("dashboard reads only" in c.value for c in open_app(None).caption)
+
+
+def test_batching_that_fits_on_fewer_slots_runs_there_and_says_so():
+    """gpt-oss-120b MXFP4 on one H100 holds 8 of section 01's slots, not 64: the goodputs and the day
+    run on 8, the caption says why, and the rows' Open links carry the slots to page 01."""
+    at = open_app(PAGE, {"model": "gpt-oss-120b", "weights": "mxfp4", "gpu": "H100 SXM"})
+    _ok(at)
+    assert all(v > 0 for v in _slo_goodput(at)) and not at.error
+    assert any("8 slots (section 01's 64 do not fit on this card" in c.value for c in at.caption)
+    assert all("batching_slots=8" in link for link in at.dataframe[0].value["Open it"]
+               if "continuous-batching" in link)

@@ -318,13 +318,17 @@ def test_slo_changes_only_which_requests_count():
 
 def test_a_setup_a_page_refuses_is_blank_in_its_row():
     """Each row is blank exactly where its page shows no numbers (``sim.memory``): a model whose
-    weights leave no room for a KV cache blanks every row; on an L4, page 01's 64 slots and page 02's
-    long prompt among 32 decoders do not fit, the single-user rows do."""
+    weights leave no room for a KV cache blanks every row; on an L4, page 02's long prompt among 32
+    decoders does not fit, the single-user rows and page 01's rows (on fewer slots) do; on one H100,
+    Llama-3.1-70B FP8 leaves no slot for page 01's longest request."""
     assert all(math.isnan(r.metrics.utilization_gpu) for r in scenarios(H100, LLAMA70))
     l4 = {r.key: r.metrics for r in scenarios(GPUS["L4"], LLAMA8)}
     blank = {k for k, m in l4.items() if math.isnan(m.utilization_gpu)}
-    assert {"static", "continuous", "overload", "unchunked", "chunked"} <= blank
-    assert not blank & {"batch1", "plain", "speculative", "reserved", "paged"}
+    assert {"unchunked", "chunked"} <= blank
+    assert not blank & {"batch1", "plain", "speculative", "reserved", "paged", "static", "continuous"}
+    fp8 = {r.key: r.metrics for r in scenarios(H100, LLAMA70.with_precision("fp8", "bf16"))}
+    fp8_blank = {k for k, m in fp8.items() if math.isnan(m.utilization_gpu)}
+    assert {"static", "continuous", "overload"} <= fp8_blank
 
 
 def test_scenarios_follow_the_gpu():
@@ -470,3 +474,40 @@ def test_the_speculative_row_reads_higher_than_plain_decode(gpu):
         plain, specd = rows["plain"].utilization_gpu, rows["speculative"].utilization_gpu
         if not (math.isnan(plain) or math.isnan(specd)):
             assert specd > plain, name
+
+
+@pytest.mark.parametrize(("gpu", "model", "weights"), [
+    ("H100 SXM", "Llama-3.1-8B", None), ("L4", "Llama-3.1-8B", None), ("L4", "Mistral-7B", None),
+    ("H100 SXM", "Llama-3.1-70B", "fp8"), ("A100 80GB SXM", "Llama-3.1-70B", None),
+])
+def test_section_01s_rows_run_on_the_most_slots_that_fit(gpu, model, weights):
+    """Page 04's batching rows and its day follow page 01's 64 slots where both modes fit the card,
+    else the largest power of two that does (L4 + an 8B model, A100 + Llama-3.1-70B: setups whose rows
+    used to read n/a); where even one slot cannot fit, 64 and the rows say so."""
+    from sim.memory import memory_plan
+    from sim.metrics import BATCH_SLOTS, batching_fits, fitting_batch_slots
+
+    g, m = GPUS[gpu], MODELS[model]
+    if weights:
+        m = m.with_precision(weights, m.kv_dtype)
+    slots, capacity = fitting_batch_slots(g, m)
+    assert capacity.slots == slots and slots & (slots - 1) == 0 and 1 <= slots <= BATCH_SLOTS
+    requests = sample_requests("anyscale", 1000)
+    if not memory_plan(g, m, 1, int((requests.prompt_tokens + requests.output_tokens).max())).fits:
+        # Not even one slot holds the workload's longest request (H100 + Llama-3.1-70B FP8 leaves
+        # ~0.3 GiB of KV cache): 64 slots, and the rows say so rather than pricing it.
+        assert slots == BATCH_SLOTS
+        rows = {r.key: r.metrics for r in measure(scenario_runs(g, m))}
+        assert np.isnan(rows["continuous"].goodput_rps) and np.isnan(rows["static"].goodput_rps)
+        return
+    if slots < BATCH_SLOTS:  # the next power of two up does not fit, in one mode or the other
+        assert not all(batching_fits(simulate(g, m, requests, slots * 2, mode), g, m)
+                       for mode in ("static", "continuous"))
+    runs = scenario_runs(g, m)
+    assert runs.slots == slots
+    for run in (runs.static, runs.continuous):
+        assert run.slots == slots and batching_fits(run, g, m)
+    rows = {r.key: r.metrics for r in measure(runs)}
+    assert np.isfinite(rows["continuous"].goodput_rps) and np.isfinite(rows["static"].goodput_rps)
+    day = dashboard_day(g, m, capacity=runs.capacity)
+    assert day.run.slots == slots

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pyarrow as pa
 
-from sim.metrics import ALERTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
+from sim.metrics import ALERTS, BATCH_SLOTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
 from ui import format as fmt
 from ui.format import percent, rate, seconds
 from ui.measured import conditions
@@ -67,6 +67,8 @@ def row_settings(runs: ScenarioRuns) -> dict[str, tuple[str, dict[str, str]]]:
     (none: the page's first view). The page then shows the row's numbers (tests/test_consistency.py)."""
     page = {s.number: s.url_path for s in SECTIONS}
     poisson = {"batching_load": "Poisson arrivals"}
+    if runs.slots != BATCH_SLOTS:  # the default's slots do not fit this card: the rows' own
+        poisson["batching_slots"] = str(runs.slots)
     return {
         "batch1": (page["00"], {}),
         "static": (page["01"], {**poisson, "batching_rate": f"{runs.moderate_rate_rps:g}"}),
@@ -118,12 +120,15 @@ def spread(rows: list[Scenario], field: str) -> tuple[float, float]:
 
 
 def percent_range(lo: float, hi: float) -> str:
-    """'87–99%' (one percent sign, so a metric stays short)."""
-    return f"{percent(lo, 0).rstrip('%')}–{percent(hi, 0)}"
+    """'87–99%' (one percent sign, so a metric stays short); '98%' where both ends read the same."""
+    low, high = percent(lo, 0), percent(hi, 0)
+    return high if low == high else f"{low.rstrip('%')}–{high}"
 
 
 def count_range(lo: float, hi: float) -> str:
-    return f"{lo:,.0f}–{hi:,.0f}"
+    """'1,200–4,800'; '1,200' where both ends read the same."""
+    low, high = f"{lo:,.0f}", f"{hi:,.0f}"
+    return high if low == high else f"{low}–{high}"
 
 
 def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Figure:
