@@ -164,6 +164,18 @@ with text:
             + f", and the same {fmt.seconds(slo.ttft_s)} / "
             f"{fmt.seconds(slo.tpot_s)} targets; utilization reads "
             f"{fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
+        fastest_tpot_s = runs.phases.decode_step_s  # one user's decode step: no request's TPOT is shorter
+        if fastest_tpot_s > slo.tpot_s:
+            st.caption(
+                f"**No request can meet the {fmt.seconds(slo.tpot_s)} TPOT target here:** one decode step "
+                f"takes {fmt.seconds(fastest_tpot_s)} even for a single user at {PHASES_CONTEXT:,} tokens "
+                "of context (page 00: every step reads the weights it uses), so goodput is near zero "
+                "whatever the scheduler does: the only requests that count are the few with a single "
+                "output token. "
+                + (f"Raise the TPOT target past {fmt.seconds(fastest_tpot_s)} to see goodput, or pick "
+                   "smaller weights or a faster card in the sidebar."
+                   if fastest_tpot_s < SLO_TPOT_RANGE_S[1] else
+                   "Pick smaller weights, more GPUs or a faster card in the sidebar."))
         st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
                                          "static batching": stat.output_tok_s})
                    + " The GPUs are paid for while they wait for requests, so the cost follows the load.")

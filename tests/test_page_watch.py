@@ -256,3 +256,15 @@ def test_batching_that_fits_on_fewer_slots_runs_there_and_says_so():
     assert any("8 slots (section 01's 64 do not fit on this card" in c.value for c in at.caption)
     assert all("batching_slots=8" in link for link in at.dataframe[0].value["Open it"]
                if "continuous-batching" in link)
+
+
+def test_a_tpot_target_below_one_decode_step_is_named_as_the_reason_goodput_is_near_zero():
+    """Llama-3.1-8B BF16 on an L4 takes ~67 ms a decode step even for one user: under the 50 ms TPOT
+    target no request with more than one token counts, and the page says so with the way out."""
+    at = open_app(PAGE, {"gpu": "L4"})
+    _ok(at)
+    (note,) = [c.value for c in at.caption if c.value.startswith("**No request can meet the 50 ms TPOT")]
+    assert "Raise the TPOT target past" in note
+    at = open_app(PAGE, {"gpu": "L4", "watch_tpot": "100"})
+    assert not any("No request can meet" in c.value for c in at.caption)
+    assert not any("No request can meet" in c.value for c in open_app(PAGE).caption)
