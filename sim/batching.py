@@ -142,7 +142,7 @@ WORKLOADS: dict[str, Workload] = {
                  "illustrative (long tails in both, like ShareGPT conversations); not a measured trace"),
         Workload("fixed", "Equal lengths (control)",
                  Lengths("fixed", 512, 512, 512), Lengths("fixed", 128, 128, 128),
-                 "control case: with identical lengths static batching wastes nothing"),
+                 "control case: with identical lengths static batching wastes nothing on padding"),
     )
 }
 DEFAULT_WORKLOAD = "anyscale"
@@ -358,6 +358,17 @@ class Comparison:
 
     def run(self, policy: str) -> BatchingRun:
         return self.continuous if policy == "continuous" else self.static
+
+    def behind(self) -> tuple[str, ...]:
+        """The modes whose queue grows through the run (``BatchingRun.keeps_up``). Continuous batching
+        falling behind takes static with it where static finishes no sooner: on the same arrivals and
+        slots static batching serves no more than continuous (its slots pad or idle where continuous
+        refills them), so it cannot clear a backlog continuous cannot; its own TTFT trend can miss the
+        growth, its waits being long from the start (a batch waits for the one before)."""
+        static = not self.static.keeps_up or (not self.continuous.keeps_up
+                                              and self.static.wall_s >= self.continuous.wall_s)
+        return tuple(p for p, late in (("static", static), ("continuous", not self.continuous.keeps_up))
+                     if late)
 
 
 # ---------------------------------------------------------------------------------------------------
