@@ -124,7 +124,7 @@ cont, stat = by_key["continuous"], by_key["static"]
 
 def _tok_s(value: float) -> str | None:
     """A goodput's tokens a second under its metric (none where the scenario did not run)."""
-    return None if math.isnan(value) else f"{fmt.count(value)} tok/s"
+    return None if math.isnan(value) else fmt.rate(value, "tok/s")
 
 
 with metric_row():
@@ -163,7 +163,8 @@ with text:
                " the rows' Open links set them)" if runs.slots != BATCH_SLOTS else "")
             + f", and the same {fmt.seconds(slo.ttft_s)} / "
             f"{fmt.seconds(slo.tpot_s)} targets; utilization reads "
-            f"{fmt.percent(stat.utilization_gpu, 0)} and {fmt.percent(cont.utilization_gpu, 0)}.")
+            f"{fmt.percent(cont.utilization_gpu, 0)} continuous and {fmt.percent(stat.utilization_gpu, 0)} "
+            "static.")
         fastest_tpot_s = runs.phases.decode_step_s  # one user's decode step: no request's TPOT is shorter
         if fastest_tpot_s > slo.tpot_s:
             st.caption(
@@ -186,11 +187,11 @@ with text:
     `utilization.gpu`, the number `nvidia-smi` and most GPU dashboards show, as the share of time in
     which *one or more kernels* was executing. A serving engine launches kernels back to back, so the
     number reads {"close to 100%" if util_lo >= BUSY_UTILIZATION else
-                  f"{util_lo:.0%}–{util_hi:.0%} here (steps this short leave the host's time between them "
-                  "a visible share)"} whether the tensor cores deliver **{fmt.percent(mfu_lo)}** of what they
-    could or **{fmt.percent(mfu_hi)}**. Below, every scenario of this article is measured with the same
-    ruler, a simulated day of traffic is read out as a dashboard would read it, and each failure gets
-    the metric that catches it, with an alert rule.
+                  f"{percent_range(util_lo, util_hi)} here (steps this short leave the host's time "
+                  "between them a visible share)"} whether the tensor cores deliver
+    **{fmt.percent(mfu_lo)}** of what they could or **{fmt.percent(mfu_hi)}**. Below, every scenario of
+    this article is measured with the same ruler, a simulated day of traffic is read out as a dashboard
+    would read it, and each failure gets the metric that catches it, with an alert rule.
     """)
 
     st.subheader("Every scenario, one ruler")
@@ -239,9 +240,10 @@ flat out at {DAY_QUIETEST_HOUR + 12:02d}:00. This is what three panels of a dash
 hour by hour. Shaded hours have requests waiting.
 
 **What the simulation compresses.** Simulating a real day would take millions of requests, so each
-hour is simulated as **{day.window_s:.2g} s** of traffic at that hour's rate, in one run: the queue an
-hour leaves behind is there at the start of the next. A queue grows for {day.window_s:.2g} s an hour
-here, not 3,600: its waits stay seconds. Over real hours the same overload would leave about
+hour is simulated as **{fmt.seconds(day.window_s)}** of traffic at that hour's rate, in one run: the queue
+an hour leaves behind is there at the start of the next. A queue grows for {fmt.seconds(day.window_s)} an
+hour here, not 3,600 s, so its waits stay far shorter than an hour's would (the worst hour's p99 TTFT:
+{fmt.duration(day.worst_ttft_p99_s)}). Over real hours the same overload would leave about
 **{day.real_time_backlog.max():,.0f}** requests waiting, about **{fmt.duration(day.real_time_worst_wait_s)}**
 each (a fluid estimate: the backlog grows by the excess of arrivals over capacity, hour by hour).
 """)
@@ -258,7 +260,7 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
                   delta=f"worst TTFT p99 {fmt.duration(ttft_worst)}", delta_color="off", delta_arrow="off",
                   help=f"Hours in which fewer than {SLO_ATTAINMENT_GOAL:.0%} of the requests that arrived "
                        f"met both targets (DistServe's attainment goal). The TTFT is the simulation's, with "
-                       f"each hour {day.window_s:.2g} s long.")
+                       f"each hour {fmt.seconds(day.window_s)} long.")
         st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
                   help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
                        "backlog / capacity). The backlog and the capacity both scale with the card's "
@@ -285,56 +287,90 @@ fr = views["failures"]
 missed = [f for f, v in zip(fr["Failure"], fr["Fires there"], strict=True) if v == "no"]
 stuck = [f for f, v in zip(fr["Failure"], fr["Fires after the fix"], strict=True) if v == "yes"]
 if missed or stuck:
+    inverted = [f for f in missed if f in stuck]  # quiet where it shows and firing after the fix
     st.caption(
         "On this setup the starting thresholds miss: "
-        + "; ".join([*(f"quiet where it shows, *{fmt.sentence_case(f)}*" for f in missed),
-                     *(f"still firing after the fix, *{fmt.sentence_case(f)}*" for f in stuck)])
-        + ". The metrics still move the right way between the two columns; the thresholds are starting "
-        "points to tune to your hardware and targets"
+        + "; ".join([*(f"quiet where it shows, *{fmt.sentence_case(f)}*" for f in missed
+                       if f not in inverted),
+                     *(f"still firing after the fix, *{fmt.sentence_case(f)}*" for f in stuck
+                       if f not in inverted),
+                     *(f"the wrong way round (quiet where it shows and firing after the fix), "
+                       f"*{fmt.sentence_case(f)}*" for f in inverted)])
+        + ". The thresholds are starting points to tune to your hardware and targets"
         + ((f" (on {setup.model.tp} GPUs a step's all-reduces and launches take a share of its time, so "
-            "each GPU's MBU reads lower than one GPU's would)." if setup.model.tp > 1 else
+            "each GPU's MBU reads lower than one GPU's would)" if setup.model.tp > 1 else
             " (here batch-1 decode leaves host time and kernel launches that no DRAM counter sees, so "
-            "its MBU reads under the threshold)." )
-           if any("starved by memory" in f.lower() for f in missed) else "."))
+            "its MBU reads under the threshold)")
+           if any("starved by memory" in f.lower() for f in missed) else "")
+        + (": a mixture of experts' bigger batch touches more of its experts, so after the fix a step "
+           "reads more bytes and MBU climbs with it." if setup.model.n_experts and inverted else "."))
 
-lowest = min(rows, key=lambda r: r.metrics.utilization_gpu)
+lowest = min((r for r in rows if math.isfinite(r.metrics.utilization_gpu)),
+             key=lambda r: r.metrics.utilization_gpu)  # the page stops where no row runs (the weights)
+
+
+def _ran(*keys: str) -> bool:
+    """Whether every one of these rows ran on this card (a row its page refuses is blank)."""
+    return not any(math.isnan(by_key[k].output_tok_s) for k in keys)
 
 
 def _ratio(a: str, b: str, field: str) -> str:
     x, y = getattr(by_key[a], field), getattr(by_key[b], field)
-    if math.isnan(x) or math.isnan(y):
-        return "n/a (it does not fit on this card)"
     return f"**{x / y:,.1f}×**" if y > 0 else "**∞**"
 
 
+def _per_s(rate: float) -> str:
+    return f"{rate:g} request{'' if rate == 1 else 's'} a second"
+
+
+cont_m, stat_m = by_key["continuous"], by_key["static"]
 # Static batching past what it can serve at these arrivals: its goodput is the few requests that beat
 # the queue, and falls toward 0 the longer the run, so a ratio to it says how long the run was.
-static_behind = (not runs.static.keeps_up and runs.continuous.keeps_up  # and both ran (fit the card)
-                 and not math.isnan(by_key["static"].goodput_rps + by_key["continuous"].goodput_rps))
-if static_behind:
-    batching_txt = (f"continuous over static batching on the same arrivals: static cannot keep up with "
-                    f"{runs.moderate_rate_rps:g} requests/s (its queue grows for the whole run, so its "
-                    f"goodput, **{fmt.rate(by_key['static'].goodput_rps, 'req/s')}**, only falls the "
-                    f"longer it runs), while continuous batching serves "
-                    f"**{fmt.rate(by_key['continuous'].goodput_rps, 'req/s')}** within the targets")
+static_behind = not runs.static.keeps_up and runs.continuous.keeps_up
+fixes, not_run = [], []
+if not _ran("continuous", "static"):
+    not_run.append("section 01's batching")
+elif cont_m.slo_attainment < SLO_ATTAINMENT_GOAL:  # the fix does not meet the targets either
+    fixes.append(f"continuous over static batching on the same arrivals is no fix for these targets: "
+                 f"continuous batching meets them for only {fmt.percent(cont_m.slo_attainment, 0)} of its "
+                 f"requests (static {fmt.percent(stat_m.slo_attainment, 0)}), so goodput is near zero "
+                 "either way")
+elif static_behind:
+    fixes.append(f"continuous over static batching on the same arrivals: static cannot keep up with "
+                 f"{_per_s(runs.moderate_rate_rps)} (its queue grows for the whole run, so its goodput, "
+                 f"**{fmt.rate(stat_m.goodput_rps, 'req/s')}**, only falls the longer it runs), while "
+                 f"continuous batching serves **{fmt.rate(cont_m.goodput_rps, 'req/s')}** within the targets")
 else:
-    batching_txt = (f"continuous over static batching on the same arrivals, goodput "
-                    f"{_ratio('continuous', 'static', 'goodput_rps')} (requests meeting the targets)")
-spec_gain = by_key["speculative"].output_tok_s / by_key["plain"].output_tok_s
-spec_txt = (f"**{spec_gain:.2f}×**" if 0.9 <= spec_gain <= 1.1 and not math.isnan(spec_gain)
-            else _ratio("speculative", "plain", "output_tok_s"))  # two decimals near 1×
+    fixes.append(f"continuous over static batching on the same arrivals, goodput "
+                 f"{_ratio('continuous', 'static', 'goodput_rps')} (requests meeting the targets)")
+if _ran("paged", "reserved"):
+    fixes.append("paged over reserved KV on the same card, output "
+                 + _ratio("paged", "reserved", "output_tok_s"))
+else:
+    not_run.append("section 02's card")
+if _ran("speculative", "plain"):
+    spec_gain = by_key["speculative"].output_tok_s / by_key["plain"].output_tok_s
+    spec_txt = f"**{spec_gain:.2f}×**" if 0.9 <= spec_gain <= 1.1 else _ratio("speculative", "plain",
+                                                                               "output_tok_s")
+    fixes.append(f"speculative over plain decode for one user, output {spec_txt}" if spec_gain >= 1.0 else
+                 f"speculative decoding for one user is no fix here (output {spec_txt}: page 03 says why)")
+else:
+    not_run.append("section 03's speculative decoding")
+if _ran("unchunked", "chunked"):
+    fixes.append(f"chunking cuts the worst inter-token gap {_ratio('unchunked', 'chunked', 'itl_p99_s')}")
+else:
+    not_run.append("section 02's long prompt")
+fixes_txt = ("; ".join(fixes[:-1]) + "; and " + fixes[-1] if len(fixes) > 1 else "".join(fixes))
+not_run_list = " and ".join(not_run) if len(not_run) < 3 else ", ".join(not_run[:-1]) + " and " + not_run[-1]
+compared = ("Compared like for like, on the same demand and the same GPU, the fixes move what users get: "
+            + fixes_txt + (f" ({not_run_list} did not fit on this card)" if not_run else "") + "."
+            if fixes else f"None of the like-for-like comparisons fits on this card ({not_run_list}).")
 st.info(
     "**Why an observability company cares.** Utilization answers one question, *is a kernel "
     "running?*, and on a serving GPU the answer is "
     + ("nearly always yes" if util_lo >= BUSY_UTILIZATION else "mostly yes")
-    + f": **{util_lo:.0%}–{util_hi:.0%}** "
-    f"across every scenario here. Compared like for like, on the same demand and the same GPU, the fixes "
-    f"move what users get: {batching_txt}; paged over reserved "
-    f"KV on the same card, output {_ratio('paged', 'reserved', 'output_tok_s')}; "
-    + (f"speculative over plain decode for one user, output {spec_txt}" if not spec_gain < 1.0 else
-       f"speculative decoding for one user is no fix here (output {spec_txt}: page 03 says why)")
-    + f"; and chunking cuts the "
-    f"worst inter-token gap {_ratio('unchunked', 'chunked', 'itl_p99_s')}. The lowest utilization "
+    + f": **{percent_range(util_lo, util_hi)}** "
+    f"across every scenario here. {compared} The lowest utilization "
     f"reading ({lowest.metrics.utilization_gpu:.0%}, {lowest.name}) says nothing about work either: "
     "it comes from the host time between many short steps. The story is in other signals: tensor and "
     "DRAM activity say whether the chip is starved or busy; the engine's KV-cache, queue and latency "
