@@ -268,6 +268,16 @@ def gib(n_bytes: float) -> float:
     return n_bytes / GiB
 
 
+def amount(n_bytes: float) -> str:
+    """Memory as a notice writes it: GiB to one decimal from 1 GiB, MiB below (a shortfall of a few
+    MiB read '0.0 GiB short'), KiB below 1 MiB."""
+    if n_bytes >= GiB:
+        return f"{gib(n_bytes):,.1f} GiB"
+    if n_bytes >= 2**20:
+        return f"{n_bytes / 2**20:,.0f} MiB"
+    return f"{n_bytes / 2**10:,.0f} KiB"
+
+
 def describe(plan: MemoryPlan) -> str:
     """One plain sentence: what does not fit, by how much, and the largest setup that does."""
     if not plan.weights_fit:
@@ -290,6 +300,6 @@ def describe(plan: MemoryPlan) -> str:
             f"Not even one sequence of {plan.context_tokens:,} tokens fits; the longest context for "
             f"one is {plan.context_for_bytes(plan.kv_budget_bytes):,} tokens.")
     return (f"Batch {plan.batch:,} at {plan.context_tokens:,} tokens of context needs "
-            f"{gib(plan.kv_bytes):,.1f} GiB of KV cache, but only {gib(plan.kv_budget_bytes):,.1f} GiB "
+            f"{amount(plan.kv_bytes)} of KV cache, but only {amount(plan.kv_budget_bytes)} "
             f"is left on {plan.where} after the weights and the engine's start-up reserve: "
-            f"{gib(plan.shortfall_bytes):,.1f} GiB short. {tail}")
+            f"{amount(plan.shortfall_bytes)} short. {tail}")

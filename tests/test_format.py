@@ -58,3 +58,18 @@ def test_no_time_rate_or_size_reads_in_exponent_notation(value):
 
 def test_long_waits_read_in_minutes_and_hours():
     assert fmt.duration(1814.2) == "30.2 min" and fmt.duration(5520) == "1.53 h"
+
+
+def test_a_small_memory_shortfall_is_not_read_as_zero_gib():
+    """gpt-oss-120b MXFP4 on one H100 misses the chat workload's longest request by a few MiB: the
+    notice said '0.0 GiB short' (it is 152 KiB)."""
+    from sim.hardware import GPUS
+    from sim.memory import amount, describe, memory_plan
+    from sim.models import MODELS
+
+    assert amount(5 * 2**20) == "5 MiB" and amount(1.5 * 2**30) == "1.5 GiB" and amount(3000) == "3 KiB"
+    m = MODELS["gpt-oss-120b"].with_precision("mxfp4", "bf16")
+    plan = memory_plan(GPUS["H100 SXM"], m, 1, 16_457)
+    assert not plan.fits and plan.weights_fit
+    text = describe(plan)
+    assert "0.0 GiB" not in text and "KiB short" in text  # 5 tokens of KV cache: 152 KiB

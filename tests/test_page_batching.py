@@ -224,7 +224,7 @@ def test_slots_that_do_not_fit_say_so_and_show_no_gauges():
     Llama-3.1-8B has ~3.5 GiB left after the weights."""
     at = open_app(PAGE, {"gpu": "L4"})
     assert not at.exception
-    assert "does not fit in memory" in at.error[0].value
+    assert "not fit in memory" in at.error[0].value
     assert not at.metric and not at.get("plotly_chart")
     # The notice sits where the gauges would, under the toggle and above the settings (on a phone the
     # settings fill the rest of the first screen).
@@ -321,3 +321,14 @@ def test_a_later_first_token_under_continuous_batching_is_said_and_explained():
     caption = _caption(at, "Under arrivals")
     assert "continuous batching's first token comes later" in caption
     assert "not clearly shorter" not in caption
+
+
+def test_a_notice_blames_the_pages_settings_where_they_are_what_does_not_fit():
+    """B200 + Llama-3.1-70B holds the model and a batch, but not 64 static slots of this workload: the
+    page's own settings are what does not fit, so the lead says so; an L4 cannot hold the weights at
+    all, and there the setup does not fit."""
+    at = open_app(PAGE, {"gpu": "B200", "model": "Llama-3.1-70B"})
+    lead = at.error[0].value
+    assert lead.startswith("**These settings do not fit in memory") and "This setup" not in lead
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert at.error[0].value.startswith("**This setup does not fit in memory")

@@ -70,7 +70,7 @@ def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
     at.select_slider(key="phases_context").set_value(32768).run()
     assert not at.exception
     text = at.error[0].value
-    assert "does not fit in memory" in text and "GiB short" in text
+    assert "not fit in memory" in text and "GiB short" in text
     assert "The largest batch that fits at 32,769 tokens is 13." in text
     assert not at.metric
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})

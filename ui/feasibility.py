@@ -22,9 +22,13 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
-    lead = ("This section's scenario does not fit in memory on this setup, so the section shows no "
-            "numbers for it." if section else "This setup does not fit in memory, so no numbers are "
-            "shown for it.")
+    if section:
+        lead = ("This section's scenario does not fit in memory on this setup, so the section shows no "
+                "numbers for it.")
+    elif plan.weights_fit and levers:  # the page's own settings ask for too much, not the sidebar's setup
+        lead = "These settings do not fit in memory on this setup, so no numbers are shown for them."
+    else:
+        lead = "This setup does not fit in memory, so no numbers are shown for it."
     st.error(f"**{lead}** {what}: " + describe(plan), icon=":material/memory_alt:")
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "

@@ -109,7 +109,7 @@ def test_a_page_that_stops_early_still_names_the_bad_settings(page: Page, stream
     shows, after it, as it does on every page."""
     open_page(page, streamlit_server.url, "two-phases",
               "phases_batch=1024&phases_context=32768&" + urlencode([("gpu", INJECTIONS[0])]))
-    expect(page.get_by_text("This setup does not fit in memory")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text("These settings do not fit in memory")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator(".st-key-url_notice")).to_be_visible(timeout=TIMEOUT_MS)
     expect_no_live_markup(page)
     expect_no_exception(page)
