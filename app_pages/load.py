@@ -48,6 +48,8 @@ SHAREGPT = PAGING_WORKLOADS["sharegpt"]  # page 02's ShareGPT means, which this 
 FIXED = (1024, 128)
 #: Requests of the runs behind the curves and the capacity search (each point is one run).
 SEARCH_REQUESTS = 600
+#: Requests of the run that confirms a capacity found on the short runs (the headline's default).
+CONFIRM_REQUESTS = 2000
 #: Requests of the prefix-caching runs.
 PREFIX_REQUESTS = 600
 PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom": "Custom"}
@@ -171,13 +173,15 @@ def _policy_capacity(
     """The capacity (requests/s) of a policy: the load curve's runs bracket it, then
     ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk)
-    return load.capacity_in_sweep(
-        _setup.gpu,
-        _setup.model,
-        sw,
-        load.Targets(ttft_s, tbt_s),
-        chunk_tokens=chunk,
-        assumptions=_setup.assumptions,
+    targets = load.Targets(ttft_s, tbt_s)
+    cap = load.capacity_in_sweep(
+        _setup.gpu, _setup.model, sw, targets, chunk_tokens=chunk, assumptions=_setup.assumptions
+    )
+    # Confirmed on a run of the headline's default length: the sweep's short runs can meet the targets
+    # just above what the GPU sustains, before their backlog builds (load.sustained_capacity).
+    return load.sustained_capacity(
+        _setup.gpu, _setup.model, cap, _stream(workload, CONFIRM_REQUESTS, 1.0), policy, targets,
+        chunk_tokens=chunk, assumptions=_setup.assumptions,
     ).rate_per_s
 
 
@@ -256,7 +260,8 @@ load_pct = settings.select_slider(
     width=230,
     help="Poisson arrivals at this share of the saturation estimate (the caption gives it in "
     "requests/s): the mean prompt at a 2,048-token chunk's cost a token plus the mean output at the "
-    "largest batch's decode cost. An upper estimate: batches are rarely that full.",
+    "largest batch's decode cost. A scale, not a bound: a policy may serve somewhat more (prefill-first's "
+    "larger steps) or much less.",
 )
 workload = settings.radio(
     "Lengths",
@@ -359,7 +364,8 @@ with headline:
         f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
         f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)} (goodput: each "
         f"request's TTFT and mean TPOT against them); "
-        f"{run.preemptions} preemptions, {int(run.rejected.sum())} rejected (too long for the KV cache)."
+        f"{fmt.counted(run.preemptions, 'preemption')}, {int(run.rejected.sum()):,} rejected (too long "
+        "for the KV cache)."
     )
     if not run.steady():
         st.caption(
@@ -376,26 +382,32 @@ with headline:
             + ". Lower the rate to see it in steady state.")
 
 long_rid, users = timeline_users(run)
-chart(
-    view(
-        "timeline",
-        (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk), tbt_s),
-        lambda: timeline_figure(run, long_rid, users, tbt_s),
-    ),
-    key="load_timeline",
-    title=f"{POLICY_LABEL[policy]}: the tokens of {len(users)} users as a long prompt arrives",
-    alt=f"A tick for each token of {len(users)} users around the arrival of a "
-    f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt under {POLICY_LABEL[policy]}; p99 time "
-    f"between tokens {fmt.seconds(run.tbt_pct(99))}.",
-)
-st.caption(
-    "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
-    "token that came later than the TBT target after the one before. Prefill-first: one "
-    "step carries the whole prompt, and every user's next token waits for it, and for the prompts that "
-    "arrived meanwhile, which run first too. Chunked: the prompt "
-    "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
-    "waits, and the new prompt waits for the whole batch instead."
-)
+if users:
+    chart(
+        view(
+            "timeline",
+            (key, policy, workload, n_requests, load_pct, _chunk(policy, chunk), tbt_s),
+            lambda: timeline_figure(run, long_rid, users, tbt_s),
+        ),
+        key="load_timeline",
+        title=f"{POLICY_LABEL[policy]}: the tokens of {fmt.counted(len(users), 'user')} as a long prompt "
+              "arrives",
+        alt=f"A tick for each token of {fmt.counted(len(users), 'user')} around the arrival of a "
+        f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt under {POLICY_LABEL[policy]}; p99 time "
+        f"between tokens {fmt.seconds(run.tbt_pct(99))}.",
+    )
+    st.caption(
+        "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
+        "token that came later than the TBT target after the one before. Prefill-first: one "
+        "step carries the whole prompt, and every user's next token waits for it, and for the prompts that "
+        "arrived meanwhile, which run first too. Chunked: the prompt "
+        "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
+        "waits, and the new prompt waits for the whole batch instead."
+    )
+else:  # nobody decodes when the long prompt arrives: there is no stall to draw
+    st.caption(f"At this rate no one is decoding when the longest prompt arrives under "
+               f"{POLICY_LABEL[policy].lower()}, so there is no stall to draw: raise the arrival rate to see "
+               "who waits for whom.")
 
 def _measured_note(setup) -> str:
     """The online runs measured on this setup, named with the model's error: they report a mean
@@ -432,9 +444,9 @@ def _curves_section() -> dict:
     caps, sweeps = _caps(), _sweeps()
     st.metric(
         "Capacity",
-        fmt.rate(caps[policy], "req/s") if caps[policy] > 0 else "none",
+        _held(caps[policy]),
         border=True,
-        delta=f"{other_policy}: {fmt.rate(caps[other_policy], 'req/s')}",
+        delta=f"{other_policy}: {_held(caps[other_policy])}",
         delta_color="off",
         delta_arrow="off",
         help=define("Capacity") + f" Here: {POLICY_LABEL[policy].lower()}, p99 TTFT ≤ {fmt.seconds(ttft_s)} "
@@ -492,8 +504,11 @@ def _curves_section() -> dict:
         f"**{fmt.percent(pf.utilization_gpu)}** under prefill-first and "
         f"**{fmt.percent(ch.utilization_gpu)}** with chunked prefill. The p99 time between tokens is "
         f"**{fmt.seconds(pf.tbt_pct(99))}** against "
-        f"**{fmt.seconds(ch.tbt_pct(99))}**, and the load each holds within the targets is "
-        f"**{fmt.rate(caps['prefill-first'], 'req/s')}** against **{fmt.rate(caps['chunked'], 'req/s')}**"
+        f"**{fmt.seconds(ch.tbt_pct(99))}**, and "
+        + ("neither holds any load within the targets here"
+           if max(caps["prefill-first"], caps["chunked"]) <= 0 else
+           f"the load each holds within the targets is **{_held(caps['prefill-first'])}** against "
+           f"**{_held(caps['chunked'])}**")
         + ((f": here chunked prefill holds less, since one {chunk:,}-token chunk step alone takes "
             f"{fmt.seconds(chunk_step_s)}, past the {fmt.seconds(tbt_s)} TBT target: every chunk stalls "
             "every decoding user, where prefill-first stalls them once a prompt. "
@@ -509,6 +524,18 @@ def _curves_section() -> dict:
         icon=":material/lightbulb:",
     )
     return sweeps
+
+
+def _held(rate_per_s: float) -> str:
+    """A rate held within the targets: 'none' where no rate is (one word wherever a 0 would show)."""
+    return fmt.rate(rate_per_s, "req/s") if rate_per_s > 0 else "none"
+
+
+def _role_holds(rate_per_s: float, at_bound: bool, target: str) -> str:
+    """What one role's GPU holds within its target, for the split's caption."""
+    if rate_per_s <= 0:
+        return f"meets the {target} target at no rate here"
+    return f"holds {'at most ' if at_bound else ''}{fmt.rate(rate_per_s, 'req/s')} within the {target} target"
 
 
 def _cap_text(cap: tuple[float, bool]) -> str:
@@ -625,11 +652,12 @@ def _split_section() -> load.Disaggregation:
     )
     p_best, d_best, v_best = d.best
     dm = metric_slots(4)
-    dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}", border=True)
-    ceiling = d.prefill_at_bound or d.decode_at_bound
+    # No split meets the targets at any rate: no best split either (an argmax over zeros).
+    dm[0].metric("Best split (P : D)", f"{p_best} : {d_best}" if v_best > 0 else "none", border=True)
+    ceiling = (d.prefill_at_bound or d.decode_at_bound) and v_best > 0
     dm[1].metric(
         "Per GPU, split",
-        ("≤ " if ceiling else "") + fmt.rate(v_best, "req/s"),
+        ("≤ " if ceiling else "") + fmt.rate(v_best, "req/s") if v_best > 0 else "none",
         border=True,
         help="Capacity per GPU of the best split (after DistServe's per-GPU goodput): min(P × prefill rate, "
              "D × decode rate) / (P + D), each role's rate its capacity within its target"
@@ -638,7 +666,7 @@ def _split_section() -> load.Disaggregation:
     )
     dm[2].metric(
         "Per GPU, colocated",
-        fmt.rate(d.colocated_per_gpu, "req/s"),
+        fmt.rate(d.colocated_per_gpu, "req/s") if d.colocated_per_gpu > 0 else "none",
         border=True,
         help=f"One {'GPU' if tp == 1 else f'instance of {tp} GPUs'} doing both under "
              f"{POLICY_LABEL[colocated_policy].lower()}, meeting both targets"
@@ -664,11 +692,10 @@ def _split_section() -> load.Disaggregation:
     )
     bound = [role for role, at in (("prefill", d.prefill_at_bound), ("decode", d.decode_at_bound)) if at]
     st.caption(
-        f"A prefill-only GPU holds {'at most ' if d.prefill_at_bound else ''}"
-        f"{fmt.rate(d.prefill_per_gpu, 'req/s')} within the TTFT target; a decode-only GPU "
-        f"{'at most ' if d.decode_at_bound else ''}{fmt.rate(d.decode_per_gpu, 'req/s')} within the TBT "
-        "target. A split serves what its slower pool serves, min(P × prefill rate, D × decode rate), over "
-        "P + D " + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
+        f"A prefill-only GPU {_role_holds(d.prefill_per_gpu, d.prefill_at_bound, 'TTFT')}; a decode-only "
+        f"GPU {_role_holds(d.decode_per_gpu, d.decode_at_bound, 'TBT')}. A split serves what its slower "
+        "pool serves, min(P × prefill rate, D × decode rate), over P + D "
+        + ("GPUs." if tp == 1 else f"instances of {tp} GPUs (rates per GPU).")
         + ("" if not bound else
            f" The {' and '.join(bound)} rate{'s are' if len(bound) > 1 else ' is'} the GPU's throughput "
            f"bound{'s' if len(bound) > 1 else ''} (every step at its fullest: "

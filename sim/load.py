@@ -1050,6 +1050,32 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
     return Capacity(lo, bracket, tuple(tested), False)
 
 
+def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
+                       *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
+                       assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = 0.93,
+                       tries: int = 6) -> Capacity:
+    """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
+    run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
+    from it can sit above a rate at which the longer run's queue grows. From ``cap``'s rate down by
+    ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs; where none does,
+    the last rate tried, not confirmed). A capacity of 0 stays 0."""
+    check_int("tries", tries, 1, 40)
+    check_float("step", step, 0.5, 0.99)
+    if cap.rate_per_s <= 0:
+        return cap
+    base = stream.n / float(stream.arrival_s[-1])
+    tested, rate = list(cap.tested), cap.rate_per_s
+    for i in range(tries):
+        run = simulate(gpu, model, stream.at_rate(rate, base), policy, chunk_tokens=chunk_tokens,
+                       prefix_caching=prefix_caching, assumptions=assumptions)
+        met = run.meets(targets)
+        tested.append((rate, met))
+        if met or i == tries - 1:
+            return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
+        rate *= step
+    raise AssertionError("unreachable")
+
+
 @dataclass(frozen=True)
 class Sweep:
     """One policy's runs of the same requests at each arrival rate: latency against load, and (given

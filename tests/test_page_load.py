@@ -219,7 +219,7 @@ def test_a_role_at_its_throughput_bound_is_given_as_at_most():
     at = open_app(PAGE, {"load_show_split": "true"})
     assert not at.exception
     (caption,) = [c.value for c in at.caption if c.value.startswith("A prefill-only GPU holds")]
-    assert "a decode-only GPU at most 46.1 req/s" in caption and "a ceiling" in caption
+    assert "a decode-only GPU holds at most 46.1 req/s" in caption and "a ceiling" in caption
 
 
 def test_the_knee_is_a_bracket_and_a_slow_chunk_is_named():
@@ -234,3 +234,51 @@ def test_the_knee_is_a_bracket_and_a_slow_chunk_is_named():
     box = next(i.value for i in at.info if "The dashboard reads" in i.value)
     assert "one 512-token chunk step alone takes 120 ms, past the 100 ms TBT target" in box
     assert "re-reads the weights" not in box
+
+
+def test_a_capacity_is_confirmed_on_a_run_as_long_as_the_headlines():
+    """Llama-3.2-1B, strict targets, chunked prefill in 4,096-token chunks: the 600-request runs met the
+    targets at 136 req/s, but a 2,000-request run at 128 req/s (the headline at 120 %) grows its queue.
+    The capacity is confirmed on a run of the headline's length, so it sits below that rate."""
+    params = {"model": "Llama-3.2-1B", "load_preset": "450 ms / 40 ms", "load_policy": "Chunked prefill",
+              "load_chunk": "4096"}
+    at = open_app(PAGE, {**params, "load_show_curves": "true"})
+    assert not at.exception
+    capacity = number(metric(at, "Capacity"))
+    at = open_app(PAGE, {**params, "load_rate": "120"})
+    assert any("is past what it serves at this rate" in c.value for c in at.caption)
+    rate = number(next(c.value for c in at.caption if "requests at **" in c.value).split("**")[1])
+    assert capacity < rate
+
+
+def test_no_rate_held_reads_none_everywhere_and_no_best_split_is_named():
+    """A100, strict targets, chunked prefill in 4,096-token chunks: no rate meets the p99 targets for
+    either policy or either role; the page says 'none' (not '0 req/s' beside it, nor a 'best' split of
+    zeros)."""
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "load_preset": "450 ms / 40 ms",
+                         "load_policy": "Chunked prefill", "load_chunk": "4096", "load_show_curves": "true",
+                         "load_show_split": "true"})
+    assert not at.exception
+    values = {m.label: (m.value, m.proto.delta) for m in at.metric}
+    assert values["Capacity"] == ("none", "prefill-first: none")
+    assert values["Best split (P : D)"][0] == "none" and values["Per GPU, split"][0] == "none"
+    text = " ".join([*(c.value for c in at.caption), *(i.value for i in at.info)])
+    assert " 0 req/s" not in text and "≤ 0" not in text
+    assert "meets the TTFT target at no rate here" in text
+
+
+def test_counts_are_singular_for_one():
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "Qwen3-30B-A3B"})
+    text = " ".join(c.value for c in at.caption)
+    assert "1 preemptions" not in text and "1 users" not in text and "0 users" not in text
+
+
+def test_no_decoding_user_means_no_stall_chart_but_a_sentence():
+    """L4 + Qwen3-30B-A3B INT4 at 10 % of saturation with fixed lengths: nobody decodes when the longest
+    prompt arrives; the page says so instead of drawing 'the tokens of 0 users'."""
+    at = open_app(PAGE, {"gpu": "L4", "model": "Qwen3-30B-A3B", "weights": "int4",
+                         "load_workload": "Fixed 1,024 → 128", "load_rate": "10"})
+    assert not at.exception
+    assert any(c.value.startswith("At this rate no one is decoding") for c in at.caption)
+    assert len(at.get("plotly_chart")) == 0  # the timeline is the only chart above the closed sections
+    assert len(open_app(PAGE).get("plotly_chart")) == 1
