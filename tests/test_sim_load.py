@@ -484,3 +484,22 @@ def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, 
     assert load.throughput_bound(g, m, stream, "prefill") >= scale
     if (gpu, model) == ("H100 SXM", "Llama-3.1-8B"):
         assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(46.1, rel=0.01)
+
+
+def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
+    """Llama-3.2-1B on an H100, strict targets, chunked prefill in 4,096-token chunks: 600-request runs
+    meet the targets above the rate a 2,000-request run sustains; ``sustained_capacity`` steps down
+    until the longer run meets them too, and never raises a capacity or revives a 0."""
+    model, targets = MODELS["Llama-3.2-1B"], load.Targets(0.45, 0.04)
+    short, long_ = load.make_stream(600, 1.0), load.make_stream(2000, 1.0)
+    sat = load.saturation_rate(H100, model, short)
+    sw = load.sweep(H100, model, short, "chunked", [sat * f for f in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5)],
+                    chunk_tokens=4096)
+    cap = load.capacity_in_sweep(H100, model, sw, targets, chunk_tokens=4096)
+    confirmed = load.sustained_capacity(H100, model, cap, long_, "chunked", targets, chunk_tokens=4096)
+    assert confirmed.rate_per_s < cap.rate_per_s  # the short runs' figure did not last
+    base = long_.n / float(long_.arrival_s[-1])
+    run = load.simulate(H100, model, long_.at_rate(confirmed.rate_per_s, base), "chunked", chunk_tokens=4096)
+    assert run.meets(targets)  # its p99 targets, and its queue steady within the slack meets allows
+    zero = load.Capacity(0.0, (1.0, 2.0), (), False)
+    assert load.sustained_capacity(H100, model, zero, long_, "chunked", targets) is zero
