@@ -141,7 +141,9 @@ with results:
                   help="At the sidebar's assumptions, at each run's own conditions.")
         in_sample = hasattr(result, "fitted") and len(result.rows) <= len(result.fitted)
         st.metric("After the fit", fmt.percent(median_fit) if median_fit is not None else "–", border=True,
-                  delta="as many assumptions as rows" if in_sample and median_fit is not None else None,
+                  delta=(f"{fmt.counted(len(result.fitted), 'assumption')} on "
+                         f"{fmt.counted(len(result.rows), 'row')}"
+                         if in_sample and median_fit is not None else None),
                   delta_color="off", delta_arrow="off",
                   help="Median |error| with the fitted assumptions, on the same rows they were fitted to"
                        + (f": {len(result.fitted)} free assumptions and {len(result.rows)} row(s) can match "

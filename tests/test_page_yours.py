@@ -152,11 +152,12 @@ def test_a_fitted_value_on_a_bound_is_named_and_the_table_is_rounded():
 
 def test_a_fit_with_as_many_assumptions_as_rows_says_so():
     """One TPOT row and two free assumptions: 'After the fit' read 0.05 % against 59 % before, in-sample.
-    The metric says the fit had as many assumptions as rows, and its help why that is no evidence."""
+    The metric says how many assumptions the fit had on how many rows (it said 'as many assumptions as
+    rows' with 2 on 1), and its help why that is no evidence."""
     at = open_app(PAGE)
     at.text_area(key="yours_text").set_value(
         (FIXTURES / "vllm_serve_summary.txt").read_text(encoding="utf-8")).run()
     assert not at.exception
     m = next(x for x in at.metric if x.label == "After the fit")
     assert metric(at, "Rows read") == "1"
-    assert m.delta == "as many assumptions as rows" and "no evidence" in m.help
+    assert m.delta == "2 assumptions on 1 row" and "no evidence" in m.help
