@@ -123,3 +123,13 @@ def test_a_page_that_stopped_at_its_memory_notice_does_not_call_its_own_settings
     # A page that ran to its end still calls an unknown key what it is.
     at = open_app("app_pages/two_phases.py", {"phases_nonsense": "1"})
     assert "phases_nonsense=1 (not a setting of this page)" in " ".join(c.value for c in at.code)
+
+
+def test_a_default_given_by_its_label_is_not_called_invalid():
+    """A radio with a format_func is written in a link by its label: load_policy=Prefill-first is the
+    default, dropped from the URL as defaults are, and must not read as 'not a valid value; using
+    prefill-first'. A label that is no option still is named."""
+    at = open_app("app_pages/load.py", {"load_policy": "Prefill-first"})
+    assert not at.exception and not at.code
+    at = open_app("app_pages/load.py", {"load_policy": "Nonsense"})
+    assert "load_policy=Nonsense (not a valid value" in " ".join(c.value for c in at.code)

@@ -65,6 +65,22 @@ def raw_params_on_first_run() -> dict[str, list[str]] | None:
     return raw
 
 
+def _url_text(key: str, value) -> str | None:
+    """``value`` as the widget keyed ``key`` writes it in a link, through the widget's own serializer
+    (a radio or select box with a ``format_func`` writes its label: "Prefill-first" for "prefill-first");
+    None where Streamlit's session state does not say (its internals are read defensively)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        state = get_session_state()._state
+        widget_id = state._key_id_mapper.get_id_from_key(key)
+        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+        text = meta.serializer(value) if meta is not None else None
+    except Exception:  # a missing internal only loses this refinement
+        return None
+    return text if isinstance(text, str) else None
+
+
 def _same(raw: str, value) -> bool:
     if isinstance(value, bool):  # a toggle's or an expander's "false" / "true"
         return raw.strip().lower() == str(value).lower()
@@ -99,7 +115,8 @@ def rejected_params(raw: dict[str, list[str]]) -> list[str]:
                             else f"{shown} (not a setting of this page)")
         elif key in st.query_params:
             continue  # the widget took it
-        elif not (len(values) == 1 and _same(values[0], st.session_state[key])):
+        elif not (len(values) == 1 and (_same(values[0], st.session_state[key])
+                                         or values[0] == _url_text(key, st.session_state[key]))):
             rejected.append(f"{shown} (not a valid value; using {_short(str(st.session_state[key]))})")
     return rejected
 
