@@ -49,6 +49,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
     # The achievable line flattens at its own knee (its GEMM rate / its bandwidth): the page's
     # compute-bound verdicts are against it, so it is drawn where it differs from the spec ridge.
     show_knee = result.knee_apart != 0
+    lines_lo, lines_hi = (min(ridge, knee), max(ridge, knee)) if show_knee else (ridge, ridge)
     precision = gpu.math_precision(model.compute_precision).upper()
     # Plain dicts through ui.theme.figure (one unvalidated build; graph objects cost ~30 ms a rerun).
     traces = [
@@ -70,7 +71,10 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
             type="scatter", x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label,
             mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
-            text=[name], textposition="bottom right" if name == "Decode" else "bottom left",
+            # Left of the marker where a knee or ridge line lies just right of it (the label ran over
+            # the knee's line on a phone), else right of it.
+            text=[name], textposition=("bottom left" if lines_lo / 4 <= float(cost.intensity[0]) < lines_hi
+                                       else "bottom right"),
             textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:,.3~r}} FLOP/B<br>%{{y:,.3~r}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
@@ -79,9 +83,11 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         traces.append(measured)
     note = dict(showarrow=False, font=dict(color=COLORS["muted"]))
     layout = dict(
-        shapes=[dict(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
+        # The lines stop just above the roof: the "memory-bound" / "compute-bound" labels above it
+        # cross their x on a phone.
+        shapes=[dict(type="line", x0=ridge, x1=ridge, y0=10**y_lo, y1=10 ** (top + 0.15), yref="y",
                      line=dict(color=COLORS["muted"], width=1, dash="dot"))]
-        + ([dict(type="line", x0=knee, x1=knee, y0=0, y1=1, yref="paper",
+        + ([dict(type="line", x0=knee, x1=knee, y0=10**y_lo, y1=10 ** (top + 0.15), yref="y",
                  line=dict(color=COLORS["muted"], width=1, dash="dash"))] if show_knee else []),
         annotations=[
             # right of the ridge line, under the flat roof where nothing is plotted; three short

@@ -134,7 +134,8 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
     return dict(
         type="scatter", mode="markers", name="Measured (engines)",
         x=[pt.intensity for pt in points], y=[pt.measured_tflops for pt in points],
-        marker=dict(symbol="x", size=11, color=COLORS["text"], line=dict(width=1)),
+        # A thin cross: the model's point under it stays visible (a solid x hid the decode dot).
+        marker=dict(symbol="x-thin", size=13, color=COLORS["text"], line=dict(width=2, color=COLORS["text"])),
         hovertemplate=[
             f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:,.3~r}} TFLOP/s<br>"
             f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
