@@ -1064,16 +1064,16 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     if cap.rate_per_s <= 0:
         return cap
     base = stream.n / float(stream.arrival_s[-1])
-    tested, rate = list(cap.tested), cap.rate_per_s
-    for i in range(tries):
-        run = simulate(gpu, model, stream.at_rate(rate, base), policy, chunk_tokens=chunk_tokens,
+    tested = list(cap.tested)
+    rates = cap.rate_per_s * step ** np.arange(tries)
+    for rate in rates:
+        run = simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
                        prefix_caching=prefix_caching, assumptions=assumptions)
-        met = run.meets(targets)
-        tested.append((rate, met))
-        if met or i == tries - 1:
-            return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
-        rate *= step
-    raise AssertionError("unreachable")
+        tested.append((float(rate), run.meets(targets)))
+        if tested[-1][1]:
+            break
+    rate = tested[-1][0]  # the first confirmed, or the last tried
+    return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
 
 
 @dataclass(frozen=True)
