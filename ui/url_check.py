@@ -25,6 +25,7 @@ _RAW = "_url_raw"  # the first run's parameters, until the notice is worked out
 _NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
 MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
 MAX_LISTED = 10  # settings listed in the notice; the rest are counted
+FIRST_SHOWN = 3  # of those, shown before the notice's "more" expander
 #: {widget key: section label} of the settings inside closed lazy sections (``ui.layout.lazy_section``
 #: fills it as the page runs; emptied on a session's first run, before the page).
 CLOSED_SECTIONS_KEY = "_closed_section_settings"
@@ -171,4 +172,10 @@ def show_rejected(raw: dict[str, list[str]] | None, container, page: str = "") -
         with container.container(key="url_notice"):
             st.warning("This link had settings that could not be used, so their defaults are shown:",
                        icon=":material/link_off:")
-            st.code(notice_lines(rejected), language=None, wrap_lines=True)
+            lines = notice_lines(rejected).split("\n")
+            # The first few in view, the rest folded: a link with ten bad settings filled a phone's
+            # whole first screen above the page.
+            st.code("\n".join(lines[:FIRST_SHOWN]), language=None, wrap_lines=True)
+            if len(lines) > FIRST_SHOWN:
+                with st.expander(f"{len(rejected) - FIRST_SHOWN} more", key="url_notice_more"):
+                    st.code("\n".join(lines[FIRST_SHOWN:]), language=None, wrap_lines=True)
