@@ -180,11 +180,15 @@ else:
     m = metric_slots(3)
     def _batch_help(policy: str) -> str:
         n, b = fit.batch[policy], fit.run_batch[policy]
+        if not b:
+            return (f"No request fits: each holds {fit.slots_per_request[policy]:,.0f} token slots, the KV "
+                    f"cache {fit.kv_budget_tokens:,.0f}.")
         return (f"Batch {b:,}" + (f" (of the {n:,} that fit: vLLM runs at most {fit.max_seqs:,} at once, its "
                                   "max_num_seqs on this GPU)" if b < n else "")
                 + f": one decode step takes {fmt.seconds(fit.step_s[policy])}.")
 
-    m[0].metric("Decode throughput, reserved", fmt.rate(fit.tokens_per_s["reserved"]), border=True,
+    m[0].metric("Decode throughput, reserved",
+                fmt.rate(fit.tokens_per_s["reserved"]) if fit.batch["reserved"] else "none fit", border=True,
                 help=_batch_help("reserved"))
     m[1].metric("Decode throughput, paged", fmt.rate(fit.tokens_per_s["paged"]), border=True,
                 delta=f"{fit.throughput_gain:.2f}×" if fit.batch["reserved"] else None, delta_color="off",
@@ -241,18 +245,36 @@ else:
                    "size) a decode step runs without graphs and every kernel pays its launch: where that "
                    "costs more than the larger batch gains, the curve dips (section 00 shows the same).")
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
-    if fit.capped:
+    uncapped_gain = fit.uncapped_paged_tokens_per_s / fit.tokens_per_s["paged"]
+    if not fit.batch["reserved"]:
+        st.caption(f"**Only paging serves this card.** Reserving for the maximum fits no request: each "
+                   f"reserves {fit.slots_per_request['reserved']:,.0f} token slots, and the KV cache holds "
+                   f"{fit.kv_budget_tokens:,.0f}. Paged, {fmt.counted(fit.batch['paged'], 'request')} fit "
+                   f"and decode at {fmt.rate(fit.tokens_per_s['paged'])}.")
+    elif fit.capped and uncapped_gain >= 1.1:
         st.caption(f"**More fit than the engine runs.** Paging fits {fmt.count(fit.batch['paged'])} requests "
                    f"here and reserving {fmt.count(fit.batch['reserved'])}, but vLLM decodes at most "
                    f"{fit.max_seqs:,} at once (its max_num_seqs on this GPU): the rest wait in memory, so "
                    f"paging buys {fit.throughput_gain:.2f}× the tokens per second, not "
-                   f"{fit.batch_gain:.1f}×. A deployment can raise the cap.")
-    elif fit.batch["reserved"] and fit.batch["paged"] > ridge and fit.throughput_gain < 1.5:
+                   f"{fit.batch_gain:.1f}×. A deployment can raise the cap: with all "
+                   f"{fmt.count(fit.batch['paged'])} decoding, {fmt.rate(fit.uncapped_paged_tokens_per_s)}.")
+    elif fit.batch["paged"] > min(ridge, cb) and fit.throughput_gain < 1.5:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
-                   f"{fit.throughput_gain:.2f}× the tokens per second here: past about {ridge:,.0f} "
-                   "sequences the weight GEMMs turn compute-bound, and each extra sequence brings its "
-                   "own math and its own KV reads. Paging pays where the KV budget is tight: a bigger "
-                   "model, a smaller card, longer requests.")
+                   f"{fit.throughput_gain:.2f}× the tokens per second here: past about "
+                   f"{min(ridge, cb):,.0f} sequences the "
+                   + ("weight GEMMs turn" if ridge <= cb else "decode step turns")
+                   + " compute-bound, and each extra sequence brings its own math and its own KV reads"
+                   + (f" (vLLM also decodes at most {fit.max_seqs:,} at once, but with all "
+                      f"{fmt.count(fit.batch['paged'])} decoding it would gain only {uncapped_gain:.2f}×)"
+                      if fit.capped else "")
+                   + ". Paging pays where the KV budget is tight: a bigger model, a smaller card, longer "
+                   "requests.")
+    elif fit.run_batch["paged"] > cb:
+        st.caption(f"The payoff compounds with section 01: paging lets more requests be resident and "
+                   f"continuous batching keeps their slots full. Here {fit.batch_gain:.1f}× the requests "
+                   f"buy {fit.throughput_gain:.2f}× the tokens per second: decode is bound by reading the "
+                   f"weights only up to about {cb:,.0f} sequences at this context, and past that each "
+                   "extra sequence brings its own math.")
     else:
         st.caption("The payoff compounds with section 01: paging lets more requests be resident, "
                    "continuous batching keeps their slots full, and decode, bound by reading the weights "

@@ -444,6 +444,9 @@ class CardFit:
     curve_tokens_per_s: np.ndarray  # decode throughput at each, tokens/s
     compute_bound_batch: float  # decode batch where math catches up with memory (inf: never)
     max_seqs: int = 10**9  # requests the engine runs at once (vLLM's max_num_seqs for the GPU)
+    #: decode throughput with every request that fits paged decoding at once (no max_num_seqs cap),
+    #: tokens/s: what raising the cap would buy
+    uncapped_paged_tokens_per_s: float = math.nan
 
     @property
     def run_batch(self) -> dict[str, int]:
@@ -525,11 +528,10 @@ def card_fit(
     top = max(batch["paged"], 1)
     curve = np.unique(np.geomspace(1, 2 * top, 64).round().astype(np.int64))
     # One cost call: the curve, then the two operating points.
-    cost: StepCost = decode_step_cost(
-        gpu, model, np.concatenate([curve, [run["reserved"], run["paged"]]]), context, assumptions)
+    points = np.concatenate([curve, [run["reserved"], run["paged"], batch["paged"]]])
+    cost: StepCost = decode_step_cost(gpu, model, points, context, assumptions)
     n = curve.size
-    rate = np.divide(np.concatenate([curve, [run["reserved"], run["paged"]]]), cost.time_s,
-                     out=np.zeros(n + 2), where=cost.time_s > 0)
+    rate = np.divide(points, cost.time_s, out=np.zeros(n + 3), where=cost.time_s > 0)
     return CardFit(
         gpu_name=gpu.name, model_name=model.name, memory_utilization=float(memory_utilization),
         memory_bytes=memory, weight_bytes=model.served_weight_bytes, kv_budget_bytes=budget,
@@ -539,5 +541,5 @@ def card_fit(
         tokens_per_s={"reserved": float(rate[n]), "paged": float(rate[n + 1])},
         curve_batch=curve, curve_tokens_per_s=rate[:n],
         compute_bound_batch=compute_bound_batch(gpu, model, context, assumptions),
-        max_seqs=max_seqs,
+        max_seqs=max_seqs, uncapped_paged_tokens_per_s=float(rate[n + 2]),
     )

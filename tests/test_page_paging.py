@@ -294,3 +294,36 @@ def test_a_prompt_that_fits_one_chunk_is_not_said_to_shorten_the_gap():
     assert gap.proto.delta == "same: one chunk holds the prompt"
     at = open_app(PAGE)  # the defaults: an 8k prompt in chunks of 512
     assert next(m for m in at.metric if m.label == "Worst gap, chunked").proto.delta.endswith("× shorter")
+
+
+def _card_caption(at) -> str:
+    starts = ("**More fit", "**Only paging", "Paging fits", "The payoff compounds")
+    return next(c.value for c in at.caption if c.value.startswith(starts))
+
+
+def test_the_cap_is_blamed_only_where_raising_it_would_pay():
+    """H200 + Llama-3.1-8B: 1,750 fit paged, vLLM decodes 1,024, but with all 1,750 decoding the
+    compute-bound step gains ~1 %: no 'raise the cap'. Llama-3.2-1B on 8 H100s stays memory-bound far
+    past the cap: there raising it would pay, and the page says by how much."""
+    caption = _card_caption(open_app(PAGE, {"gpu": "H200 SXM"}))
+    assert "raise the cap" not in caption and "compute-bound" in caption and "would gain only" in caption
+    caption = _card_caption(open_app(PAGE, {"model": "Llama-3.2-1B", "gpus": "8"}))
+    assert caption.startswith("**More fit than the engine runs.**") and "with all 35,205 decoding" in caption
+
+
+def test_a_paged_batch_past_the_crossover_is_not_called_bound_by_the_weights():
+    """MI300X + Llama-3.1-70B: paging decodes 244, the step is compute-bound from 143."""
+    at = open_app(PAGE, {"gpu": "MI300X", "model": "Llama-3.1-70B"})
+    caption = _card_caption(at)
+    assert "bound by reading the weights once per step" not in caption
+    assert "only up to about 143 sequences" in caption
+
+
+def test_a_card_where_no_request_fits_reserved_says_so():
+    """H100 + Llama-3.1-70B INT8: each reserved request needs 2,217 token slots, the cache holds
+    1,070: no 'Batch 0: one decode step takes 0 µs', and the caption says only paging serves."""
+    at = open_app(PAGE, {"model": "Llama-3.1-70B", "weights": "int8"})
+    _ok(at)
+    m = next(x for x in at.metric if x.label == "Decode throughput, reserved")
+    assert m.value == "none fit" and "No request fits" in m.help and "0 µs" not in m.help
+    assert _card_caption(at).startswith("**Only paging serves this card.**")
