@@ -134,11 +134,15 @@ pages, handed out as tokens arrive and found through a page table.
 r_res, p_res = cmp.reserved.mean_resident, cmp.paged.mean_resident
 ratio = f" (**{p_res / r_res:.1f}×**)" if r_res > 0 else ""
 st.info(
-    f"**Same pool, same requests.** Reserving for the maximum keeps **{r_res:.1f}** requests resident on "
-    f"average; paging keeps **{p_res:.1f}**{ratio}. Under reservation only "
-    f"**{fmt.percent(share['reserved'], 0)}** of the memory holds tokens: the rest is reserved for answers "
-    f"not yet written (or never), free but stranded between reservations, or free but too little for "
-    f"the next one. Paged memory is **{fmt.percent(share['paged'], 0)}** tokens; the remainder is mostly "
+    (f"**Same pool, same requests.** Reserving for the maximum keeps **{r_res:.1f}** requests resident on "
+     f"average; paging keeps **{p_res:.1f}**{ratio}. Under reservation only "
+     f"**{fmt.percent(share['reserved'], 0)}** of the memory holds tokens: the rest is reserved for answers "
+     f"not yet written (or never), free but stranded between reservations, or free but too little for "
+     f"the next one. " if r_res > 0 else
+     f"**Same pool, same requests.** Reserving for the maximum admits no request at all: each needs room "
+     f"for its prompt and {max_output:,} output tokens in contiguous pages, more than the whole "
+     f"{POOL_TOKENS:,}-token pool, so the pool stays empty while paging keeps **{p_res:.1f}** resident. ")
+    + f"Paged memory is **{fmt.percent(share['paged'], 0)}** tokens; the remainder is mostly "
     "the unfilled end of each sequence's last page, and the price is preemption when the pool runs dry.",
     icon=":material/lightbulb:",
 )

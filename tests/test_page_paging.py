@@ -327,3 +327,11 @@ def test_a_card_where_no_request_fits_reserved_says_so():
     m = next(x for x in at.metric if x.label == "Decode throughput, reserved")
     assert m.value == "none fit" and "No request fits" in m.help and "0 µs" not in m.help
     assert _card_caption(at).startswith("**Only paging serves this card.**")
+
+
+def test_a_pool_that_admits_no_reservation_does_not_describe_reservations():
+    """At a max output of 1,024 every request's reservation exceeds the 1,024-token pool: nothing is
+    reserved or stranded, the pool is empty; the box says that."""
+    at = open_app(PAGE, {"paging_max_output": "1024"})
+    box = next(i.value for i in at.info if i.value.startswith("**Same pool, same requests.**"))
+    assert "admits no request at all" in box and "reserved for answers not yet written" not in box
