@@ -278,12 +278,26 @@ dtop = max(dgap.steps_s, key=dgap.steps_s.get)  # the assumption adding the most
 dshare = dgap.shares()[dtop]
 kv_led = float(r.decode.kv_time_s[0]) > float(r.decode.weight_time_s[0])
 idle = fmt.percent(1 - r.decode_utilization_gpu)  # the host's share of the step: no kernel runs
-running = (f"a kernel is almost always running (all but the host's {idle} between steps)"
+running = ("a kernel is always running (no host time between steps at these settings)"
+           if r.decode_utilization_gpu >= 0.9995 else
+           f"a kernel is almost always running (all but the host's {idle} between steps)"
            if r.decode_utilization_gpu >= BUSY_UTILIZATION else
            f"a kernel is running except in the host's time between steps ({idle} of it)")
 # At the engine's largest batch (its max_num_seqs) more batching is not on offer.
 at_engine_max = batch >= engine_max_seqs(setup.gpu)
-if r.decode.memory_bound[0] and not kv_led:
+fixed_s = dgap.steps_s["kernel and host costs"]  # launches, each kernel's fixed cost, the host's time
+fixed_share = fixed_s / dgap.estimate_s if dgap.estimate_s > 0 else 0.0
+if r.decode.memory_bound[0] and fixed_share >= 0.5:  # a tiny step: mostly fixed costs, not memory
+    thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
+              f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
+              f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could: {running}. This step is so "
+              "small that most of it is fixed cost, not memory: the kernels' fixed costs and the host's time "
+              f"take {fmt.seconds(fixed_s)} of its {fmt.seconds(dgap.estimate_s)} ({fixed_share:.0%}; the "
+              "waterfall's kernel and host costs), the weight and KV reads most of the rest. "
+              + ("Batching (next section) spreads both over more tokens." if not at_engine_max else
+                 f"Batch {batch:,} is already the most the engine runs at once, so a larger model per GPU or "
+                 "fewer GPUs would use the card better."))
+elif r.decode.memory_bound[0] and not kv_led:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
               f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could. Both numbers are true: "

@@ -445,3 +445,14 @@ def test_the_waterfalls_labels_never_read_in_exponent_notation():
     labels = [y for trace in gap["data"] for y in trace.get("y", []) if isinstance(y, str)]
     assert labels and any(" ms" in y for y in labels)
     assert not any("e+" in y for y in labels), labels
+
+
+def test_a_step_mostly_fixed_cost_is_not_said_to_wait_on_memory():
+    """B200 + Llama-3.2-1B at batch 1: 70 % of the decode step is kernel and host costs, 30 % memory;
+    the box names the fixed cost instead of 'waiting on memory'. With no host time at all it says a
+    kernel is always running, not 'all but 0.0 %'."""
+    thesis = _thesis_box(open_app(PAGE, {"gpu": "B200", "model": "Llama-3.2-1B"}))
+    assert "waiting on memory" not in thesis and "most of it is fixed cost, not memory" in thesis
+    assert "waiting on memory" in _thesis_box(open_app(PAGE))
+    thesis = _thesis_box(open_app(PAGE, {"overhead_us": "0"}))
+    assert "host's 0.0%" not in thesis and "a kernel is always running (no host time" in thesis
