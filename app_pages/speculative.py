@@ -45,6 +45,15 @@ def _draft_size_note(target, method: spec.Method) -> str:
     if method.drafter != "model":
         return ""
     draft = spec.draft_model_for(target)
+    if target.n_experts:  # what a step of a mixture reads and computes: its active parameters
+        ratio = target.active_params / draft.n_params
+        if ratio < 1.05:
+            return (f" Here {draft.name} is about as large as the {target.active_params / 1e9:.1f} B "
+                    f"parameters {target.name} runs a token through, so its steps cost about as much as "
+                    "the target's.")
+        return (f" Here {draft.name} has {ratio:.1f}x fewer parameters than the "
+                f"{target.active_params / 1e9:.1f} B {target.name} runs a token through (the paper's pairs: "
+                "about 14-180x).")
     ratio = target.n_params / draft.n_params
     if ratio < 1.05:
         return ""
@@ -167,8 +176,10 @@ with body:
                 delta=f"± {r.rounds.std_error:.2f}, {r.rounds.tokens.size:,} rounds",
                 delta_color="off", delta_arrow="off",
                 help="Seeded simulation of the rounds; it must agree with E.")
-    m[1].metric("Best k", f"k = {r.best_k}", border=True,
-                delta=f"{r.best_speedup:.2f}× at this α", delta_color="off", delta_arrow="off",
+    m[1].metric("Best k", f"k = {r.best_k}" if r.best_speedup > 1 else "none", border=True,
+                delta=(f"{r.best_speedup:.2f}× at this α" if r.best_speedup > 1 else
+                       f"k = {r.best_k} gives {r.best_speedup:.2f}×: plain decode is faster"),
+                delta_color="off", delta_arrow="off",
                 help=f"k from 1 to {spec.K_RANGE[1]} tried at this α, batch and context.")
     m[2].metric("Verify ÷ decode step", f"{r.verify_over_decode:.2f}×", border=True,
                 delta=f"{'memory' if r.verify_memory_bound else 'compute'}-bound",
@@ -234,14 +245,16 @@ def _span(a: int, b: int) -> str:
             else f"at batches {a:,}–{b:,}")
 
 
+# The sweep stops at spec.BATCH_RANGE's top: say so where memory would hold more.
+end_txt = "the most that fit" if i_fit < len(by_batch.batches) - 1 else "the largest swept"
 if peak <= 1.0:
-    fade = f"never pays here: at most **{peak:.2f}×** (batch {peak_batch:,})"
+    fade = f"never pays: at most **{peak:.2f}×** (batch {peak_batch:,})"
 else:
     fade = f"peaks at **{peak:.2f}×** (batch {peak_batch:,})"
     if fades and last_batch != peak_batch:
-        fade += f" and is **{last_speedup:.2f}×** at batch {last_batch:,}, the most that fit"
+        fade += f" and is **{last_speedup:.2f}×** at batch {last_batch:,}, {end_txt}"
     elif last_batch != peak_batch:
-        fade += f" and holds **{last_speedup:.2f}×** to batch {last_batch:,}, the most that fit"
+        fade += f" and holds **{last_speedup:.2f}×** to batch {last_batch:,}, {end_txt}"
     if losses:
         fade += "; it loses (below 1×) " + ", ".join(_span(a, b) for a, b in losses)
     regained = by_batch.regained_past_graphs
@@ -252,7 +265,14 @@ else:
                  f"by default) and launches every kernel; the verify pass, {r.verified_tokens} tokens a "
                  f"sequence, crossed that line at batch {by_batch.verify_eager_batch:,.0f}, plain decode "
                  "only there")
-if r.verify_memory_bound and r.verify_over_decode <= 1.3:
+drafting = k * r.cost_ratio  # the round's draft steps, in decode steps
+if r.verify_memory_bound and r.verify_over_decode <= 1.3 and r.speedup <= 1.0:
+    lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
+            f"decode step at batch {batch} and commits **{r.expected_tokens:.2f}** tokens, but the drafter's "
+            f"{k} steps add **{drafting:.2f}** decode steps' worth of time ({r.cost_ratio:.2f} each), more "
+            f"than the {r.expected_tokens - 1:.2f} extra tokens are worth: at this batch speculation loses, "
+            f"**{r.speedup:.2f}×**.")
+elif r.verify_memory_bound and r.verify_over_decode <= 1.3:
     lead = (f"Checking {r.verified_tokens} tokens per sequence costs **{r.verify_over_decode:.2f}×** a "
             f"decode step at batch {batch}, yet commits **{r.expected_tokens:.2f}** tokens: the tensor "
             "cores were idle anyway.")
@@ -271,7 +291,7 @@ else:
     lead = (f"At batch {batch} the verify pass is already compute-bound: checking {r.verified_tokens} "
             f"tokens per sequence costs **{r.verify_over_decode:.2f}×** a decode step, and only "
             f"**{r.expected_tokens:.2f}** of them are kept.")
-if r.speedup <= 1.0:
+if r.speedup <= 1.0 and "speculation loses" not in lead:
     lead += f" At this batch speculation loses: **{r.speedup:.2f}×**."
 if by_batch.verify_compute_bound_batch <= last_batch and (peak <= 1.0 or (not fades and not losses)):
     load = ("Once the verify pass turns compute-bound (from batch "
@@ -281,7 +301,8 @@ elif by_batch.verify_compute_bound_batch <= last_batch:
     load = (f"The trick spends spare compute, so it fades under load: once the verify pass turns "
             f"compute-bound (from batch ~{by_batch.verify_compute_bound_batch:.0f} here) every rejected "
             f"draft costs real math, and the gain {fade}. That is why "
-            + ("published gains are *typically 2–3×* at low load, and why " if peak_batch <= 4 else "")
+            + ("published gains are *typically 2–3×* at low load, and why "
+               if peak_batch <= 4 and peak >= 1.8 else "")
             + "servers turn speculation down when busy.")
 elif fades:
     gemm_b = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions) / r.verified_tokens
@@ -291,10 +312,10 @@ elif fades:
            "sequence) and stop being free, so" if gemm_b <= last_batch else
            f"and its GEMMs stay short of their ridge; the drafter's steps grow from {c0:.2f} to "
            f"{c_last:.2f} of a decode step, so" if c_last > 1.05 * c0 else "and still")
-    load = (f"Here the verify pass as a whole stays memory-bound up to batch {last_batch:,}, the most "
-            f"that fit (the KV cache's reads outweigh its math), {why} the gain {fade}.")
+    load = (f"Here the verify pass as a whole stays memory-bound up to batch {last_batch:,}, {end_txt} "
+            f"(the KV cache's reads outweigh its math), {why} the gain {fade}.")
 else:
-    load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}, the most that fit: "
+    load = (f"Here the verify pass stays memory-bound up to batch {last_batch:,}, {end_txt}: "
             "its reads (the weights' and the KV cache's) outweigh the math of every verified token, so "
             f"the spare compute never runs out, and the gain {fade}."
             + (" Shorten the context to see it fade under load, as measured gains do."
