@@ -6,7 +6,7 @@ import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.cost import gemm_ridge_batch
-from sim.memory import memory_plan
+from sim.memory import memory_plan, sidebar_levers
 from sim.paging import (
     CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
@@ -165,8 +165,7 @@ if not fit.fits:
         f"{fmt.bytes_(fit.reserve_bytes)}, more together than the {fmt.bytes_(fit.memory_bytes)} the "
         f"engine may use on {'the' if setup.model.tp == 1 else 'each'} {setup.gpu.name} "
         f"({DEFAULT_MEMORY_UTILIZATION:.0%} of {fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a KV "
-        "cache. Pick a bigger card, a smaller model, FP8/INT4 weights"
-        + (" or more GPUs per replica" if setup.model.tp < 8 else "") + " in the sidebar.",
+        f"cache. Pick {sidebar_levers(setup.model.weight_dtype, setup.model.tp)} in the sidebar.",
         icon=":material/memory:",
     )
 else:

@@ -109,6 +109,7 @@ class MemoryPlan:
     window_tokens: int = 0  # the windowed layers' window, tokens (0: no windowed layers)
     window_share: float = 0.0  # share of the KV bytes of a token held by windowed layers
     gpus: int = 1  # GPUs the model is split over (tensor parallelism): every figure is one GPU's share
+    weight_dtype: str = "bf16"  # the weights' precision, for the advice (``sidebar_levers``)
 
     @property
     def where(self) -> str:
@@ -215,7 +216,7 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         utilization=float(utilization), weight_bytes=weights,
         activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=kv_token,
         batch=int(batch), context_tokens=int(context_tokens),
-        gpus=int(model.tp),
+        gpus=int(model.tp), weight_dtype=model.weight_dtype,
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
         # the windowed layers' bytes (target's and drafter's) as a share of a token's, both added
         window_share=(model.window_share * model.kv_bytes_per_token
@@ -268,6 +269,20 @@ def gib(n_bytes: float) -> float:
     return n_bytes / GiB
 
 
+def sidebar_levers(weight_dtype: str, gpus: int) -> str:
+    """What the sidebar offers to make a setup fit, as a list for 'Pick ...': smaller weights only
+    where smaller ones exist (not for 4-bit weights), more GPUs only below 8."""
+    options = ["a bigger GPU"]
+    if weight_dtype in ("bf16", "fp16"):
+        options.append("smaller weights (FP8 or INT4)")
+    elif weight_dtype in ("fp8", "int8"):
+        options.append("4-bit weights")
+    options.append("a smaller model")
+    if gpus < 8:
+        options.append("more GPUs per replica")
+    return ", ".join(options[:-1]) + " or " + options[-1]
+
+
 def amount(n_bytes: float) -> str:
     """Memory as a notice writes it: GiB to one decimal from 1 GiB, MiB below (a shortfall of a few
     MiB read '0.0 GiB short'), KiB below 1 MiB."""
@@ -288,8 +303,7 @@ def describe(plan: MemoryPlan) -> str:
                 f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
                 f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on {plan.where} "
                 f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
-                f"this card at all. Pick a bigger GPU, smaller weights, a smaller model"
-                + (", or more GPUs per replica." if plan.gpus < 8 else "."))
+                f"this card at all. Pick {sidebar_levers(plan.weight_dtype, plan.gpus)}.")
     if plan.fits:
         return (f"Fits: {gib(plan.used_bytes):,.1f} of {gib(plan.budget_bytes):,.1f} GiB "
                 f"(weights {gib(plan.weight_bytes):,.1f}, KV cache {gib(plan.kv_bytes):,.1f}); "

@@ -73,3 +73,15 @@ def test_a_small_memory_shortfall_is_not_read_as_zero_gib():
     assert not plan.fits and plan.weights_fit
     text = describe(plan)
     assert "0.0 GiB" not in text and "KiB short" in text  # 5 tokens of KV cache: 152 KiB
+
+
+def test_the_sidebars_levers_offer_only_what_would_help():
+    """4-bit weights are offered no smaller weights, eight GPUs no more GPUs, and the list ends in 'or'
+    (it read 'a bigger GPU, smaller weights, a smaller model.' at 8 GPUs)."""
+    from sim.memory import sidebar_levers
+
+    assert sidebar_levers("bf16", 1) == ("a bigger GPU, smaller weights (FP8 or INT4), a smaller model or "
+                                         "more GPUs per replica")
+    assert sidebar_levers("fp8", 8) == "a bigger GPU, 4-bit weights or a smaller model"
+    assert sidebar_levers("int4", 2) == "a bigger GPU, a smaller model or more GPUs per replica"
+    assert sidebar_levers("mxfp4", 8) == "a bigger GPU or a smaller model"

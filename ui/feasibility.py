@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.memory import describe, memory_plan, smallest_gpu_count
+from sim.memory import describe, memory_plan, sidebar_levers, smallest_gpu_count
 from ui.layout import stop_page
 
 
@@ -22,6 +22,7 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
+    sidebar = sidebar_levers(setup.model.weight_dtype, setup.model.tp)  # what the sidebar offers
     if section:
         lead = ("This section's scenario does not fit in memory on this setup, so the section shows no "
                 "numbers for it.")
@@ -40,9 +41,9 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
     elif not plan.weights_fit:  # the sentence above names the sidebar's choices; no batch helps
         advice = ""
     elif levers:
-        advice = f"{levers}, or pick a larger GPU, smaller weights or a smaller model in the sidebar."
+        advice = f"{levers}, or pick {sidebar} in the sidebar."
     else:
-        advice = "Pick a larger GPU, smaller weights or a smaller model in the sidebar."
+        advice = f"Pick {sidebar} in the sidebar."
     if split or advice:
         st.caption(split + advice)
     return False
