@@ -196,7 +196,8 @@ else:
     m[1].metric("Decode throughput, paged", fmt.rate(fit.tokens_per_s["paged"]), border=True,
                 delta=f"{fit.throughput_gain:.2f}×" if fit.batch["reserved"] else None, delta_color="off",
                 help=_batch_help("paged"))
-    cb = fit.compute_bound_batch
+    # The first whole batch at or past the crossover (256.2 read "256" beside "past what runs, 256").
+    cb = max(math.ceil(fit.compute_bound_batch), 1) if math.isfinite(fit.compute_bound_batch) else math.inf
     ridge = gemm_ridge_batch(setup.gpu, setup.model, setup.assumptions)
     runs_max = fit.run_batch["paged"]  # what fits paged, at most the engine's max_num_seqs
     past_fit = math.isfinite(cb) and cb > runs_max
@@ -209,13 +210,15 @@ else:
                      + ((f"; more sequences than the {fmt.count(runs_max)} the engine decodes at once (its "
                          "max_num_seqs), so here decode stays memory-bound" if fit.capped else
                          f"; more sequences than the {fmt.count(runs_max)} that fit paged, so on this card "
-                         "decode stays memory-bound") if past_fit else "") + ". The "
-                     + (f"weight GEMMs get there first, from about {ridge:,.0f} sequences: there the curve "
-                        "bends, and each extra sequence adds math as well as KV reads; "
-                        if not setup.model.n_experts else "attention's projections, which every token runs, "
+                         "decode stays memory-bound") if past_fit else "") + ". "
+                     + (f"The weight GEMMs get there first, from about {ridge:,.0f} sequences: there the "
+                        "curve bends, and each extra sequence adds math as well as KV reads; "
+                        if not setup.model.n_experts else "Attention's projections, which every token runs, "
                         "get there first (each expert sees only its share of the tokens); ")
-                     + "attention's KV reads stay memory-bound at any batch, which holds the whole step "
-                       "back to this larger batch.")
+                     + ("attention's KV reads stay memory-bound at any batch, which holds the whole step "
+                        "back to this larger batch." if math.isfinite(cb) else
+                        "attention's KV reads stay memory-bound at any batch, and at this context they keep "
+                        "the whole step memory-bound at every batch."))
     windowed_layers_note(setup, "This section's pool counts a token of every layer a token slot, so "
                          "for this model it fits fewer requests than an engine whose cache keeps the "
                          "windowed layers apart: the fits shown are a lower bound.")

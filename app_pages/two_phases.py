@@ -98,7 +98,9 @@ fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt",
              levers="Shorten the prompt on this page")
 setup_key = repr(setup)
 r, measured, roofline = _main(setup, setup_key, batch, prompt, context)
-crossover = r.compute_bound_batch
+# The first whole batch at or past the crossover (256.2 read "256" beside "past what runs, 256"); at
+# least 1; inf: never.
+crossover = max(math.ceil(r.compute_bound_batch), 1) if math.isfinite(r.compute_bound_batch) else math.inf
 
 # The roofline beside its headline numbers (a phone stacks them: the chart comes first).
 left, right = st.columns([1.7, 1], vertical_alignment="center")

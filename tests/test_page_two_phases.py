@@ -362,18 +362,19 @@ def test_the_thesis_box_follows_the_bound_and_prefill_says_when_it_is_memory_bou
 
 
 def test_a_crossover_past_what_fits_says_so_and_the_knee_is_drawn():
-    """The default context puts the compute-bound batch at 3,403, while 846 sequences fit: the metric
-    says the batch is past what fits. At 64 tokens of context (242) it fits and says nothing. The
+    """The default context puts the compute-bound batch at 3,404 (3,403.x: the first whole batch past
+    it), while 846 sequences fit: the metric
+    says the batch is past what fits. At 64 tokens of context (243) it fits and says nothing. The
     roofline draws the achievable knee (198 FLOP/B) beside the spec ridge (295)."""
     at = open_app("app_pages/two_phases.py")
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")
-    assert m.value == "3,403" and m.delta == "past what fits: ≤ 846"
+    assert m.value == "3,404" and m.delta == "past what fits: ≤ 846"
     spec = json.loads(next(c for c in at.get("plotly_chart") if "phases_roofline" in c.proto.id).proto.spec)
     texts = [a["text"] for a in spec["layout"]["annotations"]]
     assert any(t.startswith("knee<br>198 FLOP/B") for t in texts) and any("295 FLOP/B" in t for t in texts)
     at = open_app("app_pages/two_phases.py", {"phases_context": "64", "phases_batch": "256"})
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")
-    assert m.value == "242" and not m.delta
+    assert m.value == "243" and not m.delta
 
 
 def test_the_operator_table_shows_the_rows_this_model_uses():
