@@ -315,9 +315,13 @@ elif r.decode.memory_bound[0]:
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, while the tensor cores deliver "
               f"**{fmt.percent(float(r.decode.mfu[0]))}** of what they could: {running}, waiting on "
               f"memory. At batch {batch:,} and {context:,} tokens of context it waits mostly on the KV "
-              "cache's reads; each sequence has its own, so a bigger batch does not share them. Shorter "
-              "contexts or a smaller KV cache ("
-              + ("FP8, " if setup.model.kv_dtype != "fp8" else "") + "fewer KV heads) shrink them.")
+              "cache's reads; each sequence has its own, so a bigger batch does not share them. "
+              + (("Shorter contexts or an FP8 KV cache shrink them" if setup.model.kv_dtype != "fp8" else
+                  "Shorter contexts shrink them") + "; MLA already stores one latent a token for all heads."
+                 if setup.model.kv_lora_rank else
+                 "Shorter contexts or a smaller KV cache shrink them ("
+                 + ("an FP8 KV cache, or " if setup.model.kv_dtype != "fp8" else "")
+                 + "a model with fewer KV heads: GQA or MLA)."))
 else:
     thesis = (f"**The thesis in miniature.** During decode `nvidia-smi` would read "
               f"**{fmt.percent(r.decode_utilization_gpu)}** busy, and at batch {batch:,} the tensor cores "
@@ -342,8 +346,10 @@ against it.
         f"They give {CALIBRATION_MODEL} at batch 1 on {CALIBRATION_GPU} "
         f"{fmt.seconds(calibration_step_s(setup.assumptions))} a token; SGLang measured "
         f"{fmt.seconds(CALIBRATION_MEASURED_S)}.",
-        "FP8 weights run FP8 tensor math; INT8 and INT4 are weight-only (BF16 math); the embedding "
-        "and LM head stay BF16.",
+        f"Here the weights' {setup.model.weight_dtype.upper()} GEMMs run "
+        f"{setup.gpu.math_precision(setup.model.compute_precision).upper()} math on the {setup.gpu.name}: "
+        "FP8 and FP4 weights run their own math where the GPU has tensor cores for it, else weight-only "
+        "(BF16 math), as INT8 and INT4 always do; the embedding and LM head stay BF16.",
         "Sliding-window and chunked-attention layers (Mistral-7B, gpt-oss, Llama 4) read and hold at most "
         "their window's KV: past it, their share of the step stops growing with the context.",
         "Tensor parallelism (the sidebar's GPUs per replica) splits weights and KV heads and adds two "

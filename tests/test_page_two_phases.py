@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -457,3 +458,28 @@ def test_a_step_mostly_fixed_cost_is_not_said_to_wait_on_memory():
     assert "waiting on memory" in _thesis_box(open_app(PAGE))
     thesis = _thesis_box(open_app(PAGE, {"overhead_us": "0"}))
     assert "host's 0.0%" not in thesis and "a kernel is always running (no host time" in thesis
+
+
+def test_a_kv_led_step_does_not_offer_fewer_kv_heads_to_an_mla_model():
+    """DeepSeek-V3's MLA cache is one latent a token for all heads: no 'fewer KV heads' lever there."""
+    at = open_app(PAGE, {"gpu": "H200 SXM", "model": "DeepSeek-V3", "weights": "fp8", "gpus": "8",
+                         "phases_batch": "16", "phases_context": "32768"})
+    thesis = _thesis_box(at)
+    assert "waits mostly on the KV cache's reads" in thesis
+    assert "fewer KV heads" not in thesis and "one latent a token for all heads" in thesis
+    thesis = _thesis_box(open_app(PAGE, {"phases_batch": "4", "phases_context": "32768"}))
+    assert "a model with fewer KV heads: GQA or MLA" in thesis
+
+
+def test_how_computed_names_the_math_this_gpu_runs_and_marks_each_changed_assumption():
+    """FP8 weights on an A100 run BF16 math (no FP8 tensor cores): the expander says so for this setup.
+    Changing only eta_m marks eta_m, not eta_c."""
+    from ui.cost_text import assumption_lines
+
+    at = open_how(open_app(PAGE, {"gpu": "A100 80GB SXM", "weights": "fp8"}))
+    text = " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption)])
+    assert "FP8 GEMMs run BF16 math on the A100 80GB SXM" in text
+    line = assumption_lines(dataclasses.replace(DEFAULT_ASSUMPTIONS, memory_eff=0.5))[0]
+    assert f"η_c = {DEFAULT_ASSUMPTIONS.compute_eff:.3g} of" in line
+    assert f"η_m = 0.5 (fitted default {DEFAULT_ASSUMPTIONS.memory_eff:.3g})" in line
+    assert "(the fitted defaults)" in assumption_lines()[0]

@@ -37,8 +37,9 @@ $$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\
 
 $F$ is the GPU's best measured GEMM rate at the weights' precision and $B$ its STREAM-like
 bandwidth (the microbenchmark rows of measured.csv); $\eta_c$ and $\eta_m$ are the shares of them a
-serving step's kernels reach, the same for every GPU. GEMMs run at the weights' precision (FP8
-weights: FP8 tensor math), attention at BF16. Without a
+serving step's kernels reach, the same for every GPU. GEMMs run at the weights' precision where the
+GPU has tensor cores for it (FP8 weights: FP8 math from Hopper and MI300X on; FP4 from Blackwell),
+otherwise weight-only at BF16 math (INT8, INT4; FP8 on an A100), attention at BF16. Without a
 CUDA graph (steps over the capture size) a run of kernels takes at least their CPU launch time:
 $t_\text{op}=\max(\ldots + n\,t_\text{kernel},\; n\,t_\text{launch})$. `nvidia-smi` utilization is
 the share of wall time with a kernel running, $\sum t_\text{op}/t_\text{step}$; MFU = FLOP /
@@ -78,10 +79,18 @@ def step_model_md(model) -> str:
 def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
     """The named assumptions with their values (the sidebar's "Assumptions" can change them)."""
     d = DEFAULT_ASSUMPTIONS
-    fitted = " (the fitted default)" if a == d else f" (fitted default {d.compute_eff:.3g})"
+
+    def mark(value: float, default: float) -> str:
+        """Each value that differs from its fitted default says so; the rest, where all are defaults,
+        once at the end of the sentence."""
+        return "" if value == default else f" (fitted default {default:.3g})"
+
     return [
-        f"Compute-bound kernels reach η_c = {a.compute_eff:.3g} of the GPU's best measured GEMM"
-        f"{fitted}, memory-bound ones η_m = {a.memory_eff:.3g} of its STREAM-like bandwidth: shares "
+        f"Compute-bound kernels reach η_c = {a.compute_eff:.3g}{mark(a.compute_eff, d.compute_eff)} of the "
+        f"GPU's best measured GEMM, memory-bound ones η_m = {a.memory_eff:.3g}"
+        f"{mark(a.memory_eff, d.memory_eff)} of its STREAM-like bandwidth"
+        + (" (the fitted defaults)" if (a.compute_eff, a.memory_eff) == (d.compute_eff, d.memory_eff) else "")
+        + ": shares "
         f"of the GPU's own microbenchmarks (best GEMM {_span(_GEMM_SHARES)}, STREAM "
         f"{_span(_STREAM_SHARES)} of the spec sheet; "
         f"a GPU with none takes NVIDIA's typical: BF16 GEMM {TYPICAL_GEMM_CEILINGS['bf16']:.0%}, FP8 "
