@@ -183,7 +183,8 @@ if r.prefill.memory_bound[0]:
         + (f"each of {m.name}'s {m.n_experts} experts sees about {share:,.0f} of the prompt's tokens, "
            "too few to reuse its weights' reads" if m.n_experts else
            f"a {prompt:,}-token prompt does too little math per weight read")
-        + "; a longer prompt moves it right of the ridge.")
+        + ("; a longer prompt moves it right of the ridge." if prompt < POW2[-1] else
+           f": even the longest prompt here ({prompt:,} tokens) stays left of this GPU's ridge."))
 
 
 def _expert_layouts(setup, batch: int, context: int) -> str:
@@ -329,8 +330,11 @@ else:
               f"{fmt.count(crossover)} here) decode is compute-bound. What keeps it from the peak is, "
               f"above all, {dtop} ({dshare:.0%} of the way from the roofline floor to this step"
               + (", the waterfall above" if gap_phase == "Decode" else "; the waterfall's Decode step")
-              + "). Drag the batch back to 1 to see the two numbers part: that gap, memory "
-              "waits under a busy reading, is what batching (next section) claws back.")
+              + (("). Drag the batch back to 1 to see the two numbers part: that gap, memory "
+                  "waits under a busy reading, is what batching (next section) claws back.")
+                 if crossover > 1 else
+                 "). On this GPU decode is compute-bound at every batch, one sequence included: its "
+                 "bandwidth outruns its math."))
 st.info(thesis, icon=":material/lightbulb:")
 
 how_computed(

@@ -261,7 +261,7 @@ def custom_gpu(bf16_tflops: float, bandwidth_tbps: float, memory_gb: float) -> G
     """A user-defined GPU from datasheet units (TFLOP/s, TB/s, GB of memory as the driver reports
     it, in GiB). FP8 is taken as 2x BF16."""
     return GPU(
-        name="Custom",
+        name="custom GPU",  # read in running text: "on one custom GPU", "Roofline of the custom GPU"
         bf16_flops=bf16_tflops * TERA,
         fp8_flops=2 * bf16_tflops * TERA,
         hbm_bandwidth=bandwidth_tbps * TERA,

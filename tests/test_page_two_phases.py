@@ -483,3 +483,20 @@ def test_how_computed_names_the_math_this_gpu_runs_and_marks_each_changed_assump
     assert f"η_c = {DEFAULT_ASSUMPTIONS.compute_eff:.3g} of" in line
     assert f"η_m = 0.5 (fitted default {DEFAULT_ASSUMPTIONS.memory_eff:.3g})" in line
     assert "(the fitted defaults)" in assumption_lines()[0]
+
+
+def test_a_custom_gpu_at_its_limits_reads_sensibly():
+    """1 TFLOP/s with 50 TB/s: the ridge is 0.02 FLOP/B (not '0'), decode is compute-bound at batch 1
+    (crossover 1, not 0) and the box does not ask to drag the batch back to 1; 20,000 TFLOP/s with
+    0.05 TB/s at the longest prompt is not told to take a longer one; the prose calls it a custom GPU."""
+    at = open_app(PAGE, {"gpu": "Custom", "custom_tflops": "1", "custom_tbps": "50", "custom_gb": "2000"})
+    assert not at.exception
+    assert metric(at, "Compute-bound from batch") == "1"
+    thesis = _thesis_box(at)
+    assert "Drag the batch back to 1" not in thesis and "compute-bound at every batch" in thesis
+    assert any("ridge 0.02 FLOP/B" in c.value for c in at.caption)
+    at = open_app(PAGE, {"gpu": "Custom", "custom_tflops": "20000", "custom_tbps": "0.05",
+                         "custom_gb": "2000", "phases_prompt": "32768"})
+    captions = " ".join(c.value for c in at.caption)
+    assert "a longer prompt moves it" not in captions and "even the longest prompt here" in captions
+    assert "2,000 GiB" in captions and "ridge 400,000 FLOP/B" in captions and "custom GPU" in captions

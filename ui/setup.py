@@ -33,6 +33,7 @@ from sim.models import (
     WEIGHT_DTYPES,
     Model,
 )
+from ui import format as fmt
 from ui.custom_model import CUSTOM_MODEL, forget, render_custom_model
 from ui.price import render_price
 from ui.sources import gpu_price
@@ -185,8 +186,8 @@ def _setup_controls(draw) -> Setup:
     else:
         gpu = GPUS[gpu_name]
     fp8 = f" ({gpu.fp8_flops / 1e12:,.0f} FP8)" if gpu.fp8_flops else ""
-    draw.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {gpu.hbm_bandwidth / 1e12:.3g} TB/s · "
-                 f"{gpu.hbm_bytes / 2**30:.0f} GiB")
+    draw.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {fmt.sig(gpu.hbm_bandwidth / 1e12)} "
+                 f"TB/s · {gpu.hbm_bytes / 2**30:,.0f} GiB")
 
     model_name = draw.selectbox("Model", [*ALL_MODELS, CUSTOM_MODEL],
                                 index=list(ALL_MODELS).index(DEFAULT_MODEL), key="model", bind="query-params",
@@ -260,7 +261,7 @@ def _setup_controls(draw) -> Setup:
     elif model.quant_scope == "experts" and weights != "bf16":
         math_note = " (experts only; attention, router and embeddings BF16)"
     draw.caption(f"{gpu.math_precision(precision).upper()} math{math_note}: ridge "
-                 f"{gpu.ridge_point(precision):.0f} FLOP/B"
+                 f"{fmt.sig(gpu.ridge_point(precision))} FLOP/B"
                  + (f" · ships as {model.shipped_dtype.upper()}" if model.shipped_dtype != weights else ""))
     typical = gpu.typical_ceilings(precision)
     if typical:
