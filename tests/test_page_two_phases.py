@@ -500,3 +500,11 @@ def test_a_custom_gpu_at_its_limits_reads_sensibly():
     captions = " ".join(c.value for c in at.caption)
     assert "a longer prompt moves it" not in captions and "even the longest prompt here" in captions
     assert "2,000 GiB" in captions and "ridge 400,000 FLOP/B" in captions and "custom GPU" in captions
+
+
+def test_the_gap_note_names_the_controls_that_reach_a_measured_run():
+    """On the Prefill step the default setup's measured run is a decode: the note names the Step and
+    the slider that reach it, not 'move the slider there'."""
+    at = open_app(PAGE, {"phases_gap": "Prefill"})
+    note = next(c.value for c in at.caption if "No measured run at these settings" in c.value)
+    assert "move the slider there" not in note and "(Step: Decode, Decode batch 1)" in note

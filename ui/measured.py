@@ -209,9 +209,13 @@ def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
                      f"INT4 in groups of {model.int4_group} ({model.weight_bytes_per_element * 8:.2g} bits a "
                      f"weight), not the sidebar's {setup.model.int4_group}.")
     elif points:
-        at = ", ".join(f"{pt.phase} at batch {_batch(pt.row)}" if pt.phase == "decode"
-                       else f"prefill of a {pt.row.prompt_tokens:,}-token prompt" for pt in points)
-        note = f"No measured run at these settings; this setup's runs are {at}: move the slider there."
+        # What to set to reach each run: the Step and the slider of that phase, by name.
+        at = ", ".join(f"a decode at batch {_batch(pt.row)} (Step: Decode, Decode batch {_batch(pt.row)})"
+                       if pt.phase == "decode" else
+                       f"a prefill of a {pt.row.prompt_tokens:,}-token prompt (Step: Prefill, Prompt "
+                       f"{pt.row.prompt_tokens:,})" for pt in points)
+        note = ("No measured run at these settings; this setup's "
+                + ("run is " if len(points) == 1 else "runs are ") + at + ".")
     else:
         note = "No measured run on this setup."
     return GapView(g, where, measured_s, row, note)
