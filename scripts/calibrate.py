@@ -31,7 +31,7 @@ from sim.truth import format_table, parse_rows, predict_all  # noqa: E402
 NOT_FITTED = {
     "goss-01": "gpt-oss-120b fills one H100 to within 0.57 GiB of KV cache, and the queued run's "
                "throughput follows that room, which the engine's start-up reserve decides (a known "
-               "gap); fitted, the bandwidth share would stand in for it (0.912 with it in)",
+               "gap); fitted, the bandwidth share would stand in for it (0.902 with it alone added)",
     "tb1-01": "TensorRT-LLM's DeepSeek-R1 run mixes expert parallelism with TP-sharded experts; the "
               "model has no mixed layout and prices it as pure EP (whole experts, the slowest GPU's "
               "reads), an upper bound on its imbalance",

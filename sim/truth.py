@@ -453,6 +453,13 @@ def summarize(predictions: list[Prediction]) -> list[KindSummary]:
     return out
 
 
+def _value(v: float, separators: bool = True) -> str:
+    """A model value to 4 significant digits, never in exponent notation (11,800, not 1.18e+04);
+    no thousands separators in the comma-separated table."""
+    text = f"{v:.4g}"
+    return (f"{v:,.0f}" if separators else f"{v:.0f}") if "e+" in text else text
+
+
 def format_table(predictions: list[Prediction]) -> str:
     lines = ["id, kind, measured, model, signed error"]
     for p in predictions:
@@ -460,7 +467,8 @@ def format_table(predictions: list[Prediction]) -> str:
         if p.model_value is None:
             lines.append(f"{r.id}, {r.kind}, {r.value:g} {r.unit}, cannot: {p.reason}")
         else:
-            lines.append(f"{r.id}, {r.kind}, {r.value:g} {r.unit}, {p.model_value:.4g}, {p.error:+.1%}")
+            lines.append(f"{r.id}, {r.kind}, {r.value:g} {r.unit}, {_value(p.model_value, False)}, "
+                         f"{p.error:+.1%}")
     lines.append("")
     lines.append("kind, rows, expressed, median |error|, p90 |error|")
     for s in summarize(predictions):
@@ -475,7 +483,7 @@ def format_markdown(predictions: list[Prediction]) -> str:
     for p in predictions:
         r = p.row
         engine = r.engine.replace("|", "/")
-        model = f"{p.model_value:.4g}" if p.model_value is not None else f"cannot: {p.reason}"
+        model = _value(p.model_value) if p.model_value is not None else f"cannot: {p.reason}"
         err = f"{p.error:+.1%}" if p.error is not None else ""
         lines.append(f"| {r.id} | {r.gpu} x{r.gpus} | {r.model or '-'} | {r.weights} | {engine} | "
                      f"{r.kind} | {r.value:g} {r.unit} | {model} | {err} |")

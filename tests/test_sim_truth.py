@@ -206,3 +206,14 @@ def test_ora_03s_gap_is_fp8_weights_at_bf16_math():
     assert abs(err("ora-01", "int8") - err("ora-01")) < 0.01
     for rid in ("t017-02", "t017-07", "tpo-01"):
         assert err(rid, "int8") < err(rid) - 0.15, rid
+
+
+def test_the_readmes_table_is_what_sim_truth_prints():
+    """README's measured-row table (between its truth markers) is `python -m sim.truth --markdown` on
+    the shipped measured.csv, so a change of the model that moves a row moves the README too."""
+    shipped = Path(truth.__file__).parent / "data" / "measured.csv"
+    table = truth.format_markdown(truth.predict_all(truth.parse_rows(shipped.read_text(encoding="utf-8"))))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    between = readme.split("<!-- truth:start -->", 1)[1].split("<!-- truth:end -->", 1)[0]
+    assert between.strip() == table.strip()
+    assert "e+" not in table
