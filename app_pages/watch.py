@@ -166,6 +166,9 @@ with text:
             f"{fmt.percent(cont.utilization_gpu, 0)} continuous and {fmt.percent(stat.utilization_gpu, 0)} "
             "static.")
         fastest_tpot_s = runs.phases.decode_step_s  # one user's decode step: no request's TPOT is shorter
+        # What shortens a decode step: fewer bytes a step (where smaller weights exist), more GPUs' bandwidth
+        tpot_levers = [*(["smaller weights"] if setup.model.weight_dtype in ("bf16", "fp16", "fp8", "int8")
+                         else []), *(["more GPUs"] if setup.model.tp < 8 else []), "a faster card"]
         if fastest_tpot_s > slo.tpot_s:
             st.caption(
                 f"**No request can meet the {fmt.seconds(slo.tpot_s)} TPOT target here:** one decode step "
@@ -174,9 +177,9 @@ with text:
                 "whatever the scheduler does: the only requests that count are the few with a single "
                 "output token. "
                 + (f"Raise the TPOT target past {fmt.seconds(fastest_tpot_s)} to see goodput, or pick "
-                   "smaller weights or a faster card in the sidebar."
-                   if fastest_tpot_s < SLO_TPOT_RANGE_S[1] else
-                   "Pick smaller weights, more GPUs or a faster card in the sidebar."))
+                   if fastest_tpot_s < SLO_TPOT_RANGE_S[1] else "Pick ")
+                + (", ".join(tpot_levers[:-1]) + " or " if len(tpot_levers) > 1 else "") + tpot_levers[-1]
+                + " in the sidebar.")
         st.caption(cost_sentence(setup, {"continuous batching": cont.output_tok_s,
                                          "static batching": stat.output_tok_s})
                    + " The GPUs are paid for while they wait for requests, so the cost follows the load.")
