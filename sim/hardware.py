@@ -257,11 +257,15 @@ GPUS: dict[str, GPU] = {
 DEFAULT_GPU = "H100 SXM"
 
 
+#: The name of a GPU given by its figures (the sidebar's "Custom"), as running text reads it.
+CUSTOM_GPU_NAME = "custom GPU"
+
+
 def custom_gpu(bf16_tflops: float, bandwidth_tbps: float, memory_gb: float) -> GPU:
     """A user-defined GPU from datasheet units (TFLOP/s, TB/s, GB of memory as the driver reports
     it, in GiB). FP8 is taken as 2x BF16."""
     return GPU(
-        name="custom GPU",  # read in running text: "on one custom GPU", "Roofline of the custom GPU"
+        name=CUSTOM_GPU_NAME,  # read in running text: "on one custom GPU", "Roofline of the custom GPU"
         bf16_flops=bf16_tflops * TERA,
         fp8_flops=2 * bf16_tflops * TERA,
         hbm_bandwidth=bandwidth_tbps * TERA,

@@ -22,7 +22,7 @@ from sim.cost import (
     Assumptions,
     calibration_step_s,
 )
-from sim.hardware import DEFAULT_GPU, GPU, GPUS, custom_gpu
+from sim.hardware import CUSTOM_GPU_NAME, DEFAULT_GPU, GPU, GPUS, custom_gpu
 from sim.models import (
     ALL_MODELS,
     DEFAULT_MODEL,
@@ -66,7 +66,7 @@ class Setup:
     @property
     def label(self) -> str:
         m = self.model
-        where = self.gpu.name
+        where = f"a {self.gpu.name}" if self.gpu.name == CUSTOM_GPU_NAME else self.gpu.name
         if m.tp > 1:
             experts = ", experts whole per GPU" if m.expert_parallel else ""
             where = f"{m.tp} x {self.gpu.name}{experts} (memory, MFU, MBU and utilization per GPU)"
