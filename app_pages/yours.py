@@ -7,7 +7,7 @@ import statistics
 import streamlit as st
 
 from calib.fit import fit
-from calib.parsers import FORMATS, MAX_BYTES, BenchmarkParseError, parse_benchmark
+from calib.parsers import FORMATS, MAX_BYTES, BenchmarkParseError, decode_bytes, parse_benchmark
 from calib.reader import price, reader_rows
 from sim.measured import shipped_csv
 from sim.truth import RowError
@@ -78,7 +78,7 @@ if upload is not None:
         st.error(f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read.",
                  icon=":material/block:")
         stop_page()
-    source, origin = upload.getvalue().decode("utf-8", errors="replace"), "the uploaded file"
+    source, origin = decode_bytes(upload.getvalue()), "the uploaded file"
 
 if not source.strip():
     st.info("Nothing pasted yet: paste a benchmark's output above, or load the example.",

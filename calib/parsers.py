@@ -99,6 +99,20 @@ def rows_to_csv(rows: Iterable[dict[str, str]]) -> str:
     return out.getvalue()
 
 
+def decode_bytes(data: bytes) -> str:
+    """An uploaded file's text: UTF-8 (a byte-order mark dropped), or UTF-16 / UTF-32 where the file
+    says so with its byte-order mark or, for UTF-16 without one, with a NUL in every other byte
+    (Windows PowerShell 5.1's ``>`` writes UTF-16); undecodable bytes become U+FFFD."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return data.decode("utf-32", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    sample = data[:4096]
+    if len(sample) >= 8 and sample[1::2].count(0) > 0.9 * len(sample[1::2]) and 0 not in sample[0::2]:
+        return data.decode("utf-16-le", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def with_setup(rows: Iterable[dict[str, str]], *, gpu: str, model: str, weights: str = "bf16",
                kv: str = "bf16", gpus: int = 1) -> tuple[dict[str, str], ...]:
     """The rows with their blank ``gpu``, ``model``, ``weights``, ``kv``, ``gpus`` cells filled (the
@@ -115,14 +129,17 @@ _MODEL_ALIASES = {"deepseek-r1": "DeepSeek-V3",  # the same shapes (MEASURED.md)
 def _model_key(name: str) -> str:
     key = name.strip().lower().rsplit("/", 1)[-1]
     key = re.sub(r"^meta-", "", key)
-    key = re.sub(r"[-_.](instruct|chat|hf|it|base)\b", "", key)
-    key = re.sub(r"[-_](fp8|fp16|bf16|awq|gptq|int4|int8|w8a8|w4a16|nvfp4)(-dynamic)?\b", "", key)
+    key = re.sub(r"[-_.](instruct|chat|hf|it|base|thinking)\b", "", key)
+    key = re.sub(r"[-_](fp8|fp16|bf16|awq|gptq|int4|int8|w8a8|w4a16|nvfp4|mxfp4|fp4)(-dynamic)?\b", "", key)
     key = re.sub(r"-v\d+\.\d+$", "", key)  # Mistral's -v0.3; DeepSeek-V2 / -V3 are models, kept
+    key = re.sub(r"[-_](\d{4})$", "", key)  # a release date: DeepSeek-R1-0528, V3-0324, Qwen3's -2507
+    key = re.sub(r"-\d+b-\d+e$", "", key)  # Meta's Llama-4-Scout-17B-16E: active size, experts
     return key
 
 
 #: Weight precisions a model id's suffix names (RedHatAI's ``-FP8``, ``-AWQ``, ``-GPTQ-INT4``, ...).
-_ID_WEIGHTS = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp8", "fp8"), ("awq", "int4"), ("gptq", "int4"),
+_ID_WEIGHTS = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp4", "nvfp4"),  # NVIDIA's -FP4 checkpoints: NVFP4
+               ("fp8", "fp8"), ("awq", "int4"), ("gptq", "int4"),
                ("w4a16", "int4"), ("int4", "int4"), ("int8", "int8"), ("w8a16", "int8"))
 
 
@@ -221,7 +238,8 @@ class _Run:
     mean_ttft_ms: float | None = None
     mean_tpot_ms: float | None = None
     tpot_label: str = "Mean TPOT (ms)"
-    accept_length: float | None = None  # SGLang's speculative decoding: tokens committed a step
+    accept_length: float | None = None  # speculative decoding: tokens committed a step (accept length)
+    spec_mode: str = ""  # speculative decoding named without an accept length (trtllm-bench's section)
     ttft_label: str = "Mean TTFT (ms)"
     tps_label: str = "Output token throughput (tok/s)"
     rate: float | None = None  # requests/s; inf = all at once; None = not stated
@@ -305,11 +323,14 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
         else:
             notes.append(f"{run.where}: TTFT not used: under load it includes queueing, and the model's "
                          "ttft_ms is an idle-server prefill (run with --max-concurrency 1 for it)")
-    speculative = run.accept_length is not None and run.accept_length > 1.0
+    speculative = bool(run.spec_mode) or (run.accept_length is not None and run.accept_length > 1.0)
     if speculative:
-        notes.append(f"{run.where}: speculative decoding (accept length {_fmt(run.accept_length)}: tokens "
-                     "committed a step): its TPOT and throughput are not plain decode's, which these rows "
-                     "price, so only its TTFT is used (page 03 models speculation)")
+        what = ", ".join([*([run.spec_mode] if run.spec_mode else []),
+                          *([f"accept length {_fmt(run.accept_length)}: tokens committed a step"]
+                            if run.accept_length is not None else [])])
+        notes.append(f"{run.where}: speculative decoding ({what}): its TPOT and throughput are not plain "
+                     "decode's, which these rows price, so only its TTFT is used (page 03 models "
+                     "speculation)")
     if run.mean_tpot_ms is not None and not speculative:
         if run.mean_tpot_ms == 0 and mean_out <= 1:
             notes.append(f"{run.where}: TPOT not used: one output token per request")
@@ -381,7 +402,8 @@ _SERVING_LABELS: dict[str, tuple[str, str]] = {
     "Backend": ("backend", "str"),
     "Concurrency": ("avg_concurrency", "num"),
     "Burstiness factor": ("burstiness", "str"),
-    "Accept length": ("accept_length", "num"),
+    "Accept length": ("accept_length", "num"),  # SGLang
+    "Acceptance length": ("accept_length", "num"),  # vllm bench serve's Speculative Decoding section
 }
 _SERVING_UNITS = {m.group(1): full for full in _SERVING_LABELS if (m := _UNIT.fullmatch(full))}
 _NO_RATE = ("trace", "n/a")  # SGLang replaying a trace's timestamps: no one request rate
@@ -596,6 +618,7 @@ def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
 # ---- trtllm-bench throughput report ----
 
 _TRT_SECTION = re.compile(r"= ([A-Za-z][A-Za-z +/()-]*?)\s*")
+_TRT_AL_AVERAGE = re.compile(r"\[AL\]\s*AVERAGE\s*:\s*(\S+)", re.IGNORECASE)
 _TRT_LABELS: dict[str, tuple[str, str]] = {
     "Model": ("model", "str"),
     "TensorRT-LLM Version": ("version", "str"),
@@ -657,6 +680,11 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
                                               "trtllm-bench report at a time)")
                 perf_line = n
             continue
+        if section.startswith("DECODING STATISTICS"):  # speculative decoding (MTP, Eagle, a draft model)
+            al = _TRT_AL_AVERAGE.fullmatch(s)
+            if al:
+                values["accept_length"] = _number(al.group(1), f"line {n} ([AL] AVERAGE)")
+            continue
         if not section or s == "" or s.startswith(("[", "-", "=")):
             continue
         if section == "MACHINE DETAILS" and not machine:
@@ -702,6 +730,10 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
                engine=f"TensorRT-LLM{' ' + version if version else ''} (trtllm-bench throughput, {backend})",
                completed=requests, total_in=round(avg_in * requests), total_out=round(avg_out * requests),
                raw=raw)
+    spec = sorted(sec for sec in sections if sec.startswith("DECODING STATISTICS"))
+    if spec:  # e.g. "DECODING STATISTICS (MTP)": its throughput is not plain decode's
+        run.spec_mode = f"trtllm-bench's {spec[0]} section"
+        run.accept_length = values.get("accept_length")  # type: ignore[assignment]
     run.lengths_note = (f"Number of requests {requests}; Average Input Length (tokens) "
                         f"{raw['Average Input Length (tokens)']}; Average Output Length (tokens) "
                         f"{raw['Average Output Length (tokens)']}")
@@ -806,7 +838,7 @@ def _loads(text: str, where: str, dupes: list[str]) -> object:
 def _json_records(text: str) -> list[tuple[int, dict]]:
     """(first line, object) for one JSON object, or one object a line (JSONL)."""
     dupes: list[str] = []
-    stripped = text.strip()
+    stripped = text.strip().lstrip("\ufeff")  # a byte-order mark (a file re-saved by Notepad)
     _check_depth(stripped)
     records: list[tuple[int, object]] = []
     try:
@@ -898,6 +930,8 @@ _VLLM_KNOWN = {
     "request_goodput:", "output_throughput", "total_token_throughput", "input_lens", "output_lens",
     "ttfts", "itls", "latencies", "start_times", "queue_times", "generated_texts", "errors",
     "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "ramp_up_strategy",
+    "spec_decode_acceptance_length", "spec_decode_acceptance_rate", "spec_decode_num_drafts",
+    "spec_decode_draft_tokens", "spec_decode_accepted_tokens", "spec_decode_per_position_acceptance_rates",
     "ramp_up_start_rps", "ramp_up_end_rps", "rps_change_events",
 }
 _SGLANG_KNOWN = {
@@ -948,6 +982,9 @@ def _run_from_json(n: int, rec: dict, fmt: str, count: int) -> _Run:
     run.tps_label, run.ttft_label = "output_throughput", "mean_ttft_ms"
     run.mean_ttft_ms = _field(rec, "mean_ttft_ms", "num", where)  # type: ignore[assignment]
     run.accept_length = _field(rec, "accept_length", "num", where, required=False)  # type: ignore[assignment]
+    if run.accept_length is None:  # vllm bench serve --save-result with a speculative server
+        run.accept_length = _field(rec, "spec_decode_acceptance_length", "num", where,  # type: ignore[assignment]
+                                   required=False)
     tpot = _field(rec, "mean_tpot_ms", "num", where, required=False)
     if tpot is None:
         itl = _field(rec, "mean_itl_ms", "num", where, required=False)

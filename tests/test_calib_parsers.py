@@ -522,3 +522,81 @@ def test_other_gpus_than_the_presets_are_not_mapped_to_one(name):
     from calib.parsers import gpu_preset
 
     assert gpu_preset(name) == ""
+
+
+SPEC_VLLM = """
+---------------Speculative Decoding---------------
+Acceptance rate (%):                     62.50
+Acceptance length:                       2.88
+Drafts:                                  100
+Draft tokens:                            300
+Accepted tokens:                         188
+Per-position acceptance (%):
+  Position 0:                            80.00
+==================================================
+"""
+
+
+def test_speculative_runs_of_vllm_and_trtllm_keep_only_their_ttft():
+    """vllm bench serve prints an 'Acceptance length' in its Speculative Decoding section (and
+    spec_decode_acceptance_length in --save-result); trtllm-bench a DECODING STATISTICS section. Their
+    TPOT and throughput are not plain decode's: like SGLang's 'Accept length', only the TTFT is used."""
+    import json
+
+    from calib.parsers import parse_benchmark
+
+    text = (FIXTURES / "vllm_benchmark_serving_c1.txt").read_text(encoding="utf-8")
+    plain = parse_benchmark(text)
+    assert {r["kind"] for r in plain.rows} >= {"ttft_ms", "tpot_ms"}
+    end = text.rindex("=" * 50)
+    spec = parse_benchmark(text[:end] + SPEC_VLLM.lstrip("\n") + text[end + 50:])
+    assert [r["kind"] for r in spec.rows] == ["ttft_ms"]
+    assert any("speculative decoding (accept length 2.88" in n for n in spec.notes)
+
+    record = json.loads((FIXTURES / "vllm_serve_result.json").read_text(encoding="utf-8"))
+    record["spec_decode_acceptance_length"] = 2.88
+    spec = parse_benchmark(json.dumps(record))
+    assert not any(r["kind"] in ("tpot_ms", "offline_tok_s") for r in spec.rows)
+    assert not any("spec_decode" in n and "ignored" in n for n in spec.notes)
+
+    report = (FIXTURES / "trtllm_bench_pytorch.txt").read_text(encoding="utf-8")
+    assert any(r["kind"] == "offline_tok_s" for r in parse_benchmark(report).rows)
+    mtp = report + ("\n===========================================================\n"
+                    "= DECODING STATISTICS (MTP)\n"
+                    "===========================================================\n"
+                    "-- Acceptance Length Details --------------------------------\n"
+                    "[AL] MINIMUM: 1.00\n[AL] MAXIMUM: 4.00\n[AL] AVERAGE: 2.91\n")
+    spec = parse_benchmark(mtp)
+    assert not spec.rows
+    assert any("DECODING STATISTICS (MTP)" in n and "accept length 2.91" in n for n in spec.notes)
+
+
+@pytest.mark.parametrize(("name", "preset", "weights"), [
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout", ""),
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen3-235B-A22B", ""),
+    ("Qwen/Qwen3-30B-A3B-Thinking-2507", "Qwen3-30B-A3B", ""),
+    ("deepseek-ai/DeepSeek-R1-0528", "DeepSeek-V3", ""),
+    ("deepseek-ai/DeepSeek-V3-0324", "DeepSeek-V3", ""),
+    ("nvidia/DeepSeek-R1-FP4", "DeepSeek-V3", "nvfp4"),
+    ("deepseek-ai/DeepSeek-V2", "", ""),
+])
+def test_official_model_ids_map_to_their_presets(name, preset, weights):
+    """Release dates (-0528, -2507), Meta's -17B-16E and NVIDIA's -FP4 (NVFP4) no longer send a run to
+    the sidebar's model; DeepSeek-V2 is still not V3."""
+    from calib.parsers import id_weights, model_preset
+
+    assert model_preset(name) == preset and id_weights(name) == weights
+
+
+def test_uploads_in_utf16_or_with_a_bom_are_read():
+    """A --save-result JSON re-saved with a UTF-8 byte-order mark, and a summary redirected by
+    Windows PowerShell 5.1 (UTF-16 with or without its mark, CRLF): read, not refused."""
+    from calib.parsers import decode_bytes, parse_benchmark
+
+    summary = (FIXTURES / "vllm_serve_summary.txt").read_text(encoding="utf-8").replace("\n", "\r\n")
+    expected = [r["kind"] for r in parse_benchmark(summary).rows]
+    for data in (summary.encode("utf-16"), summary.encode("utf-16-le"), summary.encode("utf-8-sig"),
+                 summary.encode("utf-32")):
+        assert [r["kind"] for r in parse_benchmark(decode_bytes(data)).rows] == expected
+    record = (FIXTURES / "vllm_serve_result.json").read_text(encoding="utf-8")
+    assert parse_benchmark("\ufeff" + record).rows == parse_benchmark(record).rows
