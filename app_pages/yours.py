@@ -149,8 +149,10 @@ with results:
                        + (f": {len(result.fitted)} free assumptions and {len(result.rows)} row(s) can match "
                           "almost any numbers, so a small error here is no evidence; add runs at other "
                           "batches and lengths." if in_sample else "."))
-    st.caption(f"Read {len(got.rows)} row(s) from {origin} as **{parsed.fmt}**. Runs without their own GPU "
-               f"or model are priced on {setup.label}.")
+    st.caption(f"Read {fmt.counted(len(got.rows), 'row')} from {origin} as **{parsed.fmt}**. What a run "
+               f"does not name (its GPU, its model, their precisions, its GPU count) is the sidebar's: "
+               f"{setup.label}; what it names is kept, so a run on another GPU can be priced with the "
+               "sidebar's model (the notes list each choice).")
     if result is not None and not isinstance(result, str):
         chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",
               alt=f"Signed error per run before and after the fit; median |error| {median_now:.0%} before, "
