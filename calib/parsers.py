@@ -44,6 +44,7 @@ Pure: no I/O; every function takes the text.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -682,8 +683,9 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
             continue
         if section.startswith("DECODING STATISTICS"):  # speculative decoding (MTP, Eagle, a draft model)
             al = _TRT_AL_AVERAGE.fullmatch(s)
-            if al:
-                values["accept_length"] = _number(al.group(1), f"line {n} ([AL] AVERAGE)")
+            if al:  # not a number: the section alone says it was speculative
+                with contextlib.suppress(BenchmarkParseError):
+                    values["accept_length"] = _number(al.group(1), f"line {n} ([AL] AVERAGE)")
             continue
         if not section or s == "" or s.startswith(("[", "-", "=")):
             continue
