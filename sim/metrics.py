@@ -488,8 +488,10 @@ def _fitting_section01_runs(gpu: GPU, model: Model, assumptions: Assumptions) ->
     while slots >= 1:
         if slots == 1:  # one slot holds one request at a time: the longest must fit (no run needed)
             fits = memory_plan(gpu, model, 1, longest).fits
-        else:  # cheap first: continuous batching with every request queued, the slots at their fullest
-            fits = batching_fits(simulate(gpu, model, requests, slots, "continuous", assumptions), gpu, model)
+        else:  # cheap first: both modes with every request queued, the slots at their fullest (static's
+            # padded batches are usually the binding ones); the Poisson runs only where these fit
+            fits = all(batching_fits(simulate(gpu, model, requests, slots, mode, assumptions), gpu, model)
+                       for mode in ("continuous", "static"))
         if fits:
             runs = _section01_runs(gpu, model, assumptions, slots)
             if all(batching_fits(runs[k], gpu, model)
