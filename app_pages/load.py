@@ -30,6 +30,7 @@ from ui.layout import chart, data_expander, header, how_computed, lazy_section, 
 from ui.measured import predictions, summary
 from ui.setup import current_setup
 from ui.sim_cache import page_cache, view
+from ui.workers import offload
 
 LOADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120, 150]  # % of the saturation rate
 SWEEP_LOADS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.3]  # x the saturation rate
@@ -92,7 +93,8 @@ def _run(
     base = _stream(workload, n, 1.0, share, prefix_tokens, n_prefixes)
     sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
     stream = base.at_rate(sat * load_pct / 100, base.n / float(base.arrival_s[-1]))
-    return load.simulate(
+    return offload(
+        load.simulate,
         _setup.gpu,
         _setup.model,
         stream,
@@ -120,7 +122,8 @@ def _sweep(
     base = _stream(workload, SEARCH_REQUESTS, 1.0, share, prefix_tokens, n_prefixes)
     sat = load.saturation_rate(_setup.gpu, _setup.model, base, _setup.assumptions)
     loads = SWEEP_LOADS + (PREFIX_EXTRA_LOADS if share and prefix_tokens else [])
-    return load.sweep(
+    return offload(
+        load.sweep,
         _setup.gpu,
         _setup.model,
         base,
@@ -154,7 +157,8 @@ def _capacity(
     """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate),
     from the load curve of these settings and ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk, share, prefix_tokens, n_prefixes, caching)
-    cap = load.capacity_in_sweep(
+    cap = offload(
+        load.capacity_in_sweep,
         _setup.gpu,
         _setup.model,
         sw,
@@ -174,14 +178,15 @@ def _policy_capacity(
     ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk)
     targets = load.Targets(ttft_s, tbt_s)
-    cap = load.capacity_in_sweep(
-        _setup.gpu, _setup.model, sw, targets, chunk_tokens=chunk, assumptions=_setup.assumptions
+    cap = offload(
+        load.capacity_in_sweep, _setup.gpu, _setup.model, sw, targets, chunk_tokens=chunk,
+        assumptions=_setup.assumptions,
     )
     # Confirmed on a run of the headline's default length: the sweep's short runs can meet the targets
     # just above what the GPU sustains, before their backlog builds (load.sustained_capacity).
-    return load.sustained_capacity(
-        _setup.gpu, _setup.model, cap, _stream(workload, CONFIRM_REQUESTS, 1.0), policy, targets,
-        chunk_tokens=chunk, assumptions=_setup.assumptions,
+    return offload(
+        load.sustained_capacity, _setup.gpu, _setup.model, cap, _stream(workload, CONFIRM_REQUESTS, 1.0),
+        policy, targets, chunk_tokens=chunk, assumptions=_setup.assumptions,
     ).rate_per_s
 
 
@@ -210,7 +215,8 @@ def _hit_curve(
 def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
     """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
-    return load.role_capacities(
+    return offload(
+        load.role_capacities,
         _setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s), assumptions=_setup.assumptions
     )
 

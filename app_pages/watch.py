@@ -56,6 +56,7 @@ from ui.price import cost_sentence
 from ui.setup import current_setup
 from ui.sim_cache import page_cache
 from ui.state import SETUP_KEYS
+from ui.workers import offload
 
 
 # Cached as objects (st.cache_resource): frozen dataclasses of arrays nothing writes to. The runs take
@@ -63,8 +64,8 @@ from ui.state import SETUP_KEYS
 @page_cache("watch._runs", 8)
 def _runs(_setup, setup_key: str):
     """Every section's run and the simulated day (``setup_key`` stands for the unhashed ``_setup``)."""
-    runs = scenario_runs(_setup.gpu, _setup.model, _setup.assumptions)
-    return runs, dashboard_day(_setup.gpu, _setup.model, _setup.assumptions, capacity=runs.capacity)
+    runs = offload(scenario_runs, _setup.gpu, _setup.model, _setup.assumptions)
+    return runs, offload(dashboard_day, _setup.gpu, _setup.model, _setup.assumptions, capacity=runs.capacity)
 
 
 @page_cache("watch._pool", 1, constant=True)

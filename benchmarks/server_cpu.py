@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from scripts.procstat import tree_cpu_s as cpu_s  # the server and its simulation workers
 from scripts.st_client import Reader
 from tests.browser.conftest import Server
 
@@ -41,12 +42,6 @@ CONTROLS = [
     ("what-to-watch", "gpu", ["A100 80GB SXM", "H100 SXM"]),  # the sidebar: a full rerun
     ("under-load", "load_policy", ["Chunked prefill", "Prefill-first"]),
 ]
-
-
-def cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def measure(url: str, pid: int, reruns: int, controls: list, warmup: int = 2) -> list[tuple]:

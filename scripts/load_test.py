@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from websockets.exceptions import ConnectionClosed
 
+from scripts.procstat import children, status_kib, tree_cpu_s
 from scripts.st_client import ProtocolError, Reader, encode
 from sim.hardware import GPUS
 from sim.models import KV_DTYPES, MODELS, WEIGHT_DTYPES
@@ -215,37 +216,6 @@ async def reader_loop(n: int, url: str, deadline: float, args: argparse.Namespac
 # --- server memory and CPU -------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid:
-                    kids.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    return kids
-
-
-def _status_kib(pid: int, field_name: str) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class RssSampler(threading.Thread):
     """Samples the RSS (MiB) of a process and its children every ``period_s`` seconds."""
 
@@ -257,7 +227,7 @@ class RssSampler(threading.Thread):
         self._stop_event = threading.Event()
 
     def rss_mib(self) -> float:
-        kib = sum(_status_kib(p, "VmRSS") for pid in self.pids for p in [pid, *_children(pid)])
+        kib = sum(status_kib(p, "VmRSS") for pid in self.pids for p in [pid, *children(pid)])
         return kib / 1024
 
     def run(self) -> None:
@@ -326,7 +296,14 @@ def main() -> int:
                         help="share of page-05 visits whose link opens one of its lower sections (0..1)")
     parser.add_argument("--replicas", type=int, default=0,
                         help="N > 0: N replicas behind nginx (scripts/proxy.py), readers go through it")
+    parser.add_argument("--sim-workers", type=int, default=None,
+                        help="worker processes each server runs its simulations in (WTGL_SIM_WORKERS, "
+                             "ui/workers.py; 0: in the server's own process); default: the app's default")
     args = parser.parse_args()
+    if args.sim_workers is not None:
+        if not 0 <= args.sim_workers <= 8:
+            parser.error("--sim-workers must be in [0, 8]")
+        os.environ["WTGL_SIM_WORKERS"] = str(args.sim_workers)  # the servers inherit it
     if args.smoke:
         args.sessions, args.duration_s = 4, 15.0
     if not 1 <= args.sessions <= 200 or not 1 <= args.duration_s <= 3600:
@@ -346,8 +323,8 @@ def main() -> int:
         server = Server()
         pids, stop = [server.proc.pid], server.stop
 
-    def cpu() -> float:
-        return sum(_cpu_s(pid) for pid in pids)
+    def cpu() -> float:  # the servers and their simulation workers (ui/workers.py)
+        return sum(tree_cpu_s(pid) for pid in pids)
 
     def alive() -> bool:
         return all(os.path.exists(f"/proc/{pid}") for pid in pids)
@@ -369,7 +346,7 @@ def main() -> int:
         cpu_me = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime
         time.sleep(5.0)  # every session has closed: let the server drop them
         t_end = time.monotonic()
-        peak_hwm_mib = sum(_status_kib(pid, "VmHWM") for pid in pids) / 1024
+        peak_hwm_mib = sum(status_kib(p, "VmHWM") for pid in pids for p in [pid, *children(pid)]) / 1024
         sampler.stop()
         if not alive():
             stats.error("server", "a server process exited")
@@ -382,7 +359,9 @@ def main() -> int:
     timeline = " → ".join(f"{sampler.at(t0 + f * load_s):.0f}" for f in (0, 0.25, 0.5, 0.75, 1.0))
     pages = ", ".join(f"/{p}" for p, _ in PAGES)
     print()
-    where = (f"{args.replicas} replicas behind nginx" if args.replicas else "one server process")
+    workers = os.environ.get("WTGL_SIM_WORKERS", "the default")
+    where = (f"{args.replicas} replicas behind nginx" if args.replicas else "one server")
+    where += f", simulation workers per server: {workers}"
     print(f"### Load test: {args.sessions} concurrent readers, {args.duration_s:.0f} s, {where}")
     print()
     print(f"Each reader opens a shared link (one of {pages}, with up to three widget values in the URL), "

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 
 import numpy as np
 
@@ -494,6 +494,11 @@ class StepTimeCoefficients:
                 self.byte_matrix.tolist(), self.weight_bytes.tolist(), self.kv_bytes_per_token.tolist(),
                 strict=True)))
 
+    def __reduce__(self):
+        # Pickled as its fields, rebuilt by __post_init__ on the other side: the derived lists and
+        # the lazily built scalar pricer (a closure) stay behind (a worker process: ui.workers).
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
+
     def _host(self, gpu):
         if self.overlap_host:
             return np.maximum(gpu, self.host_s) if isinstance(gpu, np.ndarray) else max(gpu, self.host_s)
@@ -758,15 +763,6 @@ def step_cost(
     kv_time = kv_bytes / bandwidth
     mem = total("mem") + moe_bytes / bandwidth
 
-    def breakdown() -> dict[str, OperatorCost]:
-        out = {}
-        for op, arrays in zip(operators(model), coef.operator_arrays(x), strict=True):
-            comp_j, mem_j, time_j, flops_j, bytes_j, _, _ = (a * runs for a in arrays)
-            roof_j = np.maximum(comp_j, mem_j)
-            out[op.name] = OperatorCost(time_s=roof_j, compute_time_s=comp_j, memory_time_s=mem_j,
-                                        launch_s=time_j - roof_j, flops=flops_j, bytes=bytes_j)
-        return out
-
     return StepCost(
         time_s=gpu_time + host, gpu_time_s=gpu_time, compute_time_s=total("comp"),
         weight_time_s=weight_time, kv_time_s=kv_time,
@@ -774,8 +770,20 @@ def step_cost(
         launch_time_s=gpu_time - roof_sum, host_time_s=host, comm_time_s=comm_time, flops=total("flops"),
         bytes=total("bytes") + moe_bytes, kv_bytes=kv_bytes,
         peak_flops=gpu.peak_flops(model.compute_precision), bandwidth=gpu.hbm_bandwidth,
-        breakdown=breakdown,
+        breakdown=partial(_operator_breakdown, model, coef, x, runs),
     )
+
+
+def _operator_breakdown(model: Model, coef: StepTimeCoefficients, x: list, runs) -> dict[str, OperatorCost]:
+    """``step_cost``'s per-operator breakdown, computed when first asked for (a partial of this, not a
+    closure: a StepCost pickles, so a worker process can compute it: ``ui.workers``)."""
+    out = {}
+    for op, arrays in zip(operators(model), coef.operator_arrays(x), strict=True):
+        comp_j, mem_j, time_j, flops_j, bytes_j, _, _ = (a * runs for a in arrays)
+        roof_j = np.maximum(comp_j, mem_j)
+        out[op.name] = OperatorCost(time_s=roof_j, compute_time_s=comp_j, memory_time_s=mem_j,
+                                    launch_s=time_j - roof_j, flops=flops_j, bytes=bytes_j)
+    return out
 
 
 def batch_step_cost(gpu, model, new_tokens, cached_tokens, assumptions=DEFAULT_ASSUMPTIONS,

@@ -17,6 +17,7 @@ from streamlit.util import calc_hash
 
 import ui.layout
 import ui.theme
+import ui.workers
 from ui.layout import _DRAWN_PAGE_KEY as DRAWN_PAGE_KEY
 from ui.nav import ALL_PAGES, HOME
 
@@ -25,6 +26,10 @@ ui.theme.VALIDATE_FIGURES = True  # every figure a page builds under test is val
 # it first, and the pause would add ~40 ms to every page run of the suite. The browser tests' servers
 # run as readers' do, with it.
 ui.layout.SEND_FIRST_S = 0.0
+# In-process pages (AppTest) run their simulations in the calling thread: a worker process for each
+# pytest worker would only add its start-up. tests/test_workers.py runs them in workers; the browser
+# tests' servers run as a reader's does, with the default pool (ui.workers).
+ui.workers.FORCE_WORKERS = 0
 
 ROOT = Path(__file__).resolve().parent.parent
 

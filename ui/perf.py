@@ -37,14 +37,18 @@ class FifoLock:
         self._tag = tag  # who the calling thread runs for (a reader's session), for busy()
         self._last_release: tuple[object, float] = (None, -math.inf)  # (tag, time.monotonic())
 
-    def acquire(self) -> None:
+    def acquire(self, front: bool = False) -> None:
+        """Take the lock, after the threads queued for it (``front``: before them)."""
         me = threading.get_ident()
         with self._cond:
             if self._owner == me:
                 self._depth += 1
                 return
             waited = self._owner is not None or bool(self._queue)
-            self._queue.append(me)
+            if front:
+                self._queue.appendleft(me)
+            else:
+                self._queue.append(me)
             try:
                 while self._owner is not None or self._queue[0] != me:
                     self._cond.wait()
@@ -92,8 +96,9 @@ class FifoLock:
         self.release()
 
     @contextmanager
-    def released(self):
-        """Let go of the lock (all its levels) if this thread holds it, and take it back after."""
+    def released(self, front: bool = False):
+        """Let go of the lock (all its levels) if this thread holds it, and take it back after: at the
+        back of the queue, or ``front``, ahead of the threads queued meanwhile."""
         if not self.held():
             yield
             return
@@ -103,7 +108,7 @@ class FifoLock:
         try:
             yield
         finally:
-            self.acquire()
+            self.acquire(front=front)
             with self._cond:
                 self._depth = depth
 

@@ -101,7 +101,13 @@ def page_cache(name: str, max_entries: int, *, constant: bool = False, yields: b
                 if key in entries:
                     return entries[key]
                 lock = locks.setdefault(key, threading.Lock())
-            with lock:  # one reader computes; the others find its result
+            # One reader computes; the others find its result. A reader that finds the entry being
+            # computed waits for it without the script lock: the one computing it may have let go of
+            # that lock (a worker's run, ``ui.workers``; a search that yields) and need it back.
+            if not lock.acquire(blocking=False):
+                with SCRIPT_LOCK.released(front=True):
+                    lock.acquire()
+            try:
                 with guard:
                     if key in entries:
                         return entries[key]
@@ -119,6 +125,8 @@ def page_cache(name: str, max_entries: int, *, constant: bool = False, yields: b
                     while len(entries) > max_entries:
                         entries.popitem(last=False)
                     locks.pop(key, None)
+            finally:
+                lock.release()
             return value
 
         return cached

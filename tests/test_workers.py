@@ -1,0 +1,243 @@
+"""ui.workers: simulations computed in worker processes give the same values as in the server, the
+page's script lock is let go of while a worker computes, and a worker that dies costs no answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import threading
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ui.workers as workers
+from sim import load, metrics
+from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.hardware import GPUS
+from sim.models import MODELS
+from tests.conftest import open_app
+from tests.workers_helpers import doubled_or_die, imported_streamlit, in_worker, wait_then
+from ui.perf import SCRIPT_LOCK
+from ui.sim_cache import clear_all, page_cache
+
+H100, LLAMA8 = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """One worker process for the test (the suite's pages run in-process: tests/conftest.py)."""
+    monkeypatch.setattr(workers, "FORCE_WORKERS", 1)
+    workers.shutdown()
+    yield
+    workers.shutdown()
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("0", 0), ("3", 3), (" 2 ", 2), ("8", 8)])
+def test_the_environment_sets_the_count(monkeypatch, raw, expected):
+    monkeypatch.setattr(workers, "FORCE_WORKERS", None)
+    monkeypatch.setenv(workers.ENV, raw)
+    assert workers.configured_workers() == expected
+
+
+@pytest.mark.parametrize("raw", ["-1", "9", "two", "1.5", "٣"])
+def test_a_bad_count_is_logged_and_the_default_used(monkeypatch, caplog, raw):
+    monkeypatch.setattr(workers, "FORCE_WORKERS", None)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv(workers.ENV, raw)
+    with caplog.at_level(logging.WARNING, logger="ui.workers"):
+        assert workers.configured_workers() == 2
+    assert workers.ENV in caplog.text
+
+
+@pytest.mark.parametrize(("cores", "expected"), [(1, 0), (2, 2), (3, 3), (64, 4), (None, 0)])
+def test_the_default_is_a_worker_a_core_given_a_second_core(monkeypatch, cores, expected):
+    monkeypatch.setattr(workers, "FORCE_WORKERS", None)
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: cores)
+    assert workers.configured_workers() == expected
+
+
+def test_no_pool_runs_the_call_here(monkeypatch):
+    monkeypatch.setattr(workers, "FORCE_WORKERS", 0)
+    workers.shutdown()
+    assert workers.offload(in_worker) is False
+    with pytest.raises(ValueError):
+        workers.result(workers.submit(load.simulate, H100, LLAMA8, load.make_stream(5, 1.0), "fastest"))
+
+
+def test_a_worker_gives_the_same_runs_as_this_process(pool):
+    """A page's runs, computed in the worker, equal the ones computed here (sim is deterministic), step
+    cost breakdowns included: everything sim returns pickles."""
+    assert workers.offload(in_worker) is True
+    stream = load.make_stream(300, 20.0)
+    here = load.simulate(H100, LLAMA8, stream, "chunked")
+    there = workers.offload(load.simulate, H100, LLAMA8, stream, "chunked")
+    assert there is not here
+    np.testing.assert_array_equal(there.ttft_s, here.ttft_s)
+    np.testing.assert_array_equal(there.e2e_s, here.e2e_s)
+    assert there.metrics() == here.metrics()
+    runs = workers.offload(metrics.scenario_runs, H100, LLAMA8, DEFAULT_ASSUMPTIONS)
+    mine = metrics.scenario_runs(H100, LLAMA8, DEFAULT_ASSUMPTIONS)
+    slo = metrics.SLO()
+    assert [r.metrics for r in metrics.measure(runs, slo)] == [r.metrics for r in metrics.measure(mine, slo)]
+    day = workers.offload(metrics.dashboard_day, H100, LLAMA8, DEFAULT_ASSUMPTIONS, capacity=mine.capacity)
+    mine_day = metrics.dashboard_day(H100, LLAMA8, DEFAULT_ASSUMPTIONS, capacity=mine.capacity)
+    for f in dataclasses.fields(mine_day):
+        if f.name == "run":  # the day's one batching run: its requests' times
+            np.testing.assert_array_equal(day.run.finish_s, mine_day.run.finish_s)
+        else:
+            np.testing.assert_array_equal(getattr(day, f.name), getattr(mine_day, f.name), err_msg=f.name)
+
+
+def test_a_worker_imports_sim_not_streamlit(pool, monkeypatch):
+    """A worker holds numpy and sim (about 30 MiB), not Streamlit (50 MiB more): what it runs is
+    pickled by reference to modules that do not import it."""
+    # As in a server: Streamlit runs each page script as the module "__main__", which a "spawn" child
+    # would import first (and so run app.py).
+    script = types.ModuleType("__main__")
+    script.__file__ = str(Path(__file__).resolve().parent.parent / "app.py")
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    assert workers.offload(imported_streamlit) is False
+    workers.offload(load.simulate, H100, LLAMA8, load.make_stream(20, 1.0), "chunked")
+    assert workers.offload(imported_streamlit) is False
+    assert sys.modules["__main__"] is script  # put back after the worker started
+
+
+def test_an_exception_in_the_worker_is_raised_here(pool):
+    with pytest.raises(ValueError, match="policy"):
+        workers.offload(load.simulate, H100, LLAMA8, load.make_stream(5, 1.0), "fastest")
+    assert workers.offload(in_worker) is True  # the pool survives a call that raised
+
+
+def test_a_worker_that_dies_costs_no_answer(pool, caplog):
+    with caplog.at_level(logging.WARNING, logger="ui.workers"):
+        assert workers.offload(doubled_or_die, 21) == 42  # computed here after the worker died
+    assert "died" in caplog.text
+    assert workers.offload(in_worker) is True  # a new pool on the next call
+
+
+@pytest.fixture
+def manager_event():
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Manager() as manager:
+        yield manager.Event()
+
+
+def test_the_script_lock_is_let_go_of_while_a_worker_computes(pool, manager_event):
+    """Reader A's page waits for a worker; reader B's page takes the script lock meanwhile: the worker
+    finishes only once B has it (had A kept the lock, B would wait and the worker would time out)."""
+    got, a_holds = {}, threading.Event()
+
+    def reader_a():
+        with SCRIPT_LOCK:
+            a_holds.set()
+            got["a"] = workers.offload(wait_then, manager_event, "a", 20.0)
+
+    a = threading.Thread(target=reader_a, daemon=True)
+    a.start()
+    assert a_holds.wait(60)
+    with SCRIPT_LOCK:  # B: possible only while A lets go of it
+        manager_event.set()
+    a.join(60)
+    assert got["a"] == ("a", True, True)  # set by B before the worker's timeout, in the worker
+
+
+_EVENT = {}
+
+
+@page_cache("test_workers.shared", 4)
+def _shared(tag: str):
+    return workers.offload(wait_then, _EVENT["e"], tag, 20.0)
+
+
+def test_a_reader_waiting_for_an_entry_a_worker_computes_lets_go_of_the_lock(pool, manager_event):
+    """A computes a page-cache entry in a worker (the script lock let go of); B, holding the lock, asks
+    for the same entry. B must wait for it without the lock, or A could never take the lock back to
+    finish: both would wait for ever. Both get A's value."""
+    clear_all()
+    _EVENT["e"] = manager_event
+    got, a_holds, b_holds = {}, threading.Event(), threading.Event()
+
+    def reader(name, holds):
+        with SCRIPT_LOCK:
+            holds.set()
+            got[name] = _shared("k")
+
+    a = threading.Thread(target=reader, args=("a", a_holds), daemon=True)
+    a.start()
+    assert a_holds.wait(60)
+    b = threading.Thread(target=reader, args=("b", b_holds), daemon=True)
+    b.start()
+    assert b_holds.wait(60)  # B has the lock: A is waiting for its worker
+    manager_event.set()
+    a.join(60)
+    b.join(60)
+    assert not a.is_alive() and not b.is_alive(), "the two readers wait for each other"
+    assert got["a"] == got["b"] == ("k", True, True)
+
+
+@pytest.mark.parametrize(("page", "params"), [
+    ("app_pages/load.py", None),
+    ("app_pages/watch.py", None),
+    ("app_pages/batching.py", {"batching_load": "Poisson arrivals"}),
+])
+def test_pages_show_the_same_numbers_with_a_worker(pool, page, params):
+    """The pages that send their runs to a worker show every number they show without one."""
+    clear_all()
+    with_worker = open_app(page, params)
+    assert not with_worker.exception
+    workers.FORCE_WORKERS = 0
+    clear_all()
+    here = open_app(page, params)
+    workers.FORCE_WORKERS = 1
+    assert not here.exception
+    shown = [(m.label, m.value) for m in with_worker.metric]
+    assert len(shown) >= 3
+    assert shown == [(m.label, m.value) for m in here.metric]
+    if params:
+        assert with_worker.radio(key="batching_load").value == "poisson"
+
+
+def test_a_worker_ends_when_its_server_is_killed(tmp_path):
+    """A server killed with SIGKILL (no clean shutdown) leaves no worker behind: each watches for its
+    parent's end (a worker holds its own end of the task queue, so it would wait for ever)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
+        "import ui.workers as w\n"
+        "from tests.workers_helpers import worker_pid\n"
+        "if __name__ == '__main__':\n"
+        "    w.FORCE_WORKERS = 1\n"
+        "    print(w.offload(worker_pid), flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        assert pid != proc.pid and os.path.exists(f"/proc/{pid}")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the worker outlived its server"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
