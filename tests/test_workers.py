@@ -45,18 +45,20 @@ def test_the_environment_sets_the_count(monkeypatch, raw, expected):
 @pytest.mark.parametrize("raw", ["-1", "9", "two", "1.5", "٣"])
 def test_a_bad_count_is_logged_and_the_default_used(monkeypatch, caplog, raw):
     monkeypatch.setattr(workers, "FORCE_WORKERS", None)
-    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setenv(workers.ENV, raw)
     with caplog.at_level(logging.WARNING, logger="ui.workers"):
         assert workers.configured_workers() == 2
     assert workers.ENV in caplog.text
 
 
-@pytest.mark.parametrize(("cores", "expected"), [(1, 0), (2, 2), (3, 3), (64, 4), (None, 0)])
-def test_the_default_is_a_worker_a_core_given_a_second_core(monkeypatch, cores, expected):
+@pytest.mark.parametrize(("cores", "expected"), [(1, 0), (2, 2), (3, 2), (64, 2)])
+def test_the_default_is_two_workers_given_a_second_core(monkeypatch, cores, expected):
+    """The cores this process may run on (a container's CPU set), not the host's count."""
     monkeypatch.setattr(workers, "FORCE_WORKERS", None)
     monkeypatch.delenv(workers.ENV, raising=False)
-    monkeypatch.setattr(workers.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 128)
     assert workers.configured_workers() == expected
 
 

@@ -92,8 +92,9 @@ def page_cache(name: str, max_entries: int, *, constant: bool = False, yields: b
             if yields and not getattr(_computing, "depth", 0):
                 with SCRIPT_LOCK.released():
                     return compute(key, full)
-            # Inside another entry's computation this thread holds that entry's lock: letting go of
-            # the script lock there could leave a reader holding it waiting for that entry.
+            # Nested inside another entry's computation, the outermost entry has decided whether the
+            # script lock is let go of for the whole search (a worker's run lets go of it anyway:
+            # ui.workers).
             return compute(key, full)
 
         def compute(key, full):

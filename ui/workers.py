@@ -11,9 +11,9 @@ returns pickles: frozen dataclasses of arrays) and is cached by the page as befo
 
 The sim functions are pure and deterministic, so a run gives the same numbers in a worker as in the
 server (tested). How many workers: the environment variable ``WTGL_SIM_WORKERS`` (0 turns the pool
-off: every call runs in the calling thread, as the tests' in-process pages do); unset, one a core up
-to four on a machine with at least two cores, none on one core (README, "Many readers"). Each worker
-holds about 120-170 MiB. A worker that dies takes its call back to the calling thread and the pool is
+off: every call runs in the calling thread, as the tests' in-process pages do); unset, two where the
+server may run on at least two cores, none on one (README, "Many readers"). Each worker holds 60-155
+MiB. A worker that dies takes its call back to the calling thread and the pool is
 started again on the next call; a worker ends when the server does, however the server ends.
 """
 
@@ -39,13 +39,14 @@ FORCE_WORKERS: int | None = None
 
 
 def configured_workers() -> int:
-    """Worker processes to use: ``WTGL_SIM_WORKERS`` (0-8) if set, else one a core up to four where
-    the machine has two cores or more, and none where it has one. A value that is not a whole number
-    in range is logged and replaced by that default."""
+    """Worker processes to use: ``WTGL_SIM_WORKERS`` (0-8) if set, else two where this process may
+    run on two cores or more, and none on one. A value that is not a whole number in range is logged
+    and replaced by that default. (Two, not one a core: each worker holds 60-155 MiB, and a host's
+    core count says nothing of its memory; set more where both allow.)"""
     if FORCE_WORKERS is not None:
         return FORCE_WORKERS
-    cores = os.cpu_count() or 1
-    default = min(cores, 4) if cores >= 2 else 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    default = 2 if cores >= 2 else 0
     raw = os.environ.get(ENV, "").strip()
     if not raw:
         return default
