@@ -157,17 +157,20 @@ def _capacity(
     """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate),
     from the load curve of these settings and ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk, share, prefix_tokens, n_prefixes, caching)
-    cap = offload(
-        load.capacity_in_sweep,
-        _setup.gpu,
-        _setup.model,
-        sw,
-        load.Targets(ttft_s, tbt_s),
-        chunk_tokens=chunk,
-        prefix_caching=caching,
-        assumptions=_setup.assumptions,
-    )
+    cap = _capacity_in_sweep(_setup, sw, load.Targets(ttft_s, tbt_s), chunk, caching)
     return cap.rate_per_s, cap.at_ceiling
+
+
+def _capacity_in_sweep(setup, sw, targets, chunk: int, caching: bool = True):
+    """``load.capacity_in_sweep``: here where the sweep answers it (every rate met), else its bisection
+    runs in a worker, sent what the sweep found (a few arrays), not the sweep's runs."""
+    met = sw.met(targets)
+    if met.all():
+        return load.capacity_in_sweep(setup.gpu, setup.model, sw, targets, chunk_tokens=chunk,
+                                      prefix_caching=caching, assumptions=setup.assumptions)
+    return offload(load.capacity_from_tests, setup.gpu, setup.model, sw.runs[0].stream, sw.policy,
+                   sw.rate_per_s, met, targets, chunk_tokens=chunk, prefix_caching=caching,
+                   assumptions=setup.assumptions)
 
 
 @page_cache("load._policy_capacity", 64, yields=True)
@@ -178,10 +181,7 @@ def _policy_capacity(
     ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk)
     targets = load.Targets(ttft_s, tbt_s)
-    cap = offload(
-        load.capacity_in_sweep, _setup.gpu, _setup.model, sw, targets, chunk_tokens=chunk,
-        assumptions=_setup.assumptions,
-    )
+    cap = _capacity_in_sweep(_setup, sw, targets, chunk)
     # Confirmed on a run of the headline's default length: the sweep's short runs can meet the targets
     # just above what the GPU sustains, before their backlog builds (load.sustained_capacity).
     return offload(

@@ -1354,18 +1354,29 @@ def capacity_in_sweep(gpu: GPU, model: Model, sw: Sweep, targets: Targets, *,
     stream and settings must be those passed here). Monotone in the targets too: a looser target's
     bracket is the same one (then the same bisection, as in ``capacity``) or lies wholly above."""
     check_int("iterations", iterations, 1, 40)
-    rates = sw.rate_per_s
-    met = sw.met(targets)
+    return capacity_from_tests(gpu, model, sw.runs[0].stream, sw.policy, sw.rate_per_s, sw.met(targets),
+                               targets, chunk_tokens=chunk_tokens, prefix_caching=prefix_caching,
+                               assumptions=assumptions, iterations=iterations)
+
+
+def capacity_from_tests(gpu: GPU, model: Model, stream: Stream, policy: str, rates, met, targets: Targets, *,
+                        chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
+                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+                        iterations: int = SWEEP_CAPACITY_ITERATIONS) -> Capacity:
+    """``capacity_in_sweep`` from what the sweep found, without its runs: ``stream`` (its requests, at
+    any rate), ``policy``, the rates tried (requests/s, rising) and whether each ``met`` the targets.
+    What a worker process is sent (``ui.workers``): a few arrays, not the sweep's runs."""
+    check_int("iterations", iterations, 1, 40)
+    rates, met = np.asarray(rates, dtype=float), np.asarray(met, dtype=bool)
     tested = [(float(r), bool(m)) for r, m in zip(rates, met, strict=True)]
     miss = np.nonzero(~met)[0]
     if not miss.size:
         return Capacity(float(rates[-1]), (float(rates[0]), float(rates[-1])), tuple(tested), True)
     i = int(miss[0])
-    stream = sw.runs[0].stream
     base = stream.n / float(stream.arrival_s[-1])
 
     def ok(rate):
-        run = simulate(gpu, model, stream.at_rate(rate, base), sw.policy, chunk_tokens=chunk_tokens,
+        run = simulate(gpu, model, stream.at_rate(rate, base), policy, chunk_tokens=chunk_tokens,
                        prefix_caching=prefix_caching, assumptions=assumptions)
         m = run.meets(targets)
         tested.append((rate, m))

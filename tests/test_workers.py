@@ -8,6 +8,7 @@ import logging
 import sys
 import threading
 import types
+from concurrent.futures import CancelledError, Future
 from pathlib import Path
 
 import numpy as np
@@ -99,13 +100,29 @@ def test_a_worker_imports_sim_not_streamlit(pool, monkeypatch):
     pickled by reference to modules that do not import it."""
     # As in a server: Streamlit runs each page script as the module "__main__", which a "spawn" child
     # would import first (and so run app.py).
+    # Streamlit installs it from the script threads at any moment: one here does so without pause
+    # while pools start.
     script = types.ModuleType("__main__")
     script.__file__ = str(Path(__file__).resolve().parent.parent / "app.py")
     monkeypatch.setitem(sys.modules, "__main__", script)
-    assert workers.offload(imported_streamlit) is False
-    workers.offload(load.simulate, H100, LLAMA8, load.make_stream(20, 1.0), "chunked")
-    assert workers.offload(imported_streamlit) is False
-    assert sys.modules["__main__"] is script  # put back after the worker started
+    stop = threading.Event()
+
+    def script_runs():
+        while not stop.is_set():
+            sys.modules["__main__"] = script
+
+    runner = threading.Thread(target=script_runs, daemon=True)
+    runner.start()
+    try:
+        for _ in range(3):
+            workers.shutdown()
+            assert workers.offload(imported_streamlit) is False
+        workers.offload(load.simulate, H100, LLAMA8, load.make_stream(20, 1.0), "chunked")
+        assert workers.offload(imported_streamlit) is False
+    finally:
+        stop.set()
+        runner.join()
+    assert sys.modules["__main__"] is script  # the server's own main module is never touched
 
 
 def test_an_exception_in_the_worker_is_raised_here(pool):
@@ -127,6 +144,29 @@ def manager_event():
 
     with multiprocessing.get_context("spawn").Manager() as manager:
         yield manager.Event()
+
+
+def test_a_dead_worker_drops_only_its_own_pool(pool, manager_event):
+    """Two readers' calls were on the pool whose worker died; the first to find out drops it and the
+    next call starts a new pool; the second to find out must leave that new pool, and the call queued
+    on it, alone."""
+    first, second = workers.submit(doubled_or_die, 1), workers.submit(doubled_or_die, 2)
+    assert workers.result(first, doubled_or_die, 1) == 2  # run here after the worker died
+    queued = workers.submit(wait_then, manager_event, "x", 20.0)  # on a new pool
+    new_pool = workers._pool
+    assert new_pool is not None and new_pool is not first.pool
+    assert workers.result(second, doubled_or_die, 2) == 4
+    assert workers._pool is new_pool and not queued.cancelled()
+    manager_event.set()
+    assert workers.result(queued) == ("x", True, True)
+
+
+def test_a_cancelled_call_runs_here():
+    cancelled = Future()
+    assert cancelled.cancel()
+    assert workers.result(cancelled, doubled_or_die, 3) == 6
+    with pytest.raises(CancelledError):
+        workers.result(cancelled)
 
 
 def test_the_script_lock_is_let_go_of_while_a_worker_computes(pool, manager_event):
@@ -178,29 +218,49 @@ def test_a_reader_waiting_for_an_entry_a_worker_computes_lets_go_of_the_lock(poo
     manager_event.set()
     a.join(60)
     b.join(60)
-    assert not a.is_alive() and not b.is_alive(), "the two readers wait for each other"
+    deadlocked = a.is_alive() or b.is_alive()
+    if deadlocked:  # free the lock the stuck threads hold, or every later page test here would wait
+        _force_release(SCRIPT_LOCK)
+    assert not deadlocked, "the two readers wait for each other"
     assert got["a"] == got["b"] == ("k", True, True)
+
+
+def _force_release(lock) -> None:
+    with lock._cond:
+        lock._owner, lock._depth = None, 0
+        lock._queue.clear()
+        lock._cond.notify_all()
 
 
 @pytest.mark.parametrize(("page", "params"), [
     ("app_pages/load.py", None),
+    # the sections that run the load curves, every policy's capacity, prefix caching and the split
+    ("app_pages/load.py", {"load_show_curves": "true", "load_show_prefix": "true", "load_show_split": "true",
+                           "load_preset": "strict"}),
     ("app_pages/watch.py", None),
     ("app_pages/batching.py", {"batching_load": "Poisson arrivals"}),
 ])
-def test_pages_show_the_same_numbers_with_a_worker(pool, page, params):
+def test_pages_show_the_same_numbers_with_a_worker(monkeypatch, page, params):
     """The pages that send their runs to a worker show every number they show without one."""
-    clear_all()
-    with_worker = open_app(page, params)
-    assert not with_worker.exception
-    workers.FORCE_WORKERS = 0
-    clear_all()
-    here = open_app(page, params)
-    workers.FORCE_WORKERS = 1
-    assert not here.exception
+    def opened(n_workers):
+        workers.shutdown()
+        monkeypatch.setattr(workers, "FORCE_WORKERS", n_workers)
+        clear_all()
+        at = open_app(page, params)
+        assert not at.exception
+        assert (workers._pool is not None) == (n_workers > 0)  # a worker was asked, or none
+        return at
+
+    try:
+        here, with_worker = opened(0), opened(1)
+    finally:
+        workers.shutdown()
     shown = [(m.label, m.value) for m in with_worker.metric]
     assert len(shown) >= 3
+    if params and "load_show_curves" in params:
+        assert "Capacity" in dict(shown)  # the bisection that runs in a worker
     assert shown == [(m.label, m.value) for m in here.metric]
-    if params:
+    if "batching" in page:
         assert with_worker.radio(key="batching_load").value == "poisson"
 
 
@@ -208,6 +268,7 @@ def test_a_worker_ends_when_its_server_is_killed(tmp_path):
     """A server killed with SIGKILL (no clean shutdown) leaves no worker behind: each watches for its
     parent's end (a worker holds its own end of the task queue, so it would wait for ever)."""
     import os
+    import select
     import signal
     import subprocess
     import sys
@@ -226,6 +287,8 @@ def test_a_worker_ends_when_its_server_is_killed(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)  # no hang if it never prints
+        assert ready, "the server script printed no worker pid in 60 s"
         pid = int(proc.stdout.readline())
         assert pid != proc.pid and os.path.exists(f"/proc/{pid}")
     finally:

@@ -14,35 +14,42 @@ import ctypes.util
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
+import multiprocessing.spawn
 import os
-import sys
 import threading
-import types
 
 # --- starting a worker without the app's script ------------------------------------------------------
-# A "spawn" child imports the parent's main module first (``multiprocessing.spawn``: the module in
-# ``sys.modules["__main__"]``, found by its ``__spec__`` or ``__file__``). In a Streamlit server that is
-# the page script a reader's run installed there (Streamlit runs each script as ``__main__``), so every
-# new worker would run app.py: Streamlit, every page, a page run in bare mode. A worker needs none of
-# it (what it runs is pickled by reference to ``sim`` and this module), so while one is started the
-# main module is one with neither.
-_NO_MAIN = types.ModuleType("__main__")
-_SWAP_LOCK = threading.Lock()
+# A "spawn" child imports the parent's main module first (``multiprocessing.spawn.get_preparation_data``
+# names it by the ``__spec__`` or ``__file__`` of ``sys.modules["__main__"]``). In a Streamlit server
+# that is the page script a reader's run installed there (Streamlit runs each script as ``__main__``,
+# in its own thread, at any moment), so every new worker would run app.py: Streamlit, every page, a
+# page run in bare mode. A worker needs none of it (what it runs is pickled by reference to ``sim``
+# and this module), so for processes of this pool, known by their name, the preparation data leave
+# the main module out. Swapping ``sys.modules["__main__"]`` while a worker starts instead lost a race
+# with the script threads (3 workers in 6 ran app.py in a review's test).
+NAME_PREFIX = "wtgl-sim-worker"
+_MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
+_original_preparation_data = multiprocessing.spawn.get_preparation_data
+
+
+def _preparation_data(name):
+    data = _original_preparation_data(name)
+    if str(name).startswith(NAME_PREFIX):
+        for key in _MAIN_KEYS:
+            data.pop(key, None)
+    return data
+
+
+if getattr(multiprocessing.spawn.get_preparation_data, "__name__", "") != "_preparation_data":
+    multiprocessing.spawn.get_preparation_data = _preparation_data  # once, however often imported
 
 
 class Process(multiprocessing.context.SpawnProcess):
-    """A "spawn" process that does not import the parent's main module."""
+    """A "spawn" process named for this pool, so that it starts without the parent's main module."""
 
-    @staticmethod
-    def _Popen(process_obj):
-        with _SWAP_LOCK:
-            main = sys.modules.get("__main__")
-            sys.modules["__main__"] = _NO_MAIN
-            try:
-                return multiprocessing.context.SpawnProcess._Popen(process_obj)
-            finally:
-                if sys.modules.get("__main__") is _NO_MAIN:  # unless a script run replaced it meanwhile
-                    sys.modules["__main__"] = main
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{NAME_PREFIX}-{self.name}"
 
 
 class Context(multiprocessing.context.SpawnContext):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from ui import worker_task
@@ -72,11 +72,13 @@ def _get_pool() -> ProcessPoolExecutor | None:
 
 
 def _discard(pool: ProcessPoolExecutor) -> None:
+    """Drop ``pool`` (a broken one) if it is still the current one; a newer pool is left alone, and
+    nothing queued is cancelled (a broken pool's waiting calls fail by themselves, and run here)."""
     global _pool
     with _LOCK:
         if _pool is pool:
             _pool = None
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=False)
 
 
 def shutdown() -> None:
@@ -95,7 +97,9 @@ def submit(fn, /, *args, **kwargs) -> Future:
     pool = _get_pool()
     if pool is not None:
         try:
-            return pool.submit(worker_task.call, fn, args, kwargs)
+            future = pool.submit(worker_task.call, fn, args, kwargs)
+            future.pool = pool  # which pool to drop if this call finds it broken
+            return future
         except (BrokenProcessPool, RuntimeError) as e:  # a dead pool, or one shut down meanwhile
             _LOG.warning("sim worker pool unusable (%s): running %s here", e, getattr(fn, "__name__", fn))
             _discard(pool)
@@ -110,18 +114,18 @@ def submit(fn, /, *args, **kwargs) -> Future:
 def result(future: Future, fn=None, /, *args, **kwargs):
     """``future``'s result. While it is not done, this thread lets go of the server's one-page-at-a-
     time lock (``ui.perf.SCRIPT_LOCK``), so another reader's page runs meanwhile, and takes it back
-    ahead of the readers queued for it (it had its turn). If the worker died (``BrokenProcessPool``)
-    and ``fn`` is given, ``fn(*args, **kwargs)`` runs here instead; an exception that ``fn`` raised in
-    the worker is raised here, as if it had run here."""
+    ahead of the readers queued for it (it had its turn). If the worker died (``BrokenProcessPool``:
+    that pool, and only that one, is dropped) or the call was cancelled (a pool shut down), and ``fn``
+    is given, ``fn(*args, **kwargs)`` runs here instead; an exception that ``fn`` raised in the worker
+    is raised here, as if it had run here."""
     try:
         if future.done():
             return future.result()
         with SCRIPT_LOCK.released(front=True):
             return future.result()
-    except BrokenProcessPool as e:
-        with _LOCK:
-            pool = _pool
-        if pool is not None:
+    except (BrokenProcessPool, CancelledError) as e:
+        pool = getattr(future, "pool", None)
+        if pool is not None and isinstance(e, BrokenProcessPool):
             _discard(pool)
         if fn is None:
             raise
