@@ -96,7 +96,7 @@ def test_a_worker_gives_the_same_runs_as_this_process(pool):
 
 
 def test_a_worker_imports_sim_not_streamlit(pool, monkeypatch):
-    """A worker holds numpy and sim (about 30 MiB), not Streamlit (50 MiB more): what it runs is
+    """A worker holds numpy and sim (40-60 MiB), not Streamlit and the app (60 MiB more): what it runs is
     pickled by reference to modules that do not import it."""
     # As in a server: Streamlit runs each page script as the module "__main__", which a "spawn" child
     # would import first (and so run app.py).

@@ -1,5 +1,6 @@
 """What runs inside a simulation worker process (``ui.workers``): kept apart from that module, which
-imports Streamlit, so a worker imports only ``sim`` and numpy (about 30 MiB instead of 80).
+imports Streamlit, so a worker imports only ``sim`` and numpy (40-60 MiB at its start; 118 MiB when
+workers still ran the app's script, below).
 
 Each call is followed by ``malloc_trim`` where the C library is glibc: a run's large temporary arrays
 are freed into the heap, and without it a worker's resident memory crept up by fragments over
