@@ -389,6 +389,21 @@ def test_capacity_from_the_load_curve_matches_the_bracketed_search():
     assert fast.rate_per_s == pytest.approx(full.rate_per_s, rel=0.1)
 
 
+def test_capacity_from_the_sweeps_findings_is_the_sweeps_capacity():
+    """``capacity_from_tests`` (what a worker is sent: the stream, the rates and which were met) gives
+    ``capacity_in_sweep``'s answer, tests included; findings that do not match the rates are refused."""
+    sw = _sweep_for_capacity()
+    for targets in (load.TARGET_PRESETS["strict"], load.TARGET_PRESETS["relaxed"], load.Targets(1e3, 10.0)):
+        a = load.capacity_in_sweep(H100, LLAMA8, sw, targets)
+        b = load.capacity_from_tests(H100, LLAMA8, sw.runs[0].stream, sw.policy, list(sw.rate_per_s),
+                                     list(sw.met(targets)), targets)
+        assert a == b
+    assert load.capacity_in_sweep(H100, LLAMA8, sw, load.Targets(1e3, 10.0)).at_ceiling  # every rate met
+    with pytest.raises(ValueError):
+        load.capacity_from_tests(H100, LLAMA8, sw.runs[0].stream, sw.policy, sw.rate_per_s,
+                                 sw.met(load.TARGET_PRESETS["strict"])[:-1], load.TARGET_PRESETS["strict"])
+
+
 def test_capacity_on_600_requests_holds_for_a_2000_request_run():
     """The page searches on 600 requests and shows a 2,000-request run: below the capacity the long
     run meets the targets, well above it it does not (300 requests overstated it ~1.7x here)."""
