@@ -49,12 +49,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from websockets.exceptions import ConnectionClosed
 
-from scripts.procstat import children, status_kib, tree_cpu_s
+from scripts.procstat import tree_cpu_s, tree_status_kib
 from scripts.st_client import ProtocolError, Reader, encode
 from sim.hardware import GPUS
 from sim.models import KV_DTYPES, MODELS, WEIGHT_DTYPES
 from tests.browser.conftest import Server
 from ui.nav import SECTIONS
+from ui.workers import ENV as WORKERS_ENV
+from ui.workers import MAX_WORKERS
 
 Change = tuple[str, list[Any]]  # (widget key, values it may take)
 
@@ -227,7 +229,7 @@ class RssSampler(threading.Thread):
         self._stop_event = threading.Event()
 
     def rss_mib(self) -> float:
-        kib = sum(status_kib(p, "VmRSS") for pid in self.pids for p in [pid, *children(pid)])
+        kib = sum(tree_status_kib(pid, "VmRSS") for pid in self.pids)
         return kib / 1024
 
     def run(self) -> None:
@@ -301,9 +303,9 @@ def main() -> int:
                              "ui/workers.py; 0: in the server's own process); default: the app's default")
     args = parser.parse_args()
     if args.sim_workers is not None:
-        if not 0 <= args.sim_workers <= 8:
-            parser.error("--sim-workers must be in [0, 8]")
-        os.environ["WTGL_SIM_WORKERS"] = str(args.sim_workers)  # the servers inherit it
+        if not 0 <= args.sim_workers <= MAX_WORKERS:
+            parser.error(f"--sim-workers must be in [0, {MAX_WORKERS}]")
+        os.environ[WORKERS_ENV] = str(args.sim_workers)  # the servers inherit it
     if args.smoke:
         args.sessions, args.duration_s = 4, 15.0
     if not 1 <= args.sessions <= 200 or not 1 <= args.duration_s <= 3600:
@@ -346,7 +348,7 @@ def main() -> int:
         cpu_me = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime
         time.sleep(5.0)  # every session has closed: let the server drop them
         t_end = time.monotonic()
-        peak_hwm_mib = sum(status_kib(p, "VmHWM") for pid in pids for p in [pid, *children(pid)]) / 1024
+        peak_hwm_mib = sum(tree_status_kib(pid, "VmHWM") for pid in pids) / 1024
         sampler.stop()
         if not alive():
             stats.error("server", "a server process exited")
@@ -359,7 +361,7 @@ def main() -> int:
     timeline = " → ".join(f"{sampler.at(t0 + f * load_s):.0f}" for f in (0, 0.25, 0.5, 0.75, 1.0))
     pages = ", ".join(f"/{p}" for p, _ in PAGES)
     print()
-    workers = os.environ.get("WTGL_SIM_WORKERS", "the default")
+    workers = os.environ.get(WORKERS_ENV, "the default")
     where = (f"{args.replicas} replicas behind nginx" if args.replicas else "one server")
     where += f", simulation workers per server: {workers}"
     print(f"### Load test: {args.sessions} concurrent readers, {args.duration_s:.0f} s, {where}")

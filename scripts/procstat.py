@@ -44,3 +44,8 @@ def cpu_s(pid: int) -> float:
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds of a process and its live children together (a server and its workers)."""
     return sum(cpu_s(p) for p in [pid, *children(pid)])
+
+
+def tree_status_kib(pid: int, field_name: str) -> int:
+    """A /proc status field (VmRSS, VmHWM: KiB) of a process and its live children together."""
+    return sum(status_kib(p, field_name) for p in [pid, *children(pid)])

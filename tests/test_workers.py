@@ -17,7 +17,7 @@ import pytest
 import ui.workers as workers
 from sim import load, metrics
 from sim.cost import DEFAULT_ASSUMPTIONS
-from sim.hardware import GPUS
+from sim.hardware import GPUS, custom_gpu
 from sim.models import MODELS
 from tests.conftest import open_app
 from tests.workers_helpers import doubled_or_die, imported_streamlit, in_worker, wait_then
@@ -123,6 +123,31 @@ def test_a_worker_imports_sim_not_streamlit(pool, monkeypatch):
         stop.set()
         runner.join()
     assert sys.modules["__main__"] is script  # the server's own main module is never touched
+
+
+_SETUPS = [  # beyond the default: a custom GPU, MoE split by width and whole, windowed layers, TP, FP8
+    (custom_gpu(400.0, 2.0, 96.0), MODELS["Llama-3.1-8B"]),
+    (GPUS["H200 SXM"], MODELS["Mixtral-8x7B"].with_tp(2)),
+    (GPUS["B200"], MODELS["Qwen3-30B-A3B"].with_tp(2, expert_parallel=True)),
+    (GPUS["H100 SXM"], MODELS["gpt-oss-20b"]),
+    (GPUS["A100 80GB SXM"], MODELS["Llama-3.1-70B"].with_precision("fp8", "fp8").with_tp(4)),
+]
+
+
+@pytest.mark.parametrize(("gpu", "model"), _SETUPS, ids=lambda v: getattr(v, "name", ""))
+def test_every_kind_of_setup_runs_the_same_in_a_worker(pool, gpu, model):
+    """Page 05's run and page 04's scenario runs, for setups whose models and cost objects differ from
+    the default's (lazily built parts, experts, windows): the worker's copy gives the same numbers."""
+    stream = load.make_stream(200, 5.0)
+    here = load.simulate(gpu, model, stream, "chunked")
+    there = workers.offload(load.simulate, gpu, model, stream, "chunked")
+    np.testing.assert_array_equal(there.ttft_s, here.ttft_s)
+    assert there.metrics() == here.metrics()
+    assert there.cost.operators.keys() == here.cost.operators.keys()
+    runs = workers.offload(metrics.scenario_runs, gpu, model, DEFAULT_ASSUMPTIONS)
+    mine = metrics.scenario_runs(gpu, model, DEFAULT_ASSUMPTIONS)
+    slo = metrics.SLO()
+    assert [r.metrics for r in metrics.measure(runs, slo)] == [r.metrics for r in metrics.measure(mine, slo)]
 
 
 def test_an_exception_in_the_worker_is_raised_here(pool):
