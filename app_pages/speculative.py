@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim import speculative as spec
 from sim.cost import gemm_ridge_batch
+from sim.memory import memory_plan
 from ui import format as fmt
 from ui import sim_cache
 from ui.feasibility import fits_or_stop
@@ -17,7 +18,16 @@ from ui.fig_speculative import (
     rounds_table,
     summary_table,
 )
-from ui.layout import chart, data_expander, header, how_computed, metric_slots, next_link
+from ui.layout import (
+    chart,
+    check_redraw_values,
+    data_expander,
+    header,
+    how_computed,
+    metric_slots,
+    next_link,
+    redraw_values,
+)
 from ui.setup import current_setup
 
 BATCHES = [2**i for i in range(0, 11)]  # 1..1024, within spec.BATCH_RANGE
@@ -61,11 +71,50 @@ def _draft_size_note(target, method: spec.Method) -> str:
             "about 14-180x).")
 
 
+def _fits(setup, method: spec.Method, k: int, batch: int, context: int) -> bool:
+    """Whether the batch, its context and the verified tokens fit beside the drafter's weights."""
+    drafter = spec.drafter_held(setup.model, method, k)
+    return memory_plan(setup.gpu, setup.model, batch, context + int(method.verified_per_seq(k)),
+                       drafter=drafter).fits
+
+
+def _alpha_chart(setup, method: spec.Method, alpha: float, k: int, batch: int, context: int,
+                 cost_ratio: float | None):
+    """The chart the α slider moves, drawn in ``left``; returns the run at this setting and the α sweep."""
+    r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
+                            cost_ratio)
+    by_alpha = sim_cache.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
+                                          setup.assumptions, cost_ratio)
+    with left:
+        chart(
+            alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True, legend_at="below",
+            alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it "
+                f"is {r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
+        )
+    return r, by_alpha
+
+
 setup = current_setup()
-# The method is read first (the sliders' presets come from it) but drawn below the headline numbers.
+# Every container in reading order first, filled out of order: the method is read first (the sliders'
+# presets come from it) but drawn below the headline numbers, and the chart the α slider moves is sent
+# before the rest (on a redraw before the widgets, else right after the headline numbers;
+# ui.layout.redraw_values and send_what_is_drawn; README, "Speed").
 main = st.container()
 headline = st.container()
 settings = st.container()
+notice = st.container()
+body = st.container()
+left, right = st.columns(2)
+WIDGET_KEYS = ("spec_method", "spec_alpha", "spec_k", "spec_batch", "spec_context")
+early = redraw_values(WIDGET_KEYS)
+if early is not None and early["spec_method"] == spec.MANUAL:
+    early = redraw_values((*WIDGET_KEYS, "spec_draft_cost"))
+early_chart = None  # (run, α sweep) where the chart went out first
+if early is not None and early["spec_method"] in spec.METHODS:
+    e_method = spec.METHODS[early["spec_method"]]
+    if _fits(setup, e_method, early["spec_k"], early["spec_batch"], early["spec_context"]):
+        early_chart = _alpha_chart(setup, e_method, early["spec_alpha"], early["spec_k"], early["spec_batch"],
+                                   early["spec_context"], early.get("spec_draft_cost"))
 # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
 name = settings.radio(
     "Drafting method", list(spec.METHODS), index=list(spec.METHODS).index(spec.DEFAULT_METHOD),
@@ -110,27 +159,26 @@ elif not spec.shares_vocab(setup.model, method):
                      "draft of the target's own family.", icon=":material/translate:")
 
 
+check_redraw_values(early, {"spec_method": name, "spec_alpha": alpha, "spec_k": k, "spec_batch": batch,
+                            "spec_context": context, "spec_draft_cost": cost_ratio})
+
 # Cached per process (ui/sim_cache.py): the four sim calls cost ~7 ms a rerun together.
 verified = int(method.verified_per_seq(k))
 drafter = spec.drafter_held(setup.model, method, k)
-fits_or_stop(setup, batch, context + verified,
-             f"{fmt.counted(batch, 'sequence')} at {context:,} cached tokens plus {verified} verified"
-             + (f", with {drafter.name} beside the target" if drafter is not None else ""),
-             drafter=drafter, levers="Lower the batch or the context on this page",
-             drafter_levers="Pick a drafter that holds no weights (n-gram lookup) on this page")
-r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
-                        cost_ratio)
+with notice:
+    fits_or_stop(setup, batch, context + verified,
+                 f"{fmt.counted(batch, 'sequence')} at {context:,} cached tokens plus {verified} verified"
+                 + (f", with {drafter.name} beside the target" if drafter is not None else ""),
+                 drafter=drafter, levers="Lower the batch or the context on this page",
+                 drafter_levers="Pick a drafter that holds no weights (n-gram lookup) on this page")
 tree = method.verify_tokens is not None  # a tree: a depth is kept with p > α (Method.depth_acceptance)
 by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)
-by_alpha = sim_cache.speedup_vs_alpha(setup.gpu, setup.model, method, ALPHA_SWEEP_KS, batch, context,
-                                 setup.assumptions, cost_ratio)
-
-# The containers below the headline are placed now and filled out of order: the chart the slider
-# moves is sent right after the headline numbers, before the text, metrics and chart above it
-# (ui.layout.send_what_is_drawn; README, "Speed").
-body = st.container()
-left, right = st.columns(2)
+if early_chart is not None:
+    r, by_alpha = early_chart
+else:
+    r = sim_cache.speculate(setup.gpu, setup.model, method, alpha, k, batch, context, setup.assumptions,
+                            cost_ratio)
 with headline:
     m = metric_slots(4)
     m[0].metric("Speedup", f"{r.speedup:.2f}×", border=True,
@@ -156,12 +204,8 @@ with headline:
                 delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
                 + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",
                 delta_color="inverse", help="Round time / tokens per pass, for each sequence.")
-with left:
-    chart(
-        alpha_figure(by_alpha, r), key="spec_alpha_chart", send_first=True, legend_at="below",
-        alt=f"Speedup rises with acceptance for every draft length; at α = {alpha:.2f} and k = {k} it is "
-            f"{r.speedup:.2f}×, and the best k here, {r.best_k}, gives {r.best_speedup:.2f}×.",
-    )
+if early_chart is None:
+    r, by_alpha = _alpha_chart(setup, method, alpha, k, batch, context, cost_ratio)
 with body:
     st.markdown("""
     Batching (01) fills the slots and paging (02) fits the requests, yet each decode step is still

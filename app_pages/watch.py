@@ -50,7 +50,16 @@ from ui.fig_watch import (
     spread,
 )
 from ui.glossary import define
-from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.layout import (
+    chart,
+    check_redraw_values,
+    data_expander,
+    header,
+    how_computed,
+    metric_row,
+    next_link,
+    redraw_values,
+)
 from ui.measured import offline_points, predictions, summary
 from ui.price import cost_sentence
 from ui.setup import current_setup
@@ -100,17 +109,49 @@ them, is what moves.
 # The title first: a setup that does not fit still says which page this is.
 fits_or_stop(setup, 1, 1, "The model's weights", levers=None)
 runs, day = _runs(setup, setup_key)
+measured_runs = predictions(setup, ("offline_tok_s", "tpot_ms", "static_batch_tok_s"))
 
+
+def _slo_views(ttft_s: float, tpot_s: float) -> dict:
+    """The page's rows, tables and figures under these targets (seconds)."""
+    return _views(runs, day, offline_points(setup, measured_runs), setup_key, ttft_s, tpot_s)
+
+
+def _bars_chart(views: dict) -> None:
+    """The scenario chart: utilization against output, every row (the chart a change of setup moves)."""
+    rows = views["rows"]
+    util_lo, util_hi = spread(rows, "utilization_gpu")
+    out_lo, out_hi = spread(rows, "output_tok_s")
+    lowest_out = min((r for r in rows if r.metrics.output_tok_s == out_lo), key=lambda r: r.key)
+    highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lambda r: r.key)
+    with bars_slot:
+        chart(views["bars"], key="watch_bars", send_first=True,
+              title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders "
+                    "of magnitude",
+              alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while "
+                  f"output runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to "
+                  f"{out_hi:,.0f} ({highest_out.name}).")
+
+
+# Every container in reading order first, filled out of order: on a redraw the scenario chart is sent
+# before the targets' sliders and the headline numbers (ui.layout.redraw_values), else right after the
+# numbers; the text between the numbers and the chart comes after the chart (send_what_is_drawn).
 c1, c2 = st.columns(2)
+headline = st.container()
+text = st.container()
+bars_slot = st.container()
+early = redraw_values(("watch_ttft", "watch_tpot"))
+if early is not None:
+    _bars_chart(_slo_views(early["watch_ttft"], early["watch_tpot"] / 1e3))
 ttft_s = c1.slider("Time to first token (TTFT) target, s", *SLO_TTFT_RANGE_S, value=SLO().ttft_s,
                    step=0.1, format="%.1f", key="watch_ttft", bind="query-params", help=define("TTFT"))
 tpot_ms = c2.slider("Time per output token (TPOT) target, ms", SLO_TPOT_RANGE_S[0] * 1e3,
                     SLO_TPOT_RANGE_S[1] * 1e3, value=SLO().tpot_s * 1e3, step=5.0, format="%.0f",
                     key="watch_tpot", bind="query-params",
                     help=define("TPOT") + " 50 ms a token is 20 tokens a second, faster than people read.")
+check_redraw_values(early, {"watch_ttft": ttft_s, "watch_tpot": tpot_ms})
 slo = SLO(ttft_s, tpot_ms / 1e3)
-measured_runs = predictions(setup, ("offline_tok_s", "tpot_ms", "static_batch_tok_s"))
-views = _views(runs, day, offline_points(setup, measured_runs), setup_key, slo.ttft_s, slo.tpot_s)
+views = _slo_views(slo.ttft_s, slo.tpot_s)
 rows = views["rows"]
 by_key = {r.key: r.metrics for r in rows}
 names = {r.key: r.name for r in rows}
@@ -128,7 +169,7 @@ def _tok_s(value: float) -> str | None:
     return None if math.isnan(value) else fmt.rate(value, "tok/s")
 
 
-with metric_row():
+with headline, metric_row():
     st.metric("nvidia-smi utilization", percent_range(util_lo, util_hi), border=True,
               help=define("GPU utilization (utilization.gpu)")
               + f" Lowest and highest over the {len(rows)} scenarios below.")
@@ -141,16 +182,8 @@ with metric_row():
               help=define("Goodput") + " Static batching, on the same arrivals.")
     st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
               help=define("MFU") + " Lowest and highest over the scenarios.")
-# The text between the headline numbers and the scenario chart is placed now and filled after the
-# chart: a change of setup sends the numbers (the first screen) and the chart first, then the text
-# (ui.layout.send_what_is_drawn).
-text = st.container()
-chart(views["bars"], key="watch_bars", send_first=True,
-      title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders of "
-            "magnitude",
-      alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while output "
-          f"runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to {out_hi:,.0f} "
-          f"({highest_out.name}).")
+if early is None:
+    _bars_chart(views)
 with text:
     if math.isnan(cont.goodput_rps) or math.isnan(stat.goodput_rps):
         st.caption("**Goodput n/a:** section 01's requests do not fit on this card, not even one slot at a "

@@ -1,0 +1,112 @@
+"""On a redraw, pages 03 and 04 send the chart their main control moves before their widgets and
+headline numbers (``ui.layout.redraw_values``), and the page they draw is the one a reader opening the
+same link gets in reading order: the same chart, the same numbers, the same text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+import ui.layout
+from tests.conftest import open_app
+
+
+def _page(at) -> dict:
+    """What a reader sees: every chart's figure by key, every metric, the page's text."""
+    return {
+        "charts": {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")},
+        "metrics": [(m.label, m.value, m.proto.delta) for m in at.metric],
+        "text": [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+        + [e.value for e in at.error] + [w.value for w in at.warning],
+    }
+
+
+@pytest.fixture
+def sent_first(monkeypatch):
+    """{chart key: the widget keys this run had drawn when that chart went out}, per run."""
+    seen: dict[str, set[str]] = {}
+    chart = ui.layout.chart
+
+    def recording_chart(fig, *, key, **kwargs):
+        ctx = get_script_run_ctx()
+        seen[key] = {wid.rsplit("-", 1)[-1] for wid in ctx.shared.widget_ids_this_run.snapshot()}
+        return chart(fig, key=key, **kwargs)
+
+    monkeypatch.setattr(ui.layout, "chart", recording_chart)
+    return seen
+
+
+#: (page, its main chart, the page's widgets it must go out before, a reader's change, that change's link)
+CASES = [
+    ("app_pages/speculative.py", "spec_alpha_chart", {"spec_alpha", "spec_k", "spec_method"},
+     lambda at: at.slider(key="spec_alpha").set_value(0.55), {"spec_alpha": "0.55"}),
+    ("app_pages/speculative.py", "spec_alpha_chart", {"spec_alpha", "spec_k", "spec_method"},
+     lambda at: at.select_slider(key="spec_batch").set_value(64), {"spec_batch": "64"}),
+    ("app_pages/speculative.py", "spec_alpha_chart", {"spec_alpha", "spec_k", "spec_method"},
+     lambda at: at.radio(key="spec_method").set_value("Medusa"), {"spec_method": "Medusa"}),
+    ("app_pages/speculative.py", "spec_alpha_chart", {"spec_alpha", "spec_k", "spec_method"},
+     lambda at: at.radio(key="spec_method").set_value("Manual").run()
+     .slider(key="spec_draft_cost").set_value(0.2),
+     {"spec_method": "Manual", "spec_draft_cost": "0.2"}),
+    ("app_pages/watch.py", "watch_bars", {"watch_ttft", "watch_tpot"},
+     lambda at: at.selectbox(key="gpu").set_value("A100 80GB SXM"), {"gpu": "A100 80GB SXM"}),
+    ("app_pages/watch.py", "watch_bars", {"watch_ttft", "watch_tpot"},
+     lambda at: at.slider(key="watch_tpot").set_value(80.0), {"watch_tpot": "80"}),
+]
+
+
+@pytest.mark.parametrize(("page", "chart", "widgets", "change", "link"), CASES,
+                         ids=[f"{p.split('/')[-1][:-3]}-{'-'.join(link)}" for p, _, _, _, link in CASES])
+def test_redraw_sends_the_chart_first_and_draws_the_linked_page(sent_first, page, chart, widgets, change,
+                                                                link):
+    at = open_app(page)
+    assert not at.exception
+    assert widgets <= sent_first[chart], "a first view keeps the reading order"
+    change(at).run()
+    assert not at.exception
+    assert not widgets & sent_first[chart], f"the redraw sent {chart} after {widgets & sent_first[chart]}"
+    fresh = open_app(page, link)
+    assert not fresh.exception
+    assert _page(at) == _page(fresh)
+
+
+def test_an_early_chart_for_other_values_reruns_in_reading_order(monkeypatch):
+    """Should the widgets ever return other values than the state the early chart used, the page runs
+    again in reading order, so it never keeps a chart for another setting."""
+    at = open_app("app_pages/speculative.py")
+    real = ui.layout.redraw_values
+    calls = []
+
+    def stale(keys):
+        values = real(keys)
+        calls.append(values is not None)
+        return values if values is None else {**values, "spec_alpha": 0.31}
+
+    monkeypatch.setattr(ui.layout, "redraw_values", stale)
+    at.slider(key="spec_alpha").set_value(0.55).run()
+    assert not at.exception
+    assert calls[:2] == [True, False], "the early chart was found wrong, and the rerun drew in reading order"
+    assert _page(at) == _page(open_app("app_pages/speculative.py", {"spec_alpha": "0.55"}))
+
+
+def test_a_slider_drawn_for_the_first_time_keeps_the_reading_order(sent_first):
+    """Manual's draft-cost slider has no value before its first draw: that run is in reading order."""
+    at = open_app("app_pages/speculative.py")
+    at.radio(key="spec_method").set_value("Manual").run()
+    assert not at.exception
+    assert "spec_alpha" in sent_first["spec_alpha_chart"]
+    assert _page(at) == _page(open_app("app_pages/speculative.py", {"spec_method": "Manual"}))
+
+
+def test_a_setting_that_does_not_fit_sends_no_early_chart(sent_first):
+    """Where the page's settings do not fit, no chart goes out before the notice that says so."""
+    at = open_app("app_pages/speculative.py")
+    at.select_slider(key="spec_batch").set_value(1024)
+    at.select_slider(key="spec_context").set_value(32768)
+    sent_first.clear()
+    at.run()
+    assert not at.exception
+    assert "spec_alpha_chart" not in sent_first and not at.get("plotly_chart")
+    assert "do not fit in memory" in at.error[0].value
