@@ -102,7 +102,6 @@ setup = current_setup()
 main = st.container()
 headline = st.container()
 settings = st.container()
-notice = st.container()
 body = st.container()
 left, right = st.columns(2)
 WIDGET_KEYS = ("spec_method", "spec_alpha", "spec_k", "spec_batch", "spec_context")
@@ -165,7 +164,7 @@ check_redraw_values(early, {"spec_method": name, "spec_alpha": alpha, "spec_k": 
 # Cached per process (ui/sim_cache.py): the four sim calls cost ~7 ms a rerun together.
 verified = int(method.verified_per_seq(k))
 drafter = spec.drafter_held(setup.model, method, k)
-with notice:
+with settings:  # its last element: where a setting that does not fit is said, above the results
     fits_or_stop(setup, batch, context + verified,
                  f"{fmt.counted(batch, 'sequence')} at {context:,} cached tokens plus {verified} verified"
                  + (f", with {drafter.name} beside the target" if drafter is not None else ""),
