@@ -10,6 +10,7 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import ui.layout
+from sim import speculative as spec
 from tests.conftest import open_app
 
 
@@ -110,3 +111,28 @@ def test_a_setting_that_does_not_fit_sends_no_early_chart(sent_first):
     assert not at.exception
     assert "spec_alpha_chart" not in sent_first and not at.get("plotly_chart")
     assert "do not fit in memory" in at.error[0].value
+
+
+@pytest.mark.parametrize("method", list(spec.METHODS))
+def test_every_drafting_method_redraws_as_its_link(sent_first, method):
+    """Each method's preset, then a move of α: the early chart and the page equal the link's."""
+    at = open_app("app_pages/speculative.py", {"gpu": "A100 80GB SXM", "model": "Qwen3-30B-A3B"})
+    at.radio(key="spec_method").set_value(method).run()
+    if method == "Manual":  # its draft-cost slider is drawn for the first time in that run
+        at.run()
+    at.slider(key="spec_alpha").set_value(0.62).run()
+    assert not at.exception
+    assert "spec_alpha" not in sent_first["spec_alpha_chart"]
+    link = {"gpu": "A100 80GB SXM", "model": "Qwen3-30B-A3B", "spec_method": method, "spec_alpha": "0.62"}
+    assert _page(at) == _page(open_app("app_pages/speculative.py", link))
+
+
+def test_page04_setup_whose_weights_do_not_fit_sends_no_chart(sent_first):
+    """A sidebar change to a card the weights do not fit: the page stops at its notice, early or not."""
+    at = open_app("app_pages/watch.py")
+    at.selectbox(key="model").set_value("Llama-3.1-70B").run()
+    sent_first.clear()
+    at.selectbox(key="gpu").set_value("L4").run()
+    assert not at.exception
+    assert not sent_first and not at.get("plotly_chart")
+    assert "does not fit in memory" in at.error[0].value
