@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 from plotly.basedatatypes import BaseFigure
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import legend
 from ui.nav import SOURCES_PATH, next_section
@@ -347,18 +348,23 @@ def redraw_values(keys: tuple[str, ...]) -> dict | None:
     """On a redraw of the same page, the values the page's widgets ``keys`` hold for this run (the
     reader's change is in the session state before the run starts), so that the page can compute its
     main chart and send it before it draws those widgets and its headline numbers; None on a first
-    view, where any of them has no value yet, or right after such an early chart was found wrong
+    view, on a Back or Forward in the browser (the widgets then take the URL's values as they are
+    drawn, and the session still holds the ones the reader left, as ``ui.setup.setup_from_state``
+    knows), where any of them has no value yet, or right after such an early chart was found wrong
     (``check_redraw_values``).
 
     Why: the browser draws a rerun's elements in a few passes, each over the whole page, and the
     chart the reader moved is drawn in the pass its message arrives in. On pages 03 and 04 it came
     after four headline metrics (styled, with help icons) and the widgets; sent first, with the pause
-    after it (``send_what_is_drawn``), it was drawn 13-16 % sooner (``benchmarks.ab_compare``; on
+    after it (``send_what_is_drawn``), it was drawn 11-16 % sooner (``benchmarks.ab_compare``; on
     page 02, whose chart follows only its widgets, the same reordering gained nothing measurable, so
     that page keeps its order). On a first view the order stays the page's reading order, since the
     containers above the chart are still empty and the chart would jump."""
     state = st.session_state
     if state.pop(_EARLY_MISSED_KEY, False) or not _redrawing_the_same_page():
+        return None
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None and ctx.is_history_navigation:
         return None
     if any(k not in state for k in keys):
         return None
@@ -367,8 +373,9 @@ def redraw_values(keys: tuple[str, ...]) -> dict | None:
 
 def check_redraw_values(early: dict | None, drawn: dict) -> None:
     """The widgets' values as drawn against those ``redraw_values`` gave the early chart: should
-    they differ (never seen: a widget returns its session-state value), the run starts again with the
-    page in reading order, so no chart for another setting stays on the page."""
+    they differ (not expected: a widget returns its session-state value, and a Back or Forward, where
+    the URL's value wins, keeps the reading order), the run starts again with the page in reading
+    order, so no chart for another setting stays on the page."""
     if early is not None and any(early[k] != drawn[k] for k in early):
         st.session_state[_EARLY_MISSED_KEY] = True
         st.rerun()
