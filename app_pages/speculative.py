@@ -34,12 +34,6 @@ BATCHES = [2**i for i in range(0, 11)]  # 1..1024, within spec.BATCH_RANGE
 CONTEXTS = [2**i for i in range(7, 16)]  # 128..32768 cached tokens
 ALPHA_SWEEP_KS = tuple(range(spec.K_RANGE[0], spec.K_RANGE[1] + 1))
 
-header("03", "Spending the idle headroom: speculative decoding", """
-Decode leaves the tensor cores idle. A cheap **drafter** guesses the next *k* tokens and the target
-checks them all in one pass, which on a dense model costs about one decode step. **Drag the
-acceptance rate α**: the share of drafts the target keeps decides almost everything.
-""", prefix="spec")
-
 
 def _apply_preset() -> None:
     """A new drafting method brings its own acceptance rate and draft length; the reader can move
@@ -47,6 +41,13 @@ def _apply_preset() -> None:
     method = spec.METHODS[st.session_state["spec_method"]]
     st.session_state["spec_alpha"] = method.alpha
     st.session_state["spec_k"] = method.k
+
+
+header("03", "Spending the idle headroom: speculative decoding", """
+Decode leaves the tensor cores idle. A cheap **drafter** guesses the next *k* tokens and the target
+checks them all in one pass, which on a dense model costs about one decode step. **Drag the
+acceptance rate α**: the share of drafts the target keeps decides almost everything.
+""", prefix="spec", after_reset=_apply_preset)  # the default method's α and k
 
 
 def _draft_size_note(target, method: spec.Method) -> str:

@@ -359,3 +359,22 @@ def test_a_mixtures_draft_size_is_against_its_active_parameters():
     at = open_app(PAGE, {"model": "Qwen3-30B-A3B"})
     captions = " ".join(c.value for c in at.caption)
     assert "2.5x fewer parameters than the 3.0 B Qwen3-30B-A3B runs a token through" in captions
+
+
+@pytest.mark.parametrize("method", ["Medusa", "EAGLE-3", "Manual"])
+def test_reset_page_brings_back_the_first_view(method):
+    """After another method's preset and a moved slider, "Reset page" gives the first view: the default
+    method with its own α and k, not the last method's (the sliders' defaults follow the method)."""
+    first = open_app(PAGE)
+    at = open_app(PAGE)
+    at.radio(key="spec_method").set_value(method).run()
+    at.slider(key="spec_alpha").set_value(0.42).run()
+    at.select_slider(key="spec_batch").set_value(64).run()
+    at.button(key="spec_reset").click().run()
+    assert not at.exception
+    assert at.radio(key="spec_method").value == spec.DEFAULT_METHOD
+    assert at.slider(key="spec_alpha").value == pytest.approx(spec.METHODS[spec.DEFAULT_METHOD].alpha)
+    assert at.select_slider(key="spec_k").value == spec.METHODS[spec.DEFAULT_METHOD].k
+    assert at.select_slider(key="spec_batch").value == 1
+    assert _numbers(at) == _numbers(first)
+    assert not {k for k in at.query_params if k.startswith("spec_")}

@@ -128,12 +128,14 @@ def page_style() -> None:
     st.html(PAGE_CSS)
 
 
-def header(number: str, title: str, lede: str, *, prefix: str | None = None) -> None:
+def header(number: str, title: str, lede: str, *, prefix: str | None = None,
+           after_reset: Callable[[], None] | None = None) -> None:
     """Section number and title, the reader's current setup (with the page's reset button), and a
     short lede: the page's point in a sentence or two, so its control and result fit the first screen.
 
     ``prefix`` (the page's widget keys start with it) restores the page's remembered settings before
-    its widgets are drawn and puts a reset button beside the setup line (``ui.state``).
+    its widgets are drawn and puts a reset button beside the setup line (``ui.state``);
+    ``after_reset`` runs after that button has set the knobs back (``ui.state.reset``).
     """
     if prefix:
         restore(prefix)
@@ -141,7 +143,7 @@ def header(number: str, title: str, lede: str, *, prefix: str | None = None) -> 
     with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
         st.caption(f"For **{current_setup().label}** · setup in the sidebar")
         if prefix:
-            reset_button(prefix)
+            reset_button(prefix, after_reset)
     st.markdown(lede)
 
 

@@ -12,6 +12,7 @@ link. A link's own parameters always win.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -119,9 +120,11 @@ def _seed_from(params: dict[str, str]) -> bool:
     return True
 
 
-def reset(prefix: str) -> None:
+def reset(prefix: str, after: Callable[[], None] | None = None) -> None:
     """The page's knobs back to their defaults, and its memory forgotten (a button callback). Setting a
-    bound widget to its default also takes its parameter out of the URL."""
+    bound widget to its default also takes its parameter out of the URL. A knob's default is the one
+    its widget was last drawn with; ``after`` runs once they are set, for a page whose defaults follow
+    another knob (page 03's α and k follow the drafting method, whose own default comes back here)."""
     _memory().pop(prefix, None)
     for key in list(st.session_state):
         if isinstance(key, str) and _is_setting(key, prefix):
@@ -134,6 +137,8 @@ def reset(prefix: str) -> None:
         if _is_setting(key, prefix):
             with contextlib.suppress(StreamlitAPIException):  # bound to a drawn widget: it follows it
                 del st.query_params[key]
+    if after is not None:
+        after()
 
 
 def reset_setup() -> None:
@@ -151,9 +156,9 @@ def reset_setup() -> None:
                 del st.query_params[key]
 
 
-def reset_button(prefix: str) -> None:
-    """A small "Reset" button that puts this page's knobs back to their first view."""
-    st.button("Reset page", key=f"{prefix}_reset", on_click=reset, args=(prefix,), type="tertiary",
+def reset_button(prefix: str, after: Callable[[], None] | None = None) -> None:
+    """A small "Reset" button that puts this page's knobs back to their first view (``reset``)."""
+    st.button("Reset page", key=f"{prefix}_reset", on_click=reset, args=(prefix, after), type="tertiary",
               icon=":material/restart_alt:", help="Put this page's controls back to their first view "
                                                   "(the setup in the sidebar stays).")
 
