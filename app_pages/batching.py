@@ -4,7 +4,7 @@
 import streamlit as st
 
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
-from sim.metrics import peak_context_tokens
+from sim.metrics import RATE_EXPONENTS, peak_context_tokens
 from ui import format as fmt
 from ui.feasibility import fits_or_stop
 from ui.fig_batching import (
@@ -37,7 +37,9 @@ from ui.workers import offload
 
 SLOT_OPTIONS = [2**i for i in range(9)]  # 1 .. 256 (sim.batching.SLOTS_RANGE allows up to 1024)
 REQUEST_OPTIONS = [50, 100, 200, 500, 1000, 2000]
-RATE_OPTIONS = [0.5, 1, 2, 4, 8, 16, 32, 64]  # requests per second
+# Requests per second: every power of two sim.batching.RATE_RANGE holds, so that page 04's rows,
+# whose rates are such powers set by the setup's capacity (sim.metrics._pow2), open here as they are.
+RATE_OPTIONS = [2.0**e if e < 0 else 2**e for e in range(RATE_EXPONENTS[0], RATE_EXPONENTS[1] + 1)]
 LOAD_LABEL = {"burst": "All at once", "poisson": "Poisson arrivals"}
 
 

@@ -447,9 +447,16 @@ class ScenarioRuns:
         return self.fit.kv_budget_bytes if self.fit.fits else None
 
 
+#: The powers of two inside sim.batching.RATE_RANGE, as exponents (1/64 .. 8192 requests per second):
+#: the scenario rows' arrival rates, each one of page 01's choices.
+RATE_EXPONENTS = (math.ceil(math.log2(RATE_RANGE[0])), math.floor(math.log2(RATE_RANGE[1])))
+
+
 def _pow2(x: float, up: bool) -> float:
+    """The power of two at or below (``up``: at or above) ``x`` requests per second, held to
+    ``RATE_EXPONENTS``."""
     e = math.ceil(math.log2(x)) if up else math.floor(math.log2(x))
-    return float(min(max(2.0**e, RATE_RANGE[0]), RATE_RANGE[1]))
+    return float(2.0 ** min(max(e, RATE_EXPONENTS[0]), RATE_EXPONENTS[1]))
 
 
 def _check_setup(gpu, model, assumptions) -> None:

@@ -182,3 +182,34 @@ _ROW_NAMES = {"batch1": "Batch-1 decode", "static": "Static batching", "continuo
               "unchunked": "Long prompt, one prefill step", "chunked": "Long prompt, chunked prefill",
               "plain": "Decode, no speculation", "speculative": "Speculative decoding",
               "overload": "High load"}
+
+
+@pytest.mark.parametrize("setup", [
+    {"gpu": "B200", "model": "Llama-3.2-1B", "weights": "nvfp4"},  # rows at 256 and 512 requests/s
+    {"gpu": "L40S", "model": "Llama-2-70B", "weights": "nvfp4"},  # rows at 1/8 and 1/2 request/s
+], ids=["fast", "slow"])
+def test_page04_rows_open_page01_at_their_own_numbers(setup):
+    """Each page-01 row's "Open it" link sets page 01 to that row's run, whatever rate the setup's
+    capacity gives it (its rates are powers of two; page 01 offers every one sim.batching allows)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from ui.fig_watch import LINK_COLUMN
+
+    at = open_app(WATCH, setup)
+    _ok(at)
+    table = at.dataframe[0].value.set_index("Scenario")
+    rates = []
+    for name in ("01 · Static batching", "01 · Continuous batching", "01 · High load"):
+        link = urlsplit(table.loc[name, LINK_COLUMN])
+        assert link.path == "continuous-batching"
+        params = dict(parse_qsl(link.query))
+        rates.append(float(params["batching_rate"]))
+        page01 = open_app(BATCHING, params)
+        _ok(page01)
+        assert not any("could not be used" in w.value for w in page01.warning), name
+        assert page01.select_slider(key="batching_rate").value == pytest.approx(rates[-1])
+        assert _tokens(metric(page01, "Output tok/s")) == pytest.approx(  # page 01 shows whole tok/s
+            _tokens(table.loc[name, "Output tok/s"]), rel=0.01, abs=0.5), name
+        assert _seconds(metric(page01, "TTFT p50")) == pytest.approx(
+            _seconds(table.loc[name, "TTFT p50"]), rel=0.01), name
+    assert max(rates) > 64 or min(rates) < 0.5  # beyond page 01's first range of rates, 1/2 .. 64
