@@ -271,7 +271,10 @@ else:
                    + ("weight GEMMs turn" if ridge <= cb else "decode step turns")
                    + " compute-bound, and each extra sequence brings its own math and its own KV reads"
                    + (f" (vLLM also decodes at most {fit.max_seqs:,} at once, but with all "
-                      f"{fmt.count(fit.batch['paged'])} decoding it would gain only {uncapped_gain:.2f}×)"
+                      f"{fmt.count(fit.batch['paged'])} decoding paging's rate would rise only "
+                      f"{fmt.percent(uncapped_gain - 1, 0)}, to "
+                      f"{fit.uncapped_paged_tokens_per_s / fit.tokens_per_s['reserved']:.2f}× what "
+                      "reserving buys)"
                       if fit.capped else "")
                    + ". Paging pays where the KV budget is tight: a bigger model, a smaller card, longer "
                    "requests.")
@@ -423,7 +426,7 @@ every page (section 00).
 data_expander(lambda: {
     "Steps, both policies (ledger in token slots)": steps_table(cmp),
     f"Pages at step {step} ({policy})": pages_table(run, step),
-    "Real card": card_table(fit),
+    **({"Real card": card_table(fit)} if fit.fits else {}),  # no rows for a card the weights overflow
     **({"Chunked prefill steps": chunked_table(cp)} if chunk_fits else {}),
 }, key="paging_data")
 next_link(__file__)

@@ -3,10 +3,12 @@ article says; URL parameters set the widgets; bad URL values fall back to the de
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from tests.conftest import metric, number, open_app, open_how
+from tests.conftest import metric, number, open_app, open_data, open_how
 
 PAGE = "app_pages/paging.py"
 
@@ -305,8 +307,13 @@ def test_the_cap_is_blamed_only_where_raising_it_would_pay():
     """H200 + Llama-3.1-8B: 1,750 fit paged, vLLM decodes 1,024, but with all 1,750 decoding the
     compute-bound step gains ~1 %: no 'raise the cap'. Llama-3.2-1B on 8 H100s stays memory-bound far
     past the cap: there raising it would pay, and the page says by how much."""
-    caption = _card_caption(open_app(PAGE, {"gpu": "H200 SXM"}))
-    assert "raise the cap" not in caption and "compute-bound" in caption and "would gain only" in caption
+    at = open_app(PAGE, {"gpu": "H200 SXM"})
+    caption = _card_caption(at)
+    assert "raise the cap" not in caption and "compute-bound" in caption and "would rise only" in caption
+    # the gain with every fitting request decoding is against reserving, as the sentence's first one is
+    uncapped = re.search(r"to (\d+\.\d+)× what reserving buys", caption)
+    capped = re.search(r"buys only (\d+\.\d+)× the tokens per second", caption)
+    assert uncapped and capped and float(uncapped[1]) >= float(capped[1])
     caption = _card_caption(open_app(PAGE, {"model": "Llama-3.2-1B", "gpus": "8"}))
     assert caption.startswith("**More fit than the engine runs.**") and "with all 35,205 decoding" in caption
 
@@ -335,3 +342,16 @@ def test_a_pool_that_admits_no_reservation_does_not_describe_reservations():
     at = open_app(PAGE, {"paging_max_output": "1024"})
     box = next(i.value for i in at.info if i.value.startswith("**Same pool, same requests.**"))
     assert "admits no request at all" in box and "reserved for answers not yet written" not in box
+
+
+def test_data_has_no_card_rows_for_a_model_the_card_cannot_hold():
+    """The Data expander's "Real card" table (KV budget, resident requests, decode rate) is for a card
+    the weights fit on; where they do not, the page says so and the table is left out (its budget
+    would be negative)."""
+    at = open_data(open_app(PAGE), "paging_data")
+    assert not at.exception
+    assert any(m.value == "**Real card**" for m in at.markdown)
+    at = open_data(open_app(PAGE, {"gpu": "L4", "model": "DeepSeek-V3", "weights": "fp8"}), "paging_data")
+    assert not at.exception
+    assert not any(m.value == "**Real card**" for m in at.markdown)
+    assert not any("kv_budget_bytes" in df.value.columns for df in at.dataframe)
