@@ -50,6 +50,12 @@ acceptance rate α**: the share of drafts the target keeps decides almost everyt
 """, prefix="spec", after_reset=_apply_preset)  # the default method's α and k
 
 
+def _signed(value: float) -> str:
+    """'+124', '-0.58', '-1,240': three significant digits with the sign (a slow setup's few tokens a
+    second rounded to '-0' or '-1' where speculation lost 16 %)."""
+    return ("-" if value < 0 else "+") + fmt.sig(abs(value))
+
+
 def _draft_size_note(target, method: spec.Method) -> str:
     """How much smaller the draft model is than the sidebar's target (none for a drafter that is not a
     separate model, or for the draft model itself, which the page warns about)."""
@@ -199,7 +205,7 @@ with headline:
               "pass (Leviathan et al., Eq. 1, per depth).")
     m[1].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True, help=e_help + fitted_note)
     m[2].metric("Tokens/s, whole batch", fmt.rate(r.tokens_per_s, "").strip(), border=True,
-                delta=f"{r.tokens_per_s - r.plain_tokens_per_s:+,.0f} vs plain")
+                delta=_signed(r.tokens_per_s - r.plain_tokens_per_s) + " vs plain")
     m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
                 delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
                 + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",

@@ -378,3 +378,18 @@ def test_reset_page_brings_back_the_first_view(method):
     assert at.select_slider(key="spec_batch").value == 1
     assert _numbers(at) == _numbers(first)
     assert not {k for k in at.query_params if k.startswith("spec_")}
+
+
+def test_throughput_delta_keeps_its_digits_on_a_slow_setup():
+    """A setup making a few tokens a second: the "vs plain" delta says how much speculation lost, not
+    '-0' (it was rounded to whole tokens a second)."""
+    at = open_app(PAGE, {"gpu": "Custom", "custom_tflops": "100", "custom_tbps": "0.1",
+                         "model": "Qwen2.5-72B", "weights": "nvfp4", "gpus": "2", "spec_method": "EAGLE",
+                         "spec_alpha": "0.0", "spec_context": "16384"})
+    assert not at.exception
+    speedup = number(metric(at, "Speedup"))
+    (tps,) = [m for m in at.metric if m.label == "Tokens/s, whole batch"]
+    delta = float(tps.proto.delta.split()[0].replace(",", ""))
+    assert speedup < 0.95 and delta < 0
+    plain = number(tps.value) - delta
+    assert number(tps.value) / plain == pytest.approx(speedup, rel=0.02)
