@@ -511,3 +511,19 @@ def test_section_01s_rows_run_on_the_most_slots_that_fit(gpu, model, weights):
     assert np.isfinite(rows["continuous"].goodput_rps) and np.isfinite(rows["static"].goodput_rps)
     day = dashboard_day(g, m, capacity=runs.capacity)
     assert day.run.slots == slots
+
+
+@given(st.floats(min_value=1e-9, max_value=1e9, allow_nan=False), st.booleans())
+def test_scenario_rates_are_powers_of_two_inside_the_rate_range(x, up):
+    """The scenario rows' arrival rates (``_pow2``) are powers of two that sim.batching accepts, each
+    one of page 01's choices, however slow or fast the setup (the old clamp gave 0.01 and 10,000)."""
+    from sim.batching import RATE_RANGE
+    from sim.metrics import RATE_EXPONENTS, _pow2
+
+    rate = _pow2(x, up)
+    e = math.log2(rate)
+    assert e == int(e) and RATE_EXPONENTS[0] <= e <= RATE_EXPONENTS[1]
+    assert RATE_RANGE[0] <= rate <= RATE_RANGE[1]
+    if 2.0 ** RATE_EXPONENTS[0] <= x <= 2.0 ** RATE_EXPONENTS[1]:
+        assert (rate >= x) if up else (rate <= x)
+        assert (rate / 2 < x) if up else (rate * 2 > x)
