@@ -3,6 +3,7 @@ article says; URL parameters set the widgets; bad URL values fall back to the de
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -355,3 +356,16 @@ def test_data_has_no_card_rows_for_a_model_the_card_cannot_hold():
     assert not at.exception
     assert not any(m.value == "**Real card**" for m in at.markdown)
     assert not any("kv_budget_bytes" in df.value.columns for df in at.dataframe)
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "H200 SXM", "A100 80GB SXM", "MI300X", "L40S"])
+def test_the_card_chart_and_metric_name_the_same_compute_bound_batch(gpu):
+    """The throughput chart's line and the "Compute-bound from batch" metric are the same crossover,
+    the first whole batch at or past it (the chart had rounded 397.4 to 397 beside the metric's 398)."""
+    at = open_app(PAGE, {"gpu": gpu})
+    assert not at.exception
+    chart = next(c for c in at.get("plotly_chart") if "paging_card" in c.proto.id)
+    notes = [a["text"] for a in json.loads(chart.proto.spec)["layout"].get("annotations", [])
+             if "compute-bound from batch" in a.get("text", "")]
+    if notes:
+        assert notes[0].endswith(metric(at, "Compute-bound from batch"))

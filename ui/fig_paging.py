@@ -252,7 +252,9 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
         notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
-                          text=f"whole step compute-bound from batch {fit.compute_bound_batch:,.0f}",
+                          # the first whole batch at or past the crossover, as the page's metric says
+                          text=f"whole step compute-bound from batch "
+                               f"{max(math.ceil(fit.compute_bound_batch), 1):,}",
                           xanchor="left",
                           xshift=4, font=dict(color=COLORS["compute"], size=12)))
     layout = dict(shapes=shapes, annotations=notes,
