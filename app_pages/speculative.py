@@ -4,10 +4,9 @@ import streamlit as st
 
 from sim import speculative as spec
 from sim.cost import gemm_ridge_batch
-from sim.memory import memory_plan
 from ui import format as fmt
 from ui import sim_cache
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits, fits_or_stop
 from ui.fig_speculative import (
     alpha_figure,
     alpha_table,
@@ -50,12 +49,6 @@ acceptance rate α**: the share of drafts the target keeps decides almost everyt
 """, prefix="spec", after_reset=_apply_preset)  # the default method's α and k
 
 
-def _signed(value: float) -> str:
-    """'+124', '-0.58', '-1,240': three significant digits with the sign (a slow setup's few tokens a
-    second rounded to '-0' or '-1' where speculation lost 16 %)."""
-    return ("-" if value < 0 else "+") + fmt.sig(abs(value))
-
-
 def _draft_size_note(target, method: spec.Method) -> str:
     """How much smaller the draft model is than the sidebar's target (none for a drafter that is not a
     separate model, or for the draft model itself, which the page warns about)."""
@@ -76,13 +69,6 @@ def _draft_size_note(target, method: spec.Method) -> str:
         return ""
     return (f" Here {draft.name} has {ratio:.1f}x fewer parameters than {target.name} (the paper's pairs: "
             "about 14-180x).")
-
-
-def _fits(setup, method: spec.Method, k: int, batch: int, context: int) -> bool:
-    """Whether the batch, its context and the verified tokens fit beside the drafter's weights."""
-    drafter = spec.drafter_held(setup.model, method, k)
-    return memory_plan(setup.gpu, setup.model, batch, context + int(method.verified_per_seq(k)),
-                       drafter=drafter).fits
 
 
 def _alpha_chart(setup, method: spec.Method, alpha: float, k: int, batch: int, context: int,
@@ -118,7 +104,9 @@ if early is not None and early["spec_method"] == spec.MANUAL:
 early_chart = None  # (run, α sweep) where the chart went out first
 if early is not None and early["spec_method"] in spec.METHODS:
     e_method = spec.METHODS[early["spec_method"]]
-    if _fits(setup, e_method, early["spec_k"], early["spec_batch"], early["spec_context"]):
+    e_k = early["spec_k"]
+    if fits(setup, early["spec_batch"], early["spec_context"] + int(e_method.verified_per_seq(e_k)),
+            drafter=spec.drafter_held(setup.model, e_method, e_k)):  # the test fits_or_stop makes below
         early_chart = _alpha_chart(setup, e_method, early["spec_alpha"], early["spec_k"], early["spec_batch"],
                                    early["spec_context"], early.get("spec_draft_cost"))
 # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
@@ -205,7 +193,7 @@ with headline:
               "pass (Leviathan et al., Eq. 1, per depth).")
     m[1].metric("Tokens per pass", f"{r.expected_tokens:.2f}", border=True, help=e_help + fitted_note)
     m[2].metric("Tokens/s, whole batch", fmt.rate(r.tokens_per_s, "").strip(), border=True,
-                delta=_signed(r.tokens_per_s - r.plain_tokens_per_s) + " vs plain")
+                delta=fmt.signed(r.tokens_per_s - r.plain_tokens_per_s) + " vs plain")
     m[3].metric("Time per token", fmt.seconds(r.time_per_token_s), border=True,
                 delta=("-" if r.time_per_token_s < r.decode_step_s else "+")
                 + f"{fmt.seconds(abs(r.time_per_token_s - r.decode_step_s))} vs plain",

@@ -85,3 +85,8 @@ def test_the_sidebars_levers_offer_only_what_would_help():
     assert sidebar_levers("fp8", 8) == "a bigger GPU, 4-bit weights or a smaller model"
     assert sidebar_levers("int4", 2) == "a bigger GPU, a smaller model or more GPUs per replica"
     assert sidebar_levers("mxfp4", 8) == "a bigger GPU or a smaller model"
+
+
+def test_signed_keeps_three_significant_digits_and_the_sign():
+    assert [fmt.signed(v) for v in (124.3, -0.583, -1240.2, 0.0, -0.0004, 17600)] == [
+        "+124", "-0.583", "-1,240", "+0", "-0.0004", "+17,600"]

@@ -8,6 +8,12 @@ from sim.memory import describe, memory_plan, sidebar_levers, smallest_gpu_count
 from ui.layout import stop_page
 
 
+def fits(setup, batch: int, context_tokens: int, *, drafter=None) -> bool:
+    """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
+    speculative ``drafter`` beside the model): ``fits_or_say``'s test, saying nothing."""
+    return memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits
+
+
 def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
                 levers: str | None = "Lower the batch or the context on this page",
                 drafter_levers: str | None = None, section: bool = False) -> bool:

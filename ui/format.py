@@ -45,6 +45,12 @@ def rate(value: float, unit: str = "tok/s") -> str:
     return f"{sig(value)} {unit}"
 
 
+def signed(value: float) -> str:
+    """'+124', '-0.583', '-1,240': ``sig`` with the sign, for a metric's delta (a whole-number format
+    rounds a few tokens a second lost to '-0')."""
+    return ("-" if value < 0 else "+") + sig(abs(value))
+
+
 def percent(fraction: float, digits: int = 1) -> str:
     """0.0026 -> '0.26%'; keeps small values readable rather than rounding them to 0."""
     if not math.isfinite(fraction):
