@@ -455,5 +455,7 @@ data_expander(lambda: {
     "Speedup against batch size": batch_table(by_batch),
     "Speedup against acceptance": alpha_table(by_alpha),
     "Monte Carlo: accepted drafts per round": rounds_table(r.rounds),
-}, key="spec_data")
+}, key="spec_data", notes={"Speedup against acceptance":
+                           "free_ceiling: 1 / (1 − α), the speedup of a draft that cost nothing and "
+                           "drafted without limit; unbounded (inf) at α = 1."})
 next_link(__file__)

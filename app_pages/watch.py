@@ -514,5 +514,8 @@ data_expander(lambda: {
     "Scenarios (every metric; shares 0-1, seconds)": views["frame"],
     **({"The day, hour by hour": views["day_frame"]} if day_fits else {}),
     "Failures, metrics and alerts": views["failures"],
-}, key="watch_data")
+}, key="watch_data", notes={"Scenarios (every metric; shares 0-1, seconds)":
+                            "A blank cell: a metric that scenario's run does not give (shown as – "
+                            "above): a steady step has no queue, goodput or SLO share; none of these "
+                            "runs counts preemptions."})
 next_link(__file__)

@@ -56,6 +56,9 @@ def test_defaults_render_with_the_story(at):
     open_data(at, "load_data")
     assert not at.exception
     assert len(at.dataframe) == 5  # requests, timeline tokens, load sweep, prefix hit rate, splits
+    requests = next(df.value for df in at.dataframe if "prefix" in df.value.columns)
+    # No shared prefix is a blank cell, not sim.load's -1 code.
+    assert requests["prefix"].isna().all() and not (requests["prefix"] == -1).any()
 
 
 def test_policy_moves_tbt_and_capacity_not_utilization(at):
@@ -282,3 +285,22 @@ def test_no_decoding_user_means_no_stall_chart_but_a_sentence():
     assert any(c.value.startswith("At this rate no one is decoding") for c in at.caption)
     assert len(at.get("plotly_chart")) == 0  # the timeline is the only chart above the closed sections
     assert len(open_app(PAGE).get("plotly_chart")) == 1
+
+
+def test_requests_table_names_a_shared_prefix_and_leaves_none_blank():
+    """ui.fig_load.requests_frame: sim.load codes "no shared prefix" as -1; the table shows the
+    prefix's number where there is one and a blank cell where there is none."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ui.fig_load import requests_frame
+
+    n = 4
+    stream = SimpleNamespace(n=n, arrival_s=np.zeros(n), prompt_tokens=np.ones(n, int),
+                             output_tokens=np.ones(n, int), prefix_id=np.array([-1, 0, 3, -1]))
+    run = SimpleNamespace(stream=stream, ttft_s=np.zeros(n), tpot_s=np.zeros(n), e2e_s=np.zeros(n),
+                          cache_hit=np.zeros(n, bool), rejected=np.zeros(n, bool))
+    prefix = requests_frame(run)["prefix"]
+    assert prefix.isna().tolist() == [True, False, False, True]
+    assert prefix.dropna().tolist() == [0, 3]

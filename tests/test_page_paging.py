@@ -358,6 +358,21 @@ def test_data_has_no_card_rows_for_a_model_the_card_cannot_hold():
     assert not any("kv_budget_bytes" in df.value.columns for df in at.dataframe)
 
 
+def test_data_pool_table_leaves_a_free_pages_owner_blank():
+    """A free page has no request or block: blank cells (and blank in its CSV), not a -1 that reads
+    as a number; a held page names its request and block as whole numbers."""
+    at = open_data(open_app(PAGE), "paging_data")
+    pages = next(df.value for df in at.dataframe
+                 if list(df.value.columns)[:3] == ["page", "request", "block"])
+    free = pages["state"].str.startswith("free")
+    assert free.any() and (~free).any()
+    assert pages.loc[free, ["request", "block"]].isna().all().all()
+    held = pages.loc[pages["request"].notna()]
+    assert (held["request"] >= 0).all() and (held["block"] >= 0).all()
+    assert str(held["request"].dtype) == "Int64"
+    assert ",-1," not in pages.to_csv(index=False)
+
+
 @pytest.mark.parametrize("gpu", ["H100 SXM", "H200 SXM", "A100 80GB SXM", "MI300X", "L40S"])
 def test_the_card_chart_and_metric_name_the_same_compute_bound_batch(gpu):
     """The throughput chart's line and the "Compute-bound from batch" metric are the same crossover,

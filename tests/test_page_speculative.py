@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sim import speculative as spec
-from tests.conftest import metric, number, open_app, open_how
+from tests.conftest import metric, number, open_app, open_data, open_how
 
 PAGE = "app_pages/speculative.py"
 
@@ -393,3 +393,11 @@ def test_throughput_delta_keeps_its_digits_on_a_slow_setup():
     assert speedup < 0.95 and delta < 0
     plain = number(tps.value) - delta
     assert number(tps.value) / plain == pytest.approx(speedup, rel=0.02)
+
+
+def test_data_says_why_the_free_ceiling_is_infinite_at_alpha_one():
+    at = open_data(open_app(PAGE), "spec_data")
+    assert not at.exception
+    sweep = next(df.value for df in at.dataframe if "free_ceiling" in df.value.columns)
+    assert sweep["free_ceiling"].iloc[-1] == float("inf") and sweep["alpha"].iloc[-1] == 1.0
+    assert any("unbounded (inf) at α = 1" in c.value for c in at.caption)

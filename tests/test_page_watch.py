@@ -11,7 +11,7 @@ from sim.cost import DEFAULT_ASSUMPTIONS
 from sim.hardware import GPUS
 from sim.metrics import SLO, dashboard_day, measure, scenario_runs
 from sim.models import MODELS
-from tests.conftest import metric, open_app
+from tests.conftest import metric, open_app, open_data
 from ui.fig_watch import day_figure, scenario_figure
 from ui.theme import validated
 
@@ -300,3 +300,14 @@ def test_an_alert_the_wrong_way_round_is_named_once_and_not_said_to_move_right()
     (note,) = [c.value for c in at.caption if c.value.startswith("On this setup the starting thresholds")]
     assert "the wrong way round" in note and note.count("decode starved by memory") == 1
     assert "move the right way" not in note and "touches more of its experts" in note
+
+
+def test_data_says_what_a_blank_cell_means():
+    """The scenarios' Data table has blank cells (NaN: a metric a run does not give, such as a
+    steady step's queue); the line under it says so, where the CSV would otherwise leave a reader
+    guessing."""
+    at = open_data(open_app(PAGE), "watch_data")
+    assert not at.exception
+    frames = [df.value for df in at.dataframe if "goodput_rps" in df.value.columns]
+    assert frames and frames[0].isna().any().any()
+    assert any(c.value.startswith("A blank cell:") for c in at.caption)

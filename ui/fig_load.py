@@ -426,7 +426,8 @@ def requests_frame(run: LoadRun) -> pd.DataFrame:
             "TTFT (s)": run.ttft_s.round(4),
             "TPOT (ms)": (1e3 * run.tpot_s).round(2),
             "end to end (s)": run.e2e_s.round(3),
-            "prefix": s.prefix_id,
+            # No shared prefix: blank (sim.load's -1 is a code, not a number to show).
+            "prefix": pd.Series(s.prefix_id, dtype="Int64").where(s.prefix_id >= 0),
             "prefix cached": run.cache_hit,
             "rejected": run.rejected,
         }

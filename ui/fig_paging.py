@@ -337,13 +337,15 @@ def steps_table(comparison: Comparison) -> pd.DataFrame:
 
 
 def pages_table(run: PagingRun, step: int) -> pd.DataFrame:
-    """One row per page at ``step``: owner, block, tokens, state."""
+    """One row per page at ``step``: owner, block, tokens, state. A page no request holds has no
+    request or block (blank in the table and the CSV, not a -1 placeholder)."""
     names = {FREE: "free", FULL: "full", PARTIAL: "partly full (slack)",
              RESERVED_EMPTY: "reserved, empty", STRANDED: "free, run too short"}
+    held = run.owner[step] >= 0
     return pd.DataFrame({
         "page": np.arange(run.n_pages),
-        "request": run.owner[step],
-        "block": np.where(run.owner[step] >= 0, run.block[step], -1),
+        "request": pd.Series(run.owner[step], dtype="Int64").where(held),
+        "block": pd.Series(run.block[step], dtype="Int64").where(held),
         "tokens": run.fill[step],
         "state": pd.Series([names[int(s)] for s in run.state[step]], dtype=object),
     })

@@ -500,12 +500,13 @@ def how_computed(body_md: str | Callable[[], str], assumptions: list[str], sourc
         st.page_link(SOURCES_PATH, label="All sources, in one place", icon=":material/menu_book:")
 
 
-def data_expander(frames, key: str) -> None:
+def data_expander(frames, key: str, notes: dict[str, str] | None = None) -> None:
     """The "Data" expander: each table behind the charts, with a CSV download.
 
     ``frames`` is a dict of name -> DataFrame, or a function returning one. The tables are built and
     sent only while the expander is open (Streamlit's lazy expander: opening it reruns the page),
-    not on every rerun of a page whose reader never looks at them."""
+    not on every rerun of a page whose reader never looks at them. ``notes``: a line under a table,
+    by its name (what its blank cells mean, say)."""
     box = st.expander("Data", icon=":material/table:", key=data_key(key), on_change="rerun")
     if not box.open:
         return
@@ -514,6 +515,8 @@ def data_expander(frames, key: str) -> None:
             slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")  # a table's own name, not its place
             st.markdown(f"**{name}**")
             st.dataframe(frame, hide_index=True, width="stretch")
+            if notes and name in notes:
+                st.caption(notes[name])
             st.download_button(  # the CSV is made when clicked, not on every rerun
                 f"Download {name} (CSV)", lambda frame=frame: frame.to_csv(index=False).encode(),
                 file_name=f"{key}_{slug}.csv", mime="text/csv", key=f"{key}_csv_{slug}",
