@@ -297,12 +297,15 @@ far longer than a decode step, and every user mid-answer waits for it. **Chunked
 the decoders' gaps stay short, and the prompt's own first token comes later, by what its extra
 steps cost (Sarathi-Serve measured at most ~25 % at chunks of 512).
 """)
-c1, c2, c3 = st.columns(3)
-prompt = c1.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="paging_prompt",
-                          bind="query-params")
-batch = c2.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
-                         bind="query-params")
-chunk = c3.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk", bind="query-params")
+# One row of three, as the pool's own knobs above (a row of columns is six more elements for the
+# browser to render on every change on this page: README, "Speed").
+chunk_knobs = st.container(horizontal=True, wrap=True, gap="medium")
+prompt = chunk_knobs.select_slider("Long prompt, tokens", PROMPTS, value=8192, key="paging_prompt",
+                                   bind="query-params")
+batch = chunk_knobs.select_slider("Decode batch, sequences", BATCHES, value=32, key="paging_batch",
+                                  bind="query-params")
+chunk = chunk_knobs.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk",
+                                  bind="query-params")
 # A scenario of this section only: the pool and the card above keep their numbers where it does not fit.
 chunk_fits = fits_or_say(
     setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
