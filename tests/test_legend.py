@@ -107,6 +107,30 @@ def test_chart_sends_the_figure_without_its_legend_and_keeps_the_entries(monkeyp
         ui.layout.chart(_pool_spec(), key="x", alt="", legend_at="left")
 
 
+def test_traces_that_were_only_legend_keys_are_not_sent(monkeypatch):
+    """A legend drawn as text leaves the figure's key-only traces (x and y a lone None: a heatmap's
+    colours) nothing to do, and Plotly still processes each one: they are not sent. A trace with data
+    stays, and the keys stay in the text legend. The same for a go.Figure (the tests' validated one)."""
+    import plotly.graph_objects as go
+
+    sent = []
+    monkeypatch.setattr(ui.layout.st, "markdown", lambda body, **kw: sent.append(("md", body)))
+    monkeypatch.setattr(ui.layout.st, "plotly_chart", lambda fig, **kw: sent.append(("chart", fig.to_dict())))
+    key = dict(type="scatter", x=[None], y=[None], mode="markers", name="Free",
+               marker=dict(symbol="square", color="#aaaaaa"))
+    line = dict(type="scatter", x=[1, 2], y=[3, 4], mode="lines", name="Data", line=dict(color="#000000"))
+    heat = dict(type="heatmap", z=[[1, 2]])
+    for fig in (Spec([heat, key, line], {}), go.Figure([heat, key, line])):
+        sent.clear()
+        ui.layout.chart(fig, key="paging_pool", alt="a pool", legend_at="below")
+        (_, spec), (_, text) = sent
+        assert [t["type"] for t in spec["data"]] == ["heatmap", "scatter"]
+        assert spec["data"][1]["name"] == "Data"
+        assert "Free" in text and "Data" in text
+    assert not ui.layout._key_only(dict(type="scatter", x=[None, 1], y=[None, 2]))
+    assert not ui.layout._key_only(dict(type="bar", x=[None], y=[None]))
+
+
 @pytest.mark.parametrize(("page", "chart", "where", "first_entry"), [
     ("app_pages/batching.py", "batching_timeline", "above", "Request"),
     ("app_pages/paging.py", "paging_pool", "below", "Full page of tokens"),
