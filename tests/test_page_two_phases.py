@@ -166,6 +166,11 @@ def test_roofline_axes_keep_every_point_on_the_chart(gpu, weights):
             assert x0 < x < x1 and y0 < y < y1, (gpu, weights, prompt, batch, context, trace.name)
 
 
+def _labels(spec: dict) -> list[str]:
+    """The roofline's labels (ridge, knee, the two regimes): one text trace of the figure."""
+    return [t for tr in spec["data"] if tr.get("mode") == "text" for t in tr["text"]]
+
+
 def test_sidebar_and_chart_give_the_same_ridge_with_its_precision():
     at = open_app(PAGE, {"gpu": "B200", "weights": "fp8"})
     assert not at.exception
@@ -173,7 +178,7 @@ def test_sidebar_and_chart_give_the_same_ridge_with_its_precision():
     ridge_text = sidebar.split("ridge ")[1].split(" FLOP/B")[0]
     assert "FP8 math" in sidebar
     roofline = json.loads(at.get("plotly_chart")[0].proto.spec)
-    notes = [a["text"] for a in roofline["layout"]["annotations"] if a["text"].startswith("ridge")]
+    notes = [t for t in _labels(roofline) if t.startswith("ridge")]
     assert notes == [f"ridge<br>{ridge_text} FLOP/B<br>(FP8)"]
     at.radio(key="weights").set_value("bf16").run()
     sidebar_bf16 = next(c.value for c in at.sidebar.caption if "ridge" in c.value)
@@ -371,7 +376,7 @@ def test_a_crossover_past_what_fits_says_so_and_the_knee_is_drawn():
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")
     assert m.value == "3,404" and m.delta == "past what fits: ≤ 846"
     spec = json.loads(next(c for c in at.get("plotly_chart") if "phases_roofline" in c.proto.id).proto.spec)
-    texts = [a["text"] for a in spec["layout"]["annotations"]]
+    texts = _labels(spec)
     assert any(t.startswith("knee<br>198 FLOP/B") for t in texts) and any("295 FLOP/B" in t for t in texts)
     at = open_app("app_pages/two_phases.py", {"phases_context": "64", "phases_batch": "256"})
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")

@@ -81,28 +81,33 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         ))
     if measured and measured["x"]:
         traces.append(measured)
-    note = dict(showarrow=False, font=dict(color=COLORS["muted"]))
+    muted = COLORS["muted"]
+    # (x FLOP/B, y TFLOP/s, text, which side of (x, y) it sits on, colour): one text trace rather than
+    # layout annotations, which Plotly measures and places one by one on every redraw (4-6 ms of this
+    # chart's ~15 on a 2-core machine: docs/speed-log.md, fourteenth pass).
+    nudge = 10 ** 0.06  # a few pixels off the ridge's and knee's lines
+    labels = [
+        # right of the ridge line, under the flat roof where nothing is plotted; three short
+        # lines, so that on a phone it stays inside the chart (one line ran off it on an L4)
+        (ridge * nudge, 10 ** (top - 1.4), f"ridge<br>{ridge:.0f} FLOP/B<br>({precision})", "middle right",
+         muted),
+        *([(knee / nudge, 10 ** (top - 2.4), f"knee<br>{knee:.0f} FLOP/B<br>(achievable)", "middle left",
+            muted)] if show_knee else []),
+        (10 ** (x_lo + 0.05), 10 ** (top + 0.35), "← memory-bound", "middle right", COLORS["decode"]),
+        (10 ** (x_hi - 0.05), 10 ** (top + 0.35), "compute-bound →", "middle left", COLORS["prefill"]),
+    ]
+    traces.append(dict(
+        type="scatter", mode="text", x=[lb[0] for lb in labels], y=[lb[1] for lb in labels],
+        text=[lb[2] for lb in labels], textposition=[lb[3] for lb in labels],
+        textfont=dict(color=[lb[4] for lb in labels]), hoverinfo="skip", showlegend=False, cliponaxis=False,
+    ))
     layout = dict(
         # The lines stop just above the roof: the "memory-bound" / "compute-bound" labels above it
         # cross their x on a phone.
         shapes=[dict(type="line", x0=ridge, x1=ridge, y0=10**y_lo, y1=10 ** (top + 0.15), yref="y",
-                     line=dict(color=COLORS["muted"], width=1, dash="dot"))]
+                     line=dict(color=muted, width=1, dash="dot"))]
         + ([dict(type="line", x0=knee, x1=knee, y0=10**y_lo, y1=10 ** (top + 0.15), yref="y",
-                 line=dict(color=COLORS["muted"], width=1, dash="dash"))] if show_knee else []),
-        annotations=[
-            # right of the ridge line, under the flat roof where nothing is plotted; three short
-            # lines, so that on a phone it stays inside the chart (one line ran off it on an L4)
-            {**note, "x": np.log10(ridge), "y": top - 1.4,
-             "text": f"ridge<br>{ridge:.0f} FLOP/B<br>({precision})",
-             "xanchor": "left", "xshift": 4, "align": "left"},
-            *([{**note, "x": np.log10(knee), "y": top - 2.4,
-                "text": f"knee<br>{knee:.0f} FLOP/B<br>(achievable)",
-                "xanchor": "right", "xshift": -4, "align": "right"}] if show_knee else []),
-            {**note, "x": x_lo + 0.05, "y": top + 0.35, "text": "← memory-bound",
-             "xanchor": "left", "font": dict(color=COLORS["decode"])},
-            {**note, "x": x_hi - 0.05, "y": top + 0.35, "text": "compute-bound →",
-             "xanchor": "right", "font": dict(color=COLORS["prefill"])},
-        ],
+                 line=dict(color=muted, width=1, dash="dash"))] if show_knee else []),
     )
     layout.update(
         # The page draws the legend as text below the chart (ui.layout.chart(legend_at="below")):
