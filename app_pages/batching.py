@@ -6,7 +6,7 @@ import streamlit as st
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
 from sim.metrics import RATE_EXPONENTS, peak_context_tokens
 from ui import format as fmt
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits, fits_or_stop
 from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
     USEFUL_WORK_LABEL,
@@ -22,11 +22,13 @@ from ui.gauge import gauges_html
 from ui.glossary import define
 from ui.layout import (
     chart,
+    check_redraw_values,
     data_expander,
     header,
     how_computed,
     metric_slots,
     next_link,
+    redraw_values,
     send_what_is_drawn,
     stop_page,
 )
@@ -41,6 +43,9 @@ REQUEST_OPTIONS = [50, 100, 200, 500, 1000, 2000]
 # whose rates are such powers set by the setup's capacity (sim.metrics._pow2), open here as they are.
 RATE_OPTIONS = [2.0**e if e < 0 else 2**e for e in range(RATE_EXPONENTS[0], RATE_EXPONENTS[1] + 1)]
 LOAD_LABEL = {"burst": "All at once", "poisson": "Poisson arrivals"}
+#: The page's controls whose values decide its run (ui.layout.redraw_values reads them on a redraw).
+CONTROL_KEYS = ("batching_continuous", "batching_slots", "batching_workload", "batching_requests",
+                "batching_load", "batching_rate")
 
 
 # Cached as objects, not copies (st.cache_resource): a run is a frozen dataclass of arrays that nothing
@@ -77,32 +82,64 @@ Flip the switch: the dashboard's gauge hardly moves, the useful work does.
 """, prefix="batching")
 
 setup = current_setup()
-continuous = st.toggle("Continuous batching (off: static batching)", value=False,
-                       key="batching_continuous", bind="query-params",
-                       help="Static: the batch waits for its slowest member. Continuous: a finished "
-                            "request's slot is refilled at the next step.")
-gauges = st.container(key="batching_gauges")  # filled below, once the run is known
-
+# The page's places in reading order, filled in sending order: on a redraw after a setting moved, the
+# slot timeline goes out first, before the controls and the gauges (ui.layout.redraw_values).
+gauges = st.container(key="batching_gauges")  # the toggle, then the gauges once the run is known
 settings = st.container(horizontal=True, wrap=True, gap="small", key="batching_settings")
-slots = settings.select_slider("Slots (batch size B)", SLOT_OPTIONS, value=64, key="batching_slots",
-                               bind="query-params", help="Sequences the engine runs at once.", width=200)
-workload = settings.selectbox("Workload", list(WORKLOADS), format_func=lambda k: WORKLOADS[k].label,
-                              key="batching_workload", bind="query-params", width=230,
-                              help=None)
-n_requests = settings.select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
-                                    bind="query-params", width=170)
-# A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
-load = settings.radio("Load", LOADS, format_func=LOAD_LABEL.get, horizontal=True, key="batching_load",
-                      bind="query-params", width=260,
-                      help="All at once: every request queued at t = 0 (the throughput view). Poisson "
-                           "arrivals: requests arrive at random at the rate below (the latency view).")
-rate = settings.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
-                              bind="query-params", disabled=load == "burst", width=220,
-                              help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
-st.caption(f"{WORKLOADS[workload].label}: prompts {WORKLOADS[workload].prompt.describe()} tokens; outputs "
-           f"{WORKLOADS[workload].output.describe()} tokens.")
 
-key = (repr(setup), slots, workload, n_requests, load, float(rate))
+
+def _controls() -> dict:
+    """Draw the toggle and the settings; their values by widget key."""
+    continuous = gauges.toggle("Continuous batching (off: static batching)", value=False,
+                               key="batching_continuous", bind="query-params",
+                               help="Static: the batch waits for its slowest member. Continuous: a "
+                                    "finished request's slot is refilled at the next step.")
+    slots = settings.select_slider("Slots (batch size B)", SLOT_OPTIONS, value=64, key="batching_slots",
+                                   bind="query-params", help="Sequences the engine runs at once.", width=200)
+    workload = settings.selectbox("Workload", list(WORKLOADS), format_func=lambda k: WORKLOADS[k].label,
+                                  key="batching_workload", bind="query-params", width=230,
+                                  help=None)
+    n_requests = settings.select_slider("Requests", REQUEST_OPTIONS, value=1000, key="batching_requests",
+                                        bind="query-params", width=170)
+    # A radio, not a segmented control: a bound segmented control shows no selection for "?x=".
+    load = settings.radio("Load", LOADS, format_func=LOAD_LABEL.get, horizontal=True, key="batching_load",
+                          bind="query-params", width=260,
+                          help="All at once: every request queued at t = 0 (the throughput view). Poisson "
+                               "arrivals: requests arrive at random at the rate below (the latency view).")
+    rate = settings.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
+                                  bind="query-params", disabled=load == "burst", width=220,
+                                  help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
+    return dict(zip(CONTROL_KEYS, (continuous, slots, workload, n_requests, load, rate), strict=True))
+
+
+def _run_key(values: dict) -> tuple:
+    return (repr(setup), values["batching_slots"], values["batching_workload"], values["batching_requests"],
+            values["batching_load"], float(values["batching_rate"]))
+
+
+def _fits(comparison: Comparison, slots: int) -> bool:
+    return all(fits(setup, slots, peak_context_tokens(r_))
+               for r_ in (comparison.static, comparison.continuous))
+
+
+# What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved
+# (the toggle, or a control outside the key such as the sidebar's price); when a setting did, the slot
+# timeline: after the gauges on a first view, before everything else on a redraw. Not where the
+# settings do not fit: the page stops at its notice, after its controls.
+previous_key = st.session_state.get("_batching_run_key")  # None: the page's first run, nothing moved
+early = redraw_values(CONTROL_KEYS)
+if early is not None and _run_key(early) == previous_key:
+    early = None  # no setting moved: the gauges go first, in reading order
+if early is not None:
+    try:
+        if not _fits(_compare(setup, *_run_key(early)), early["batching_slots"]):
+            early = None
+    except ValueError:
+        early = None
+values = early if early is not None else _controls()
+continuous = values["batching_continuous"]
+key = _run_key(values)
+slots, workload, n_requests, load, rate = key[1:]
 try:
     comparison = _compare(setup, *key)
 except ValueError as err:  # only reachable through a direct call with bad values: say so, don't crash
@@ -120,12 +157,27 @@ with gauges:
                      levers="Lower the slots or pick a workload with shorter requests on this page")
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
-# What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved
-# (the toggle, or a control outside the key such as the sidebar's price); when a setting did, the slot
-# timeline, after the gauges.
-previous_key = st.session_state.get("_batching_run_key")  # None: the page's first run, nothing moved
 settings_moved = previous_key is not None and previous_key != key
 st.session_state["_batching_run_key"] = key
+
+# The text and numbers between the settings and the slot timeline are placed now and filled after it:
+# the browser renders every element a run sends, changed or not (docs/speed-log.md, eighth run), so
+# the fewer come before the timeline, the sooner it is drawn.
+middle = st.container()
+
+
+def _timeline() -> None:
+    chart(
+        views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
+        alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
+            f"after {fmt.duration(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
+            f"{fmt.percent(run.idle_share)} of the slot-steps.",
+    )
+
+
+if early is not None:
+    _timeline()
+    check_redraw_values(early, _controls())
 
 gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
              f"({fmt.percent(other.utilization_gpu)} with {other.policy}); useful work "
@@ -141,17 +193,10 @@ with gauges:
                "(Unused, below), so a server that does all it is asked reads 100 %.")
     first_numbers = st.container()  # filled after the timeline (below)
 
-# The numbers and text between the gauges and the slot timeline are placed now and filled after it:
-# a change of the settings sends the gauges, then the timeline, first of everything below
-# (ui.layout.send_what_is_drawn). The browser renders every element a run sends, changed or not
-# (docs/speed-log.md, eighth run): the fewer come before the timeline, the sooner it is drawn.
-middle = st.container()
-chart(
-    views["timeline"], key="batching_timeline", send_first=settings_moved, legend_at="above",
-    alt=f"Slot timeline, {policy} batching: {run.requests.n:,} requests on {run.slots} slots finish "
-        f"after {fmt.duration(run.wall_s)}; padding {fmt.percent(run.padding_share)} and idle "
-        f"{fmt.percent(run.idle_share)} of the slot-steps.",
-)
+if early is None:
+    _timeline()
+middle.caption(f"{WORKLOADS[workload].label}: prompts {WORKLOADS[workload].prompt.describe()} tokens; "
+               f"outputs {WORKLOADS[workload].output.describe()} tokens.")
 with first_numbers:
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,

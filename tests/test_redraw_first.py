@@ -1,6 +1,6 @@
-"""On a redraw, pages 03 and 04 send the chart their main control moves before their widgets and
-headline numbers (``ui.layout.redraw_values``), and the page they draw is the one a reader opening the
-same link gets in reading order: the same chart, the same numbers, the same text."""
+"""On a redraw, pages 01 (after a setting moved), 03 and 04 send the chart their main control moves
+before their widgets and headline numbers (``ui.layout.redraw_values``), and the page they draw is the
+one a reader opening the same link gets in reading order: the same chart, numbers and text."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 import ui.layout
 from sim import speculative as spec
+from sim.batching import WORKLOADS
 from tests.conftest import open_app
 
 
@@ -55,6 +56,19 @@ CASES = [
      lambda at: at.selectbox(key="gpu").set_value("A100 80GB SXM"), {"gpu": "A100 80GB SXM"}),
     ("app_pages/watch.py", "watch_bars", {"watch_ttft", "watch_tpot"},
      lambda at: at.slider(key="watch_tpot").set_value(80.0), {"watch_tpot": "80"}),
+    ("app_pages/batching.py", "batching_timeline", {"batching_slots", "batching_continuous"},
+     lambda at: at.select_slider(key="batching_slots").set_value(32), {"batching_slots": "32"}),
+    ("app_pages/batching.py", "batching_timeline", {"batching_slots", "batching_continuous"},
+     lambda at: at.toggle(key="batching_continuous").set_value(True).run()
+     .select_slider(key="batching_requests").set_value(200),
+     {"batching_continuous": "true", "batching_requests": "200"}),
+    ("app_pages/batching.py", "batching_timeline", {"batching_slots", "batching_continuous"},
+     lambda at: at.radio(key="batching_load").set_value("poisson").run()
+     .select_slider(key="batching_rate").set_value(4),
+     {"batching_load": "Poisson arrivals", "batching_rate": "4"}),  # a link names the option's label
+    ("app_pages/batching.py", "batching_timeline", {"batching_slots", "batching_continuous"},
+     lambda at: at.selectbox(key="batching_workload").set_value("fixed"),
+     {"batching_workload": WORKLOADS["fixed"].label}),
 ]
 
 
@@ -171,3 +185,28 @@ def test_back_and_forward_keep_the_reading_order(sent_first, monkeypatch):
     monkeypatch.setattr(ui.layout, "check_redraw_values", lambda early, drawn: None)
     at.slider(key="spec_alpha").set_value(0.6).run()
     assert not at.exception and "spec_alpha" not in sent_first["spec_alpha_chart"]
+
+
+def test_page01_toggle_alone_keeps_the_reading_order_with_its_gauges_first(sent_first):
+    """The toggle moves no setting of the run: the gauges, above the timeline, go out first (the
+    page's own send order) and the timeline follows the widgets, as on a first view."""
+    at = open_app("app_pages/batching.py")
+    at.select_slider(key="batching_slots").set_value(32).run()
+    at.toggle(key="batching_continuous").set_value(True).run()
+    assert not at.exception
+    assert {"batching_slots", "batching_continuous"} <= sent_first["batching_timeline"]
+    link = {"batching_slots": "32", "batching_continuous": "true"}
+    assert _page(at) == _page(open_app("app_pages/batching.py", link))
+
+
+def test_page01_settings_that_do_not_fit_send_no_early_timeline(sent_first):
+    """Slots past what the card holds for that workload stop the page at its notice, before any chart."""
+    at = open_app("app_pages/batching.py", {"gpu": "L4", "model": "Llama-3.1-8B"})
+    sent_first.clear()
+    at.select_slider(key="batching_slots").set_value(256).run()
+    assert not at.exception
+    assert "batching_timeline" not in sent_first and not at.get("plotly_chart")
+    assert "do not fit" in at.error[0].value
+    # The controls were drawn before the page stopped (a control not drawn would lose its value).
+    assert at.select_slider(key="batching_slots").value == 256
+    assert at.toggle(key="batching_continuous").value is False
