@@ -83,8 +83,8 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         traces.append(measured)
     muted = COLORS["muted"]
     # (x FLOP/B, y TFLOP/s, text, which side of (x, y) it sits on, colour): one text trace rather than
-    # layout annotations, which Plotly measures and places one by one on every redraw (4-6 ms of this
-    # chart's ~15 on a 2-core machine: docs/speed-log.md, fourteenth pass).
+    # layout annotations, which Plotly measures and places one by one on every redraw (3-7 ms of this
+    # chart's 13-18 on a 2-core machine: docs/speed-log.md, fourteenth pass).
     nudge = 10 ** 0.06  # a few pixels off the ridge's and knee's lines
     labels = [
         # right of the ridge line, under the flat roof where nothing is plotted; three short
