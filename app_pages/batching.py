@@ -86,6 +86,10 @@ setup = current_setup()
 # slot timeline goes out first, before the controls and the gauges (ui.layout.redraw_values).
 gauges = st.container(key="batching_gauges")  # the toggle, then the gauges once the run is known
 settings = st.container(horizontal=True, wrap=True, gap="small", key="batching_settings")
+# The workload's lengths, then the text and numbers between the settings and the slot timeline, filled
+# after the timeline: the browser renders every element a run sends, changed or not (docs/speed-log.md,
+# eighth run), so the fewer come before the timeline, the sooner it is drawn.
+middle = st.container()
 
 
 def _controls() -> dict:
@@ -109,6 +113,8 @@ def _controls() -> dict:
     rate = settings.select_slider("Arrival rate, requests/s", RATE_OPTIONS, value=8, key="batching_rate",
                                   bind="query-params", disabled=load == "burst", width=220,
                                   help="Poisson arrivals only. Used when the load is 'Poisson arrivals'.")
+    middle.caption(f"{WORKLOADS[workload].label}: prompts {WORKLOADS[workload].prompt.describe()} tokens; "
+                   f"outputs {WORKLOADS[workload].output.describe()} tokens.")
     return dict(zip(CONTROL_KEYS, (continuous, slots, workload, n_requests, load, rate), strict=True))
 
 
@@ -158,12 +164,6 @@ with gauges:
 mode = policy.capitalize()
 views = _views(comparison, key, policy)
 settings_moved = previous_key is not None and previous_key != key
-st.session_state["_batching_run_key"] = key
-
-# The text and numbers between the settings and the slot timeline are placed now and filled after it:
-# the browser renders every element a run sends, changed or not (docs/speed-log.md, eighth run), so
-# the fewer come before the timeline, the sooner it is drawn.
-middle = st.container()
 
 
 def _timeline() -> None:
@@ -178,6 +178,8 @@ def _timeline() -> None:
 if early is not None:
     _timeline()
     check_redraw_values(early, _controls())
+# Saved after the check, so that a rerun it asks for still compares with the last run's settings.
+st.session_state["_batching_run_key"] = key
 
 gauge_alt = (f"{mode} batching: GPU utilization {fmt.percent(run.utilization_gpu)} "
              f"({fmt.percent(other.utilization_gpu)} with {other.policy}); useful work "
@@ -195,8 +197,6 @@ with gauges:
 
 if early is None:
     _timeline()
-middle.caption(f"{WORKLOADS[workload].label}: prompts {WORKLOADS[workload].prompt.describe()} tokens; "
-               f"outputs {WORKLOADS[workload].output.describe()} tokens.")
 with first_numbers:
     m = metric_slots(5)
     m[0].metric(UTILIZATION_LABEL, fmt.percent(run.utilization_gpu), border=True,

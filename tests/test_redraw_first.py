@@ -210,3 +210,5 @@ def test_page01_settings_that_do_not_fit_send_no_early_timeline(sent_first):
     # The controls were drawn before the page stopped (a control not drawn would lose its value).
     assert at.select_slider(key="batching_slots").value == 256
     assert at.toggle(key="batching_continuous").value is False
+    # So is the workload's lengths, which the notice's "pick a workload" needs.
+    assert any(c.value.startswith(f"{WORKLOADS['anyscale'].label}: prompts") for c in at.caption)

@@ -372,10 +372,11 @@ def redraw_values(keys: tuple[str, ...]) -> dict | None:
     Why: the browser draws a rerun's elements in a few passes, each over the whole page, and the
     chart the reader moved is drawn in the pass its message arrives in. On pages 03 and 04 it came
     after four headline metrics (styled, with help icons) and the widgets; sent first, with the pause
-    after it (``send_what_is_drawn``), it was drawn 11-16 % sooner (``benchmarks.ab_compare``; on
-    page 02, whose chart follows only its widgets, the same reordering gained nothing measurable, so
-    that page keeps its order). On a first view the order stays the page's reading order, since the
-    containers above the chart are still empty and the chart would jump."""
+    after it (``send_what_is_drawn``), it was drawn 11-16 % sooner (``benchmarks.ab_compare``; page
+    01's slot timeline, behind its controls and gauges, 8-14 %; on page 02, whose chart follows only
+    its widgets, the same reordering gained nothing measurable, so that page keeps its order). On a
+    first view the order stays the page's reading order, since the containers above the chart are
+    still empty and the chart would jump."""
     state = st.session_state
     if state.pop(_EARLY_MISSED_KEY, False) or not _redrawing_the_same_page():
         return None
