@@ -373,7 +373,7 @@ def redraw_values(keys: tuple[str, ...]) -> dict | None:
     chart the reader moved is drawn in the pass its message arrives in. On pages 03 and 04 it came
     after four headline metrics (styled, with help icons) and the widgets; sent first, with the pause
     after it (``send_what_is_drawn``), it was drawn 11-16 % sooner (``benchmarks.ab_compare``; page
-    01's slot timeline, behind its controls and gauges, 8-14 %; on page 02, whose chart follows only
+    01's slot timeline, behind its controls and gauges, 5-14 %; on page 02, whose chart follows only
     its widgets, the same reordering gained nothing measurable, so that page keeps its order). On a
     first view the order stays the page's reading order, since the containers above the chart are
     still empty and the chart would jump."""
