@@ -86,9 +86,10 @@ setup = current_setup()
 # slot timeline goes out first, before the controls and the gauges (ui.layout.redraw_values).
 gauges = st.container(key="batching_gauges")  # the toggle, then the gauges once the run is known
 settings = st.container(horizontal=True, wrap=True, gap="small", key="batching_settings")
-# The workload's lengths, then the text and numbers between the settings and the slot timeline, filled
-# after the timeline: the browser renders every element a run sends, changed or not (docs/speed-log.md,
-# eighth run), so the fewer come before the timeline, the sooner it is drawn.
+# Below the settings: the workload's lengths (drawn with the controls), then the text and numbers
+# that come before the slot timeline on the page but go out after it: the browser renders every element
+# a run sends, changed or not (docs/speed-log.md, eighth run), so the fewer come before the timeline,
+# the sooner it is drawn.
 middle = st.container()
 
 
