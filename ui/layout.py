@@ -36,6 +36,12 @@ PAGE_CSS = """<style>
   [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.7rem; }
   [data-testid="stMetric"] { padding: 0.45rem 0.6rem; }
   [data-testid="stMetricValue"] { font-size: 1.55rem; }
+  /* metric rows (ui.layout.metric_row): two a line, not one per line as their content's width made them */
+  [data-testid="stHorizontalBlock"] > [data-testid="stElementContainer"]:has(> [data-testid="stMetric"]) {
+    flex: 1 1 9rem; min-width: 0; }
+  [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * { white-space: normal !important; }
+  [data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
+    white-space: normal !important; text-overflow: clip !important; height: auto !important; }
   [data-testid="stMainBlockContainer"] h2, [data-testid="stMainBlockContainer"] h3 { font-size: 1.2rem; }
   [data-testid="stTable"] table { table-layout: fixed; width: 100%; }
   [data-testid="stTable"] td, [data-testid="stTable"] th { word-break: break-word; hyphens: auto;

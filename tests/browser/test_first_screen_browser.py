@@ -165,6 +165,23 @@ def sized_page(request, sized_contexts):
     assert not outside, f"requests to outside hosts: {outside[:5]}"
 
 
+# Per row of metrics (ui.layout.metric_row) with two or more: the tops of its first two, and their text.
+_METRIC_ROWS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stHorizontalBlock"]'))
+  .map(row => Array.from(row.children).filter(c => c.querySelector(':scope > [data-testid="stMetric"]')))
+  .filter(metrics => metrics.length >= 2)
+  .map(metrics => [metrics[0].getBoundingClientRect().top, metrics[1].getBoundingClientRect().top,
+                   metrics[0].innerText.split('\\n')[0]])"""
+
+
+def _check_metric_rows_pair_up(page: Page) -> None:
+    """On a phone a row of metrics wraps two a line (ui.layout.PAGE_CSS), not one per line as their
+    content's width had made it: each row's first two metrics side by side."""
+    rows = page.evaluate(_METRIC_ROWS_JS)
+    assert rows, "no row of metrics on the page"
+    for first_top, second_top, label in rows:
+        assert abs(first_top - second_top) < 2, f"the metric row starting with {label!r} stacks one per line"
+
+
 @pytest.mark.parametrize(("sized_page", "path"), CASES, indirect=["sized_page"], ids=lambda c: str(c))
 def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page, path, streamlit_server):
     page, size = sized_page
@@ -181,6 +198,8 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
     _check_tables(page, width)
     if size == "desktop":
         _check_drawn_once(page)
+    else:
+        _check_metric_rows_pair_up(page)
     # No Plotly toolbar, even on hover (it floated over titles and legends): hover one chart to try.
     plot = page.locator(".js-plotly-plot").first
     plot.hover(position={"x": 30, "y": 30}, trial=size == "phone")
