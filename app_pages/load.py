@@ -154,10 +154,19 @@ def _capacity(
     n_prefixes: int = 1,
     caching: bool = True,
 ) -> tuple[float, bool]:
-    """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate),
-    from the load curve of these settings and ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs."""
+    """(capacity in requests/s, whether it is only a lower bound: met at the load curve's top rate) of
+    a policy at these settings: the load curve's runs bracket it, ``load.SWEEP_CAPACITY_ITERATIONS``
+    bisection runs find it (at most one more when no point meets), and a run of the headline's default
+    length confirms it: the curve's short runs can meet the targets just above what the GPU sustains,
+    before their backlog builds (``load.sustained_capacity``: 0 where no rate is confirmed)."""
     sw = _sweep(_setup, setup_key, policy, workload, chunk, share, prefix_tokens, n_prefixes, caching)
-    cap = _capacity_in_sweep(_setup, sw, load.Targets(ttft_s, tbt_s), chunk, caching)
+    targets = load.Targets(ttft_s, tbt_s)
+    cap = _capacity_in_sweep(_setup, sw, targets, chunk, caching)
+    cap = offload(
+        load.sustained_capacity, _setup.gpu, _setup.model, cap,
+        _stream(workload, CONFIRM_REQUESTS, 1.0, share, prefix_tokens, n_prefixes), policy, targets,
+        chunk_tokens=chunk, prefix_caching=caching, assumptions=_setup.assumptions,
+    )
     return cap.rate_per_s, cap.at_ceiling
 
 
@@ -173,21 +182,10 @@ def _capacity_in_sweep(setup, sw, targets, chunk: int, caching: bool = True):
                    assumptions=setup.assumptions)
 
 
-@page_cache("load._policy_capacity", 64, yields=True)
-def _policy_capacity(
-    _setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float, tbt_s: float
-) -> float:
-    """The capacity (requests/s) of a policy: the load curve's runs bracket it, then
-    ``load.SWEEP_CAPACITY_ITERATIONS`` bisection runs (at most one more when no point meets)."""
-    sw = _sweep(_setup, setup_key, policy, workload, chunk)
-    targets = load.Targets(ttft_s, tbt_s)
-    cap = _capacity_in_sweep(_setup, sw, targets, chunk)
-    # Confirmed on a run of the headline's default length: the sweep's short runs can meet the targets
-    # just above what the GPU sustains, before their backlog builds (load.sustained_capacity).
-    return offload(
-        load.sustained_capacity, _setup.gpu, _setup.model, cap, _stream(workload, CONFIRM_REQUESTS, 1.0),
-        policy, targets, chunk_tokens=chunk, assumptions=_setup.assumptions,
-    ).rate_per_s
+def _policy_capacity(_setup, setup_key: str, policy: str, workload: str, chunk: int, ttft_s: float,
+                     tbt_s: float) -> float:
+    """The capacity (requests/s) of a policy with no shared prefixes (``_capacity``)."""
+    return _capacity(_setup, setup_key, policy, workload, chunk, ttft_s, tbt_s)[0]
 
 
 @page_cache("load._hit_curve", 16, yields=True)
@@ -568,12 +566,16 @@ def _prefix_section() -> tuple:
         "Distinct prefixes", N_PREFIXES, value=16, key="load_prefixes", bind="query-params", width=200
     )
     pk = _chunk(policy, chunk)
-    prefix_args = (share, prefix_tokens, n_prefixes)
-    p_on = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, True)
-    p_off = _run(setup, key, policy, workload, PREFIX_REQUESTS, load_pct, pk, *prefix_args, False)
+    # No shared prefix: the prefix settings change nothing, so the headline's runs and capacities (the
+    # same cache entries) are these.
+    prefix_args = (share, prefix_tokens, n_prefixes) if share else (0, 0, 1)
+    on, off = (True, False) if share else (True, True)
+    # The headline's run length, so that at a 0 % share these are the headline's numbers.
+    p_on = _run(setup, key, policy, workload, n_requests, load_pct, pk, *prefix_args, on)
+    p_off = _run(setup, key, policy, workload, n_requests, load_pct, pk, *prefix_args, off)
     p_run, p_other = (p_on, p_off) if caching else (p_off, p_on)
-    cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, True)
-    cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, False)
+    cap_on = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, on)
+    cap_off = _capacity(setup, key, policy, workload, pk, ttft_s, tbt_s, *prefix_args, off)
     word = "without" if caching else "with"
     pm = metric_slots(4)
     _compared(

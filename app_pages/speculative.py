@@ -254,7 +254,9 @@ with right:
         alt=f"Speedup against batch size: {float(by_batch.speedup[0]):.2f}× at batch 1, "
             f"{float(by_batch.speedup[by_batch.last_fitting]):.2f}× at batch "
             f"{int(by_batch.batches[by_batch.last_fitting])}, the largest that fits; "
-            + (f"it is first at or below 1 at batch {break_even:.0f}." if break_even < 1e9
+            + (f"it is first at or below 1 at batch {break_even:.0f}"
+               + (" (past what fits)." if break_even > int(by_batch.batches[by_batch.last_fitting])
+                  else ".") if break_even < 1e9
                else "it stays above 1 up to the largest batch."),
     )
 

@@ -17,6 +17,7 @@ from sim.memory import (
     LARGE_GPU_BYTES,
     MAX_BATCHED_TOKENS,
     MAX_BATCHED_TOKENS_DEFAULT,
+    engine_max_batched_tokens,
     engine_max_seqs,
     memory_plan,
 )
@@ -152,9 +153,17 @@ weight read for more tokens and slides the decode point right, until the KV cach
         "The dashed line is what the GPU achieves with the sidebar's efficiencies: the page's "
         "compute-bound verdicts are against its knee."))
 with metric_row():
+    chunk = engine_max_batched_tokens(setup.gpu)
+    chunked = prompt > chunk
     st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
-              help=f"One pass over the {prompt:,}-token prompt; bound by "
-                   f"{'memory' if r.prefill.memory_bound[0] else 'compute'}.")
+              delta=f"in {chunk:,}-token chunks: {fmt.seconds(_ttft(setup, setup_key, prompt)[1])}"
+              if chunked else None, delta_color="off", delta_arrow="off",
+              help=f"One pass over the {prompt:,}-token prompt, as the roofline's prefill point prices it; "
+                   f"bound by {'memory' if r.prefill.memory_bound[0] else 'compute'}."
+                   + (f" An engine runs a prompt this long in steps of at most {chunk:,} tokens (vLLM's "
+                      f"max_num_batched_tokens on the {setup.gpu.name}), each reading the weights again and "
+                      "paying its host time: the delta, one request's TTFT on an idle server, as the TTFT "
+                      "chart below draws it." if chunked else ""))
     st.metric("Decode step", fmt.seconds(r.decode_step_s), border=True,
               help="One token for each of the batch's sequences.")
     st.metric("MBU, decode", fmt.percent(float(r.decode.mbu[0])), border=True, help=define("MBU"))

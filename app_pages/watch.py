@@ -437,7 +437,9 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
 - **Goodput**, the only sense the word has in this app: requests per second (**Goodput, req/s**, as
   `vllm bench serve --goodput` reports it, after DistServe) or output tokens per second
   (**Goodput, tok/s**) of the requests whose TTFT and TPOT both meet the targets; DistServe's per-GPU
-  goodput, the highest rate at which 90 % meet them, has its analogue in page 05's capacity;
+  goodput, the highest rate at which 90 % meet them, has its analogue in page 05's capacity
+  (stricter: the p99 TTFT and the p99 of every gap between tokens, not 90 % of requests' TTFT and
+  mean TPOT);
   **Meets SLO** is their share.
 - **TTFT**: arrival to the end of the prefill step (queueing included). **TPOT**: a request's
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:

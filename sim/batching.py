@@ -263,6 +263,11 @@ class BatchingRun:
         return int(self.cost.time_s.size)
 
     @property
+    def mean_step_s(self) -> float:
+        """A step's mean GPU time (its kernels, not the host's time around them), seconds."""
+        return float(self.cost.gpu_time_s.sum()) / self.n_steps if self.n_steps else 0.0
+
+    @property
     def output_tokens(self) -> int:
         return int(self.requests.output_tokens.sum())
 

@@ -1050,6 +1050,10 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
     return Capacity(lo, bracket, tuple(tested), False)
 
 
+#: After ``sustained_capacity``'s fine steps all miss: the shares of the last rate tried, in turn.
+COARSE_STEPS = (0.5, 0.2, 0.05)
+
+
 def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
                        *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = 0.93,
@@ -1057,23 +1061,25 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
     from it can sit above a rate at which the longer run's queue grows. From ``cap``'s rate down by
-    ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs; where none does,
-    the last rate tried, not confirmed). A capacity of 0 stays 0."""
+    ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where none does,
+    coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer long prompts
+    can miss a p99 target at any load), and where none of those does either the capacity is 0: no
+    rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0."""
     check_int("tries", tries, 1, 40)
     check_float("step", step, 0.5, 0.99)
     if cap.rate_per_s <= 0:
         return cap
     base = stream.n / float(stream.arrival_s[-1])
     tested = list(cap.tested)
-    rates = cap.rate_per_s * step ** np.arange(tries)
-    for rate in rates:
+    fine = cap.rate_per_s * step ** np.arange(tries)
+    for rate in (*fine, *(fine[-1] * f for f in COARSE_STEPS)):
         run = simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
                        prefix_caching=prefix_caching, assumptions=assumptions)
         tested.append((float(rate), run.meets(targets)))
         if tested[-1][1]:
-            break
-    rate = tested[-1][0]  # the first confirmed, or the last tried
-    return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
+            rate = tested[-1][0]  # the first confirmed
+            return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
+    return Capacity(0.0, cap.bracket, tuple(tested), False)
 
 
 @dataclass(frozen=True)

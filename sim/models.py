@@ -63,6 +63,8 @@ def weight_bytes_per_element(dtype: str, int4_group: int = INT4_GROUP) -> float:
 WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
 FP4_DTYPES = ("nvfp4", "mxfp4")
 KV_DTYPES = ("bf16", "fp8")
+#: Latent values per FP32 scale in an FP8 MLA cache (vLLM / FlashMLA: 4 scales for DeepSeek's 512).
+MLA_FP8_SCALE_GROUP = 128
 QUANT_SCOPES = ("decoder", "experts")
 #: Bytes per activation element (BF16 activations between kernels).
 ACTIVATION_BYTES = 2.0
@@ -709,9 +711,14 @@ class Model:
     @property
     def kv_bytes_per_token_layer(self) -> float:
         """KV-cache bytes one token occupies in one layer on one GPU: K and V of its KV heads, or
-        MLA's latent and RoPE key (replicated on every GPU)."""
+        MLA's latent and RoPE key (replicated on every GPU). An FP8 MLA cache is vLLM's / FlashMLA's
+        layout: the latent in FP8 with one FP32 scale per 128 values, the RoPE key kept in BF16
+        (DeepSeek-V3: 512 + 16 + 128 = 656 B, MEASURED.md 2.3)."""
         b = BYTES_PER_ELEMENT[self.kv_dtype]
         if self.is_mla:
+            if self.kv_dtype == "fp8":
+                return (self.kv_lora_rank * b + 4 * math.ceil(self.kv_lora_rank / MLA_FP8_SCALE_GROUP)
+                        + self.qk_rope_head_dim * BYTES_PER_ELEMENT["bf16"])
             return (self.kv_lora_rank + self.qk_rope_head_dim) * b
         return 2 * self.kv_heads_per_gpu * self.head_dim * b
 

@@ -401,3 +401,13 @@ def test_data_says_why_the_free_ceiling_is_infinite_at_alpha_one():
     sweep = next(df.value for df in at.dataframe if "free_ceiling" in df.value.columns)
     assert sweep["free_ceiling"].iloc[-1] == float("inf") and sweep["alpha"].iloc[-1] == 1.0
     assert any("unbounded (inf) at α = 1" in c.value for c in at.caption)
+
+
+def test_the_batch_charts_alt_text_says_when_its_break_even_batch_does_not_fit():
+    """Llama-3.1-70B on two H100s, a draft model, 1,024 cached tokens: speculation stops paying at a
+    batch the sweep reaches but the card does not hold; the alt text says so instead of naming it as
+    if it ran."""
+    at = open_app(PAGE, {"gpus": "2", "model": "Llama-3.1-70B", "spec_method": "Draft model"})
+    assert not at.exception
+    (alt,) = [c.proto.alt for c in at.get("plotly_chart") if "Speedup against batch size" in c.proto.alt]
+    assert "first at or below 1 at batch" in alt and alt.endswith("(past what fits).")

@@ -513,3 +513,20 @@ def test_the_gap_note_names_the_controls_that_reach_a_measured_run():
     at = open_app(PAGE, {"phases_gap": "Prefill"})
     note = next(c.value for c in at.caption if "No measured run at these settings" in c.value)
     assert "move the slider there" not in note and "(Step: Decode, Decode batch 1)" in note
+
+
+def test_a_prompt_longer_than_a_step_gives_its_chunked_prefill_beside_the_one_pass():
+    """At 32,768 tokens the roofline's one pass and the TTFT chart's 8,192-token chunks differ (each
+    chunk reads the weights again and pays its host time): the "Prefill time" metric shows the one
+    pass and, as its delta, the chunked TTFT the chart draws; a prompt within one step has no delta."""
+    from sim.phases import ttft_curve
+    from ui import format as fmt
+
+    at = open_app(PAGE, {"phases_prompt": "32768"})
+    assert not at.exception
+    (m,) = [m for m in at.metric if m.label == "Prefill time"]
+    ttft = ttft_curve(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"], [32768]).ttft_at(32768)
+    assert m.delta == f"in 8,192-token chunks: {fmt.seconds(ttft)}"
+    assert ms(m.delta.split(": ")[1]) > ms(m.value)
+    (m,) = [m for m in open_app(PAGE).metric if m.label == "Prefill time"]
+    assert not m.delta

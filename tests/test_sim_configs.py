@@ -93,7 +93,9 @@ def test_mla_kv_is_the_latent_and_the_rope_key_on_every_gpu():
     """MLA: L x (kv_lora_rank + qk_rope_head_dim) x bytes, replicated under tensor parallelism."""
     ds = ALL_MODELS["DeepSeek-V3"]
     assert ds.kv_bytes_per_token == 61 * (512 + 64) * 2
-    assert ds.with_precision("fp8", "fp8").kv_bytes_per_token == 61 * 576
+    # FP8 as vLLM / FlashMLA lay it out (MEASURED.md 2.3): the 512-value latent in FP8 with four FP32
+    # scales, the 64-value RoPE key in BF16: 656 B a layer, 40,016 B a token.
+    assert ds.with_precision("fp8", "fp8").kv_bytes_per_token == 61 * (512 + 4 * 4 + 64 * 2) == 40_016
     assert ds.with_tp(8).kv_bytes_per_token == ds.kv_bytes_per_token
     # 71x less than caching K and V per head (MEASURED.md 2.3).
     assert 61 * 128 * (192 + 128) * 2 / ds.kv_bytes_per_token == pytest.approx(71.1, abs=0.1)

@@ -518,3 +518,22 @@ def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
     assert run.meets(targets)  # its p99 targets, and its queue steady within the slack meets allows
     zero = load.Capacity(0.0, (1.0, 2.0), (), False)
     assert load.sustained_capacity(H100, model, zero, long_, "chunked", targets) is zero
+
+
+def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
+    """Llama-3.1-70B on one MI300X, chat lengths, relaxed targets: the 2,000-request run's longest
+    prompts (16k tokens) miss the 2 s p99 TTFT with chunked prefill even on a nearly idle server, so no
+    rate is confirmed and the capacity is 0 ("none" on page 05), not the last rate tried. Prefill-first
+    meets it just below its fine steps, at a coarse one, and that confirmed rate is the capacity."""
+    gpu, model, targets = GPUS["MI300X"], MODELS["Llama-3.1-70B"], load.TARGET_PRESETS["relaxed"]
+    long_ = load.make_stream(2000, 1.0, lengths="sharegpt")
+    short_cap = load.Capacity(0.0288, (0.01, 3.0), (), False)
+    none = load.sustained_capacity(gpu, model, short_cap, long_, "chunked", targets)
+    assert none.rate_per_s == 0 and not none.at_ceiling
+    assert none.tested and not any(ok for _, ok in none.tested)
+    assert len(none.tested) == 6 + len(load.COARSE_STEPS)
+    held = load.sustained_capacity(gpu, model, short_cap, long_, "prefill-first", targets)
+    assert held.tested[-1] == (held.rate_per_s, True) and 0 < held.rate_per_s < short_cap.rate_per_s
+    run = load.simulate(gpu, model, long_.at_rate(held.rate_per_s, long_.n / float(long_.arrival_s[-1])),
+                        "prefill-first")
+    assert run.meets(targets)

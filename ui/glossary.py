@@ -56,7 +56,10 @@ GLOSSARY: dict[str, str] = {
                 "maximum request load a system can sustain while meeting certain latency targets\"; its "
                 "own targets differ). Per GPU, "
                 "it is the analogue of DistServe's per-GPU goodput (which asks 90 % of requests to meet "
-                "both targets, where this asks the 99th percentile of each).",
+                "both targets, where this asks the 99th percentile of each). Stricter than goodput: a "
+                "request counts toward goodput if its own TTFT and mean TPOT meet the targets, while a "
+                "capacity needs the p99 of every gap between tokens within its target, so goodput "
+                "measured at a rate above the capacity can exceed it.",
     "Prefix hit rate": "Of the requests that start with a shared prefix, the share that found its KV "
                        "already in the cache and skipped prefilling it.",
     "KV cache": "The attention keys and values of every token a sequence holds, kept in GPU memory so "
