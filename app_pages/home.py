@@ -26,8 +26,8 @@ and off, and shows both. The Sources page has a glossary: every word means one t
 setup = current_setup()
 # The two numbers are one batch-1 decode after a prompt: shown only where that request fits.
 PROMPT_TOKENS, CONTEXT_TOKENS = 2048, 512
-if fits_or_say(setup, 1, PROMPT_TOKENS, f"One request (a {PROMPT_TOKENS:,}-token prompt) on this setup",
-               levers=None):
+if fits_or_say(setup, 1, PROMPT_TOKENS,
+               f"One request ({fmt.a_count(PROMPT_TOKENS)}-token prompt) on this setup", levers=None):
     batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=PROMPT_TOKENS, batch=1,
                         context_tokens=CONTEXT_TOKENS, assumptions=setup.assumptions)
     left, right = st.columns(2)

@@ -304,10 +304,12 @@ preset = targets_row.radio(
 )
 custom = preset == "custom"
 ttft_pick = targets_row.select_slider(
-    "TTFT target, s", TTFTS, value=2.0, key="load_ttft", bind="query-params", width=200, disabled=not custom
+    "Custom TTFT target, s", TTFTS, value=2.0, key="load_ttft", bind="query-params", width=200,
+    disabled=not custom, help="Used with the Custom targets only; a preset's targets are in its name."
 )
 tbt_pick = targets_row.select_slider(
-    "TBT target, ms", TBTS, value=100, key="load_tbt", bind="query-params", width=200, disabled=not custom
+    "Custom TBT target, ms", TBTS, value=100, key="load_tbt", bind="query-params", width=200,
+    disabled=not custom, help="Used with the Custom targets only; a preset's targets are in its name."
 )
 if custom:
     ttft_s, tbt_s = float(ttft_pick), tbt_pick / 1e3
@@ -470,10 +472,16 @@ def _curves_section() -> dict:
         )
     knee = sweeps[policy].knee_per_s
     knee_lo, _ = sweeps[policy].knee_bracket
+    below = [p for p in load.POLICIES if 0 < caps[p] < float(sweeps[p].rate_per_s[0])]
     st.caption(
         "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
-        f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed); crosses on the TTFT chart: each "
-        "policy's knee. Dotted: this page's rate. "
+        f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed, then confirmed on a "
+        f"{CONFIRM_REQUESTS:,}-request run: a short run just past what the GPU sustains ends before its "
+        "backlog builds, so a diamond can sit below where its curve crosses a target); crosses on the TTFT "
+        "chart: each policy's knee. Dotted: this page's rate. "
+        + (" ".join(f"{POLICY_LABEL[p]}'s capacity, {fmt.rate(caps[p], 'req/s')}, is below the lowest "
+                    f"rate drawn ({fmt.rate(float(sweeps[p].rate_per_s[0]), 'req/s')}): no diamond."
+                    for p in below) + " " if below else "")
         + (
             f"The knee of {POLICY_LABEL[policy].lower()}, where queueing starts to set the TTFT (p99 twice "
             f"its light-load value), lies between the sweep's rates {fmt.rate(knee_lo, 'req/s')} and "

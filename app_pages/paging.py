@@ -152,7 +152,7 @@ card_max = st.select_slider("Max output length on the card, tokens", CARD_MAX_OU
                             key="paging_card_max_output", bind="query-params")
 fit = sim_cache.card_fit(setup.gpu, setup.model, page_tokens, card_max, setup.assumptions)
 st.markdown(
-    f"The same two policies on the {setup.gpu.name} serving {setup.model.name}, with ShareGPT-like "
+    f"The same two policies on {setup.on} serving {setup.model.name}, with ShareGPT-like "
     f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "
     f"{WORKLOADS['sharegpt'].output_mean:.0f}) and {page_tokens}-token pages. The KV cache gets what "
     f"the weights and the engine's start-up reserve leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the "
@@ -226,8 +226,9 @@ else:
     offline = offline_points(setup, runs)
     chart(
         view("card", (repr(setup), page_tokens, card_max),
-              lambda: card_figure(fit, batch_trace(runs), offline_traces(offline))), key="paging_card",
-        alt=f"Decode throughput against batch size on the {setup.gpu.name}: reserved fits "
+              lambda: card_figure(fit, batch_trace(runs), offline_traces(offline), setup.on)),
+        key="paging_card",
+        alt=f"Decode throughput against batch size on {setup.on}: reserved fits "
             f"{fit.batch['reserved']:,} requests for {fit.tokens_per_s['reserved']:,.0f} tok/s, paged "
             f"{fit.batch['paged']:,} for {fit.tokens_per_s['paged']:,.0f} tok/s"
             + (f" (at most {fit.max_seqs:,} decoding at once)." if fit.capped else "."),
@@ -268,8 +269,11 @@ else:
         st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
                    f"{fit.throughput_gain:.2f}× the tokens per second here: past about "
                    f"{min(ridge, cb):,.0f} sequences the "
-                   + ("weight GEMMs turn" if ridge <= cb else "decode step turns")
-                   + " compute-bound, and each extra sequence brings its own math and its own KV reads"
+                   + ("weight GEMMs turn compute-bound (the whole step, attention's KV reads included, "
+                      + (f"only from batch {fmt.count(cb)}" if math.isfinite(cb) else "never")
+                      + ": the card above)" if ridge < cb
+                      else "decode step turns compute-bound")
+                   + ", and each extra sequence brings its own math and its own KV reads"
                    + (f" (vLLM also decodes at most {fit.max_seqs:,} at once, but with all "
                       f"{fmt.count(fit.batch['paged'])} decoding paging's rate would rise only "
                       f"{fmt.percent(uncapped_gain - 1, 0)}, to "
@@ -309,7 +313,7 @@ chunk = chunk_knobs.select_slider("Chunk size, tokens", CHUNKS, value=512, key="
 # A scenario of this section only: the pool and the card above keep their numbers where it does not fit.
 chunk_fits = fits_or_say(
     setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
-    f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and a {prompt:,}-token prompt",
+    f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and {fmt.a_count(prompt)}-token prompt",
     levers="Lower the decode batch or the long prompt on this page", section=True)
 if chunk_fits:
     cp = sim_cache.chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk,
@@ -336,7 +340,8 @@ if chunk_fits:
     chart(
         view("chunked", (repr(setup), prompt, batch, chunk), lambda: chunked_figure(cp)),
         key="paging_chunked",
-        alt=f"Step times around a {prompt:,}-token prompt with {batch} sequences decoding: unchunked, one "
+        alt=f"Step times around {fmt.a_count(prompt)}-token prompt with {batch} sequences decoding: "
+            "unchunked, one "
             f"{cp.unchunked.worst_gap_s * 1e3:.0f} ms step stalls every decoder; in chunks of {chunk:,}, the "
             f"worst step is {cp.chunked.worst_gap_s * 1e3:.1f} ms and the prompt's first token comes "
             f"{cp.prefill_slowdown:.0%} later.",

@@ -263,7 +263,10 @@ with right:
 if measured:
     e3, e1, b_m = measured["EAGLE-3"], measured["EAGLE"], measured["batches"]
     st.caption(
-        f"Measured (SGLang, EAGLE-3 paper Table 3: a chain of 3 drafts, MT-bench lengths): EAGLE-3's "
+        ("" if method.name in ("EAGLE", "EAGLE-3") else
+         f"The measured points are EAGLE's and EAGLE-3's, shown for reference: the curve is {method.name}'s "
+         "(pick EAGLE or EAGLE-3 above to compare like with like). ")
+        + f"Measured (SGLang, EAGLE-3 paper Table 3: a chain of 3 drafts, MT-bench lengths): EAGLE-3's "
         f"gain goes from {e3[0]:.2f}× at batch {b_m[0]} to {e3[-1]:.2f}× at {b_m[-1]}, EAGLE's from "
         f"{e1[0]:.2f}× to {e1[-1]:.2f}× (its lowest, {min(e1):.2f}×, at batch "
         f"{b_m[e1.index(min(e1))]}). The presets' α is fitted to these points; the model holds "
@@ -458,6 +461,8 @@ data_expander(lambda: {
     "Speedup against acceptance": alpha_table(by_alpha),
     "Monte Carlo: accepted drafts per round": rounds_table(r.rounds),
 }, key="spec_data", notes={"Speedup against acceptance":
-                           "free_ceiling: 1 / (1 − α), the speedup of a draft that cost nothing and "
-                           "drafted without limit; unbounded (inf) at α = 1."})
+                           ("free_ceiling: 1 / (1 − p), p the chance a depth of the tree is kept "
+                            "(above α)" if tree else "free_ceiling: 1 / (1 − α)")
+                           + ", the speedup of a draft that cost nothing and drafted without limit; "
+                           "unbounded (inf) at α = 1."})
 next_link(__file__)

@@ -191,7 +191,7 @@ if r.prefill.memory_bound[0]:
         "**Here prefill is memory-bound**: "
         + (f"each of {m.name}'s {m.n_experts} experts sees about {share:,.0f} of the prompt's tokens, "
            "too few to reuse its weights' reads" if m.n_experts else
-           f"a {prompt:,}-token prompt does too little math per weight read")
+           f"{fmt.a_count(prompt)}-token prompt does too little math per weight read")
         + ("; a longer prompt moves it right of the ridge." if prompt < POW2[-1] else
            f": even the longest prompt here ({prompt:,} tokens) stays left of this GPU's ridge."))
 

@@ -43,6 +43,7 @@ from ui.fig_watch import (
     failures_display,
     failures_frame,
     percent_range,
+    ran,
     row_links,
     scenario_figure,
     scenario_frame,
@@ -125,9 +126,11 @@ def _bars_chart(views: dict) -> None:
     lowest_out = min((r for r in rows if r.metrics.output_tok_s == out_lo), key=lambda r: r.key)
     highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lambda r: r.key)
     with bars_slot:
+        n_ran = sum(ran(r) for r in rows)
         chart(views["bars"], key="watch_bars", send_first=True,
-              title=f"The same GPU, {len(rows)} situations: utilization barely moves, output spans orders "
-                    "of magnitude",
+              title=f"The same {'GPU' if setup.model.tp == 1 else 'GPUs'}, {n_ran} situations"
+                    + (f" ({len(rows) - n_ran} more do not fit)" if n_ran < len(rows) else "")
+                    + ": utilization barely moves, output spans orders of magnitude",
               alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while "
                   f"output runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to "
                   f"{out_hi:,.0f} ({highest_out.name}).")
@@ -192,7 +195,7 @@ with text:
     else:
         st.caption(
             f"Both goodput figures: the same {BATCH_REQUESTS:,} requests arriving at "
-            f"{runs.moderate_rate_rps:g}/s on {setup.gpu.name}, {fmt.counted(runs.slots, 'slot')}"
+            f"{runs.moderate_rate_rps:g}/s on {setup.on}, {fmt.counted(runs.slots, 'slot')}"
             + (f" (section 01's {BATCH_SLOTS} do not fit on this card: the most, in powers of two, that do;"
                " the rows' Open links set them)" if runs.slots != BATCH_SLOTS else "")
             + f", and the same {fmt.seconds(slo.ttft_s)} / "
@@ -233,7 +236,7 @@ with text:
 
     st.subheader("Every scenario, one ruler")
     st.markdown(
-        f"One row per situation the article shows, each run by that section's own model on {setup.gpu.name} "
+        f"One row per situation the article shows, each run by that section's own model on {setup.on} "
         f"serving {setup.model.name}, at the settings the row states: the page's first view, except page "
         f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
         "at the row's settings, on the same run (page 01's *useful work* is a share of the slots' capacity "
@@ -255,7 +258,9 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
              column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=210),
                             "What is happening": st.column_config.TextColumn(width="large"),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
-st.caption("– : the run does not model it (a steady state has no queue and no whole requests, so no "
+st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. "
+            if not all(ran(r) for r in rows) else "")
+           + "– : the run does not model it (a steady state has no queue and no whole requests, so no "
            "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
            "TTFT and the gaps every decoding user waits). Output tok/s counts every delivered token; "
            "goodput only those of requests meeting both targets. TPOT is each request's mean time per "
@@ -273,8 +278,9 @@ if day_fits:
     st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)
 over a simulated day: quiet at {DAY_QUIETEST_HOUR:02d}:00, {day.load.max():.0%} of what the engine serves
-flat out at {DAY_QUIETEST_HOUR + 12:02d}:00. This is what three panels of a dashboard would draw,
-hour by hour. Shaded hours have requests waiting.
+flat out at {DAY_QUIETEST_HOUR + 12:02d}:00 (the arrival rate; the dotted line is what this one sampled
+day's requests asked for, so it wanders around that curve, its peak not always at that hour). This is what
+three panels of a dashboard would draw, hour by hour. Shaded hours have requests waiting.
 
 **What the simulation compresses.** Simulating a real day would take millions of requests, so each
 hour is simulated as **{fmt.seconds(day.window_s)}** of traffic at that hour's rate, in one run: the queue
@@ -403,7 +409,7 @@ compared = ("Compared like for like, on the same demand and the same GPU, the fi
             + fixes_txt + (f" ({not_run_list} did not fit on this card)" if not_run else "") + "."
             if fixes else f"None of the like-for-like comparisons fits on this card ({not_run_list}).")
 st.info(
-    "**Why an observability company cares.** Utilization answers one question, *is a kernel "
+    "**Why monitoring has to look past it.** Utilization answers one question, *is a kernel "
     "running?*, and on a serving GPU the answer is "
     + ("nearly always yes" if util_lo >= BUSY_UTILIZATION else "mostly yes")
     + f": **{percent_range(util_lo, util_hi)}** "

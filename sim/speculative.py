@@ -275,13 +275,13 @@ METHODS: dict[str, Method] = {
         ),
         _from_tau(
             "n-gram lookup", tau=1.80, k=5, drafter="ratio", cost_ratio=0.0,
-            source="EAGLE-3 Table 1: prompt lookup (PLD) on Vicuna-13B commits tau = 1.80 tokens "
+            source="EAGLE-3 Table 1: prompt lookup (PLD) on Vicuna-13B commits τ = 1.80 tokens "
                    "per pass on average over 5 tasks (1.63 on MT-bench chat, 2.50 on CNN/DM "
                    "summaries). Drafting is a string match on the CPU: cost ~0.",
         ),
         _from_tau(
             "Medusa", tau=2.51, k=4, drafter="ratio", cost_ratio=0.02, held_heads=True,
-            source="EAGLE-3 Table 1: Medusa on Vicuna-13B, tau = 2.51 (mean of 5 tasks). Cost: "
+            source="EAGLE-3 Table 1: Medusa on Vicuna-13B, τ = 2.51 (mean of 5 tasks). Cost: "
                    "one Medusa-1 head per draft token (a d x d residual block and an LM head of "
                    "the target's vocabulary), priced by the operator model as the target's own LM "
                    "head plus that block: ~0.02 of a target step on Vicuna's 32k vocabulary, ~0.06 "
@@ -290,23 +290,23 @@ METHODS: dict[str, Method] = {
         Method(
             "EAGLE", "head", alpha=0.28, k=3, alpha_fitted=True,
             source="SGLang's EAGLE as EAGLE-3 Table 3 ran it: a chain of 3 drafts on "
-                   "LLaMA-3.1-8B, one H100. alpha fitted (scripts/calibrate.py) to that table's 9 "
-                   "measured gains, batch 2-64. The draft head is one decoder layer of the target "
-                   "plus its LM head, priced by the operator model.",
+                   "LLaMA-3.1-8B, one H100. α fitted (by the repository's calibration script) to "
+                   "that table's 9 measured gains, batch 2-64. The draft head is one decoder layer of "
+                   "the target plus its LM head, priced by the operator model.",
         ),
         Method(
             "EAGLE-3", "head", alpha=0.46, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
             alpha_fitted=True,
             source="SGLang's EAGLE-3 with its default tree (5 draft steps, top-4 candidates a "
-                   "step, 8 tokens verified; SGLang docs). alpha fitted (scripts/calibrate.py) "
+                   "step, 8 tokens verified; SGLang docs). α fitted (by the repository's calibration script) "
                    "jointly to EAGLE-3 Table 3 (a chain of 3, batch 2-64) and SGLang's measured "
                    "2.36x at batch 1 (Table 4: 373.25 vs 158.34 tok/s), LLaMA-3.1-8B on one H100. "
                    "The draft head is one decoder layer plus a 32k-token LM head. The paper's own "
-                   "tau = 6.23 (Table 1, its larger tree in its own framework) is not this setting.",
+                   "τ = 6.23 (Table 1, its larger tree in its own framework) is not this setting.",
         ),
         Method(
             MANUAL, "ratio", alpha=0.8, k=4, cost_ratio=0.05,
-            source="Your own alpha, k and draft cost c. Leviathan et al.: c 'was always less than "
+            source="Your own α, k and draft cost c. Leviathan et al.: c 'was always less than "
                    "0.05 and often negligibly close to 0' in their runs.",
         ),
     )
@@ -711,7 +711,7 @@ class AlphaSweep:
     alphas: np.ndarray  # (n,)
     ks: np.ndarray  # (m,)
     speedup: np.ndarray  # (m, n)
-    ceiling: np.ndarray  # (n,) 1 / (1 - alpha), inf at 1
+    ceiling: np.ndarray  # (n,) 1 / (1 - p), p the chance a depth is kept (alpha for a chain), inf at 1
 
 
 def speedup_vs_alpha(
@@ -735,10 +735,12 @@ def speedup_vs_alpha(
     if a.ndim != 1 or a.size == 0 or not np.all((a >= ALPHA_RANGE[0]) & (a <= ALPHA_RANGE[1])):
         raise ValueError(f"alphas must be a non-empty 1-D array of rates in {list(ALPHA_RANGE)}")
     cost = round_cost(gpu, target, method, batch, ks, context_tokens, assumptions, cost_ratio)
-    speedup = (expected_tokens(method.depth_acceptance(a)[None, :], ks[:, None])
-               * (cost.decode.time_s / cost.round_s)[:, None])
+    p = np.asarray(method.depth_acceptance(a), dtype=float)
+    speedup = expected_tokens(p[None, :], ks[:, None]) * (cost.decode.time_s / cost.round_s)[:, None]
+    # A free draft and verify at any k: E -> 1 / (1 - p), with p a depth's acceptance (a tree's is above
+    # alpha, so its ceiling is too).
     with np.errstate(divide="ignore"):
-        ceiling = np.where(a < 1, 1.0 / np.maximum(1.0 - a, 0.0), np.inf)
+        ceiling = np.where(p < 1, 1.0 / np.maximum(1.0 - p, 0.0), np.inf)
     return AlphaSweep(alphas=a, ks=ks, speedup=speedup, ceiling=ceiling)
 
 

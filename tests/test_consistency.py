@@ -142,7 +142,8 @@ def test_every_scenario_row_opens_its_page_at_its_settings_with_the_same_numbers
     table = at.dataframe[0].value
     checked = set()
     for _, row in table.iterrows():
-        key = next(k for k, v in _ROW_NAMES.items() if row["Scenario"].endswith(v))
+        name = row["Scenario"].removesuffix(" (does not fit)")  # the mark of a row that did not run
+        key = next(k for k, v in _ROW_NAMES.items() if name.endswith(v))
         link = urlsplit(row["Open it"])
         params = dict(parse_qsl(link.query))
         assert params.get("gpu") == (gpu if gpu != "H100 SXM" else None)  # the reader's setup goes along

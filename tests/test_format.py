@@ -90,3 +90,10 @@ def test_the_sidebars_levers_offer_only_what_would_help():
 def test_signed_keeps_three_significant_digits_and_the_sign():
     assert [fmt.signed(v) for v in (124.3, -0.583, -1240.2, 0.0, -0.0004, 17600)] == [
         "+124", "-0.583", "-1,240", "+0", "-0.0004", "+17,600"]
+
+
+@pytest.mark.parametrize("n, text", [(2048, "a 2,048"), (8192, "an 8,192"), (8, "an 8"), (80, "an 80"),
+                                     (11, "an 11"), (18_000, "an 18,000"), (1, "a 1"), (110, "a 110"),
+                                     (181, "a 181"), (800_000, "an 800,000")])
+def test_a_count_takes_the_article_the_number_is_read_with(n, text):
+    assert fmt.a_count(n) == text

@@ -315,3 +315,30 @@ def test_with_no_shared_prefix_the_prefix_section_gives_the_headline_numbers():
     assert metric(at, "p99 TTFT (prefix)") == metric(at, TTFT)
     assert metric(at, "Capacity (prefix)") == metric(at, CAP)
     assert metric(at, "Prefix hits") == "n/a"
+
+
+def test_a_capacity_below_the_swept_rates_gets_no_made_up_diamond():
+    """A diamond sits on its policy's curve at the capacity; below the lowest rate swept the curve says
+    nothing there, so no diamond is drawn (it used to take the first point's height, above both
+    targets), and the caption gives the capacity instead."""
+    from sim import load
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui.fig_load import latency_figure
+
+    base = load.make_stream(200, 1.0, lengths="fixed", prompt_tokens=1024, output_tokens=128)
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    sat = load.saturation_rate(gpu, model, base)
+    sw = load.sweep(gpu, model, base, "chunked", [sat * f for f in (0.4, 0.8, 1.2)])
+    low = float(sw.rate_per_s[0])
+
+    def diamonds(cap):
+        fig = latency_figure({"chunked": sw}, "ttft", 2.0, low, {"chunked": cap})
+        return [t for t in fig.data if getattr(t.marker, "symbol", None) == "diamond"]
+
+    (d,) = diamonds(1.5 * low)
+    assert d.x[0] == 1.5 * low
+    assert not diamonds(0.5 * low)
+    at = open_app(PAGE, {"gpu": "MI300X", "gpus": "8", "model": "Llama-3.1-405B", "load_show_curves": "true"})
+    assert not at.exception
+    assert any("is below the lowest rate drawn" in c.value for c in at.caption)

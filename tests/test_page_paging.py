@@ -384,3 +384,22 @@ def test_the_card_chart_and_metric_name_the_same_compute_bound_batch(gpu):
              if "compute-bound from batch" in a.get("text", "")]
     if notes:
         assert notes[0].endswith(metric(at, "Compute-bound from batch"))
+
+
+def test_the_card_charts_batch_axis_is_fixed_to_what_it_draws():
+    """Plotly widens an autoranged axis until every annotation's text fits: on a phone the
+    compute-bound label stretched the log batch axis of Llama-3.1-405B on 8 x MI300X to 10^12. The axis
+    is fixed to the drawn batches (a small pad), every point inside it, and the label runs away from
+    the nearer edge."""
+    import math
+
+    at = open_app(PAGE, {"gpu": "MI300X", "gpus": "8", "model": "Llama-3.1-405B"})
+    assert not at.exception
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+               if "Decode batch" in json.dumps(json.loads(c.proto.spec)["layout"].get("xaxis", {}))]
+    lo, hi = spec["layout"]["xaxis"]["range"]
+    assert -0.2 < lo <= 0 and math.log10(2000) < hi < math.log10(20000)
+    points = [x for t in spec["data"] if isinstance(t.get("x"), list) for x in t["x"]]
+    assert points and all(lo <= math.log10(x) <= hi for x in points)
+    (label,) = [a for a in spec["layout"]["annotations"] if "compute-bound" in a["text"]]
+    assert label["xanchor"] == ("left" if label["x"] <= (lo + hi) / 2 else "right")

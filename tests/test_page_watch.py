@@ -198,9 +198,9 @@ def test_the_page_says_where_its_starting_thresholds_miss_and_where_a_fix_is_non
     assert any("thresholds miss" in c.value and "quiet where it shows" in c.value for c in at.caption)
     default = open_app(PAGE)
     assert not any("thresholds miss" in c.value for c in default.caption)
-    (box,) = [i.value for i in open_app(PAGE, {"model": "Llama-3.2-1B"}).info if "observability" in i.value]
+    (box,) = [i.value for i in open_app(PAGE, {"model": "Llama-3.2-1B"}).info if "Why monitoring has to look past it" in i.value]
     assert "is no fix here" in box
-    (box,) = [i.value for i in default.info if "observability" in i.value]
+    (box,) = [i.value for i in default.info if "Why monitoring has to look past it" in i.value]
     assert "is no fix here" not in box and "nearly always yes" in box
     # the tensor-parallel reason only where the memory-starved rule is the one that missed
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B", "gpus": "8"})
@@ -229,7 +229,7 @@ def test_the_batching_comparison_says_when_static_cannot_keep_up():
     for params in ({}, {"gpu": "L4", "weights": "int4"}):
         at = open_app("app_pages/watch.py", params)
         assert not at.exception
-        box = next(i.value for i in at.info if i.value.startswith("**Why an observability company cares"))
+        box = next(i.value for i in at.info if i.value.startswith("**Why monitoring has to look past it"))
         assert "static cannot keep up with" in box and "goodput **1," not in box and "goodput **15" not in box
 
 
@@ -272,7 +272,7 @@ def test_a_tpot_target_below_one_decode_step_is_named_as_the_reason_goodput_is_n
 
 
 def _box(at) -> str:
-    return next(i.value for i in at.info if "observability" in i.value)
+    return next(i.value for i in at.info if "Why monitoring has to look past it" in i.value)
 
 
 def test_the_closing_box_calls_no_fix_a_fix_and_leaves_out_what_did_not_run():
@@ -311,3 +311,16 @@ def test_data_says_what_a_blank_cell_means():
     frames = [df.value for df in at.dataframe if "goodput_rps" in df.value.columns]
     assert frames and frames[0].isna().any().any()
     assert any(c.value.startswith("A blank cell:") for c in at.caption)
+
+
+def test_rows_that_do_not_fit_are_marked_so_not_as_unmodelled():
+    """Llama-3.1-8B on an L4: the two long-prompt rows do not fit. The table marks them "does not fit"
+    and its note says what that means (the dash alone read as "the run does not model it"), and the
+    chart's title counts the rows that ran and the rest."""
+    at = open_app(PAGE, {"gpu": "L4"})
+    assert not at.exception
+    names = list(at.dataframe[0].value["Scenario"])
+    marked = [n for n in names if n.endswith(" (does not fit)")]
+    assert len(marked) == 2 and all("Long prompt" in n for n in marked)
+    assert any(c.value.startswith("A row marked “does not fit” did not run") for c in at.caption)
+    assert all(not n.endswith("(does not fit)") for n in open_app(PAGE).dataframe[0].value["Scenario"])

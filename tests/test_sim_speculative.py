@@ -514,3 +514,22 @@ def test_the_graph_lines_follow_the_verified_tokens_and_the_assumption():
     off = spec.speedup_vs_batch(H100, LLAMA8, e3, e3.alpha, e3.k, 1024,
                                 dataclasses.replace(DEFAULT_ASSUMPTIONS, cuda_graphs=False))
     assert math.isinf(off.verify_eager_batch) and off.regained_past_graphs is None
+
+
+@pytest.mark.parametrize("name", sorted(spec.METHODS))
+@pytest.mark.parametrize("batch", [1, 32])
+def test_no_draft_length_beats_the_free_ceiling_of_its_method(name, batch):
+    """The ceiling drawn on the acceptance chart is what a free draft and verify reach: 1 / (1 - p),
+    p a depth's acceptance (alpha for a chain, above it for a tree). Every k's curve stays under it;
+    a tree's curves rose above 1 / (1 - alpha) (EAGLE-3 at batch 32, k = 4: ~2.8x at alpha 0.6 under
+    a 2.5x line)."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+
+    method = spec.METHODS[name]
+    sweep = spec.speedup_vs_alpha(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"], method, [1, 2, 4, 5, 8],
+                                  batch, 1024)
+    assert np.all(sweep.speedup <= sweep.ceiling[None, :] + 1e-9)
+    p = np.asarray(method.depth_acceptance(sweep.alphas))
+    finite = sweep.alphas < 1
+    assert np.allclose(sweep.ceiling[finite], 1 / (1 - p[finite]))

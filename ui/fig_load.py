@@ -216,7 +216,9 @@ def latency_figure(
             )
         )
         cap = capacities.get(policy, math.nan)
-        if cap > 0:  # on the policy's own curve (log-interpolated), at its capacity
+        # On the policy's own curve (log-interpolated), at its capacity; not below the lowest rate swept,
+        # where the curve says nothing (the caption gives it instead).
+        if cap > 0 and cap >= float(sw.rate_per_s[0]):
             at_cap = float(np.exp(np.interp(cap, sw.rate_per_s, np.log(np.maximum(y, 1e-4)))))
             traces.append(
                 dict(

@@ -206,8 +206,10 @@ def resident_figure(comparison: Comparison, step: int) -> go.Figure:
                    bottom_px=80)
 
 
-def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] | None = None) -> go.Figure:
-    """Decode throughput against batch size on the chosen card, with both policies' batch marked;
+def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] | None = None,
+                on: str | None = None) -> go.Figure:
+    """Decode throughput against batch size on the chosen card (``on``: what runs it, in words, "the
+    H100 SXM" or "8 x MI300X"; default the card), with both policies' batch marked;
     ``measured`` is a trace of engines' measured static batches (``ui.measured.batch_trace``),
     ``offline`` the traces of measured offline runs and the model's values for them
     (``ui.measured.offline_traces``)."""
@@ -249,18 +251,27 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
                           text="does not fit in memory" if wide else "does not fit →",
                           xanchor="left" if wide else "right", xshift=4 if wide else -4,
                           font=dict(color=COLORS["muted"], size=12)))
+    # The curve's own range, fixed: Plotly widens an autoranged axis until every annotation's text fits,
+    # and on a phone the compute-bound label stretched this log axis to 10^12 batches.
+    xs = [float(fit.curve_batch[0]), float(fit.curve_batch[-1])]
+    xs += [float(v) for t in (measured, *(offline or ())) if t for v in t.get("x", ()) if v and v > 0]
+    x_lo, x_hi = math.log10(max(min(xs), 1.0)), math.log10(max(xs))
+    pad = 0.02 * (x_hi - x_lo)  # the end markers whole
     if math.isfinite(fit.compute_bound_batch) and fit.compute_bound_batch <= fit.curve_batch[-1]:
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
-        notes.append(dict(x=math.log10(fit.compute_bound_batch), y=1, yref="paper", showarrow=False,
+        x = math.log10(max(fit.compute_bound_batch, 1.0))
+        left = x <= x_lo + 0.5 * (x_hi - x_lo)  # the text runs away from the nearer edge
+        notes.append(dict(x=x, y=1, yref="paper", showarrow=False,
                           # the first whole batch at or past the crossover, as the page's metric says
                           text=f"whole step compute-bound from batch "
                                f"{max(math.ceil(fit.compute_bound_batch), 1):,}",
-                          xanchor="left",
-                          xshift=4, font=dict(color=COLORS["compute"], size=12)))
+                          xanchor="left" if left else "right",
+                          xshift=4 if left else -4, font=dict(color=COLORS["compute"], size=12)))
     layout = dict(shapes=shapes, annotations=notes,
-                  xaxis=dict(type="log", title=dict(text="Decode batch (requests resident)")),
+                  xaxis=dict(type="log", range=[x_lo - pad, x_hi + pad],
+                             title=dict(text="Decode batch (requests resident)")),
                   yaxis=dict(rangemode="tozero", title=dict(text="Decode throughput, tokens/s")))
-    return _figure(data, layout, height=420, title=f"Decode throughput on the {fit.gpu_name}",
+    return _figure(data, layout, height=420, title=f"Decode throughput on {on or 'the ' + fit.gpu_name}",
                    legend_below=-0.3, bottom_px=110)
 
 

@@ -82,10 +82,13 @@ def _y_top(*values: float) -> float:
 
 
 def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
-    """Speedup against acceptance rate for several draft lengths, the 1/(1-alpha) ceiling of a free
-    draft and verify, plain decode at 1x, and the reader's point."""
+    """Speedup against acceptance rate for several draft lengths, the ceiling of a free draft and
+    verify (1/(1-alpha) for a chain; 1/(1-p) for a tree, whose depths are kept with p > alpha), plain
+    decode at 1x, and the reader's point."""
+    tree = spec.method.verify_tokens is not None  # a depth is kept with p > α: the ceiling is 1/(1−p)
     traces = [dict(
-        type="scatter", x=sweep.alphas, y=np.minimum(sweep.ceiling, 10 * Y_CAP), name="1/(1−α) ceiling",
+        type="scatter", x=sweep.alphas, y=np.minimum(sweep.ceiling, 10 * Y_CAP),
+        name="1/(1−p) ceiling, p a depth kept" if tree else "1/(1−α) ceiling",
         mode="lines", line=dict(color=COLORS["muted"], width=1.5, dash="dash"),
         hovertemplate="α %{x:.2f}: no k can beat %{y:.2f}× (free draft and verify)<extra></extra>",
     )]
@@ -117,19 +120,25 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
     compute-bound, the break-even line, and (on the matching setup) the measured EAGLE gains."""
     lo, hi = float(sweep.batches[0]), float(sweep.batches[-1])
     shapes, annotations = [_hline(1)], [_label(math.log10(lo), 1, "break-even (1×)")]
+
+    def side(x: float) -> dict:
+        """A band's label runs into its band, or back from its edge in the right half of the axis (where
+        it ran off the chart)."""
+        right = x > math.log10(lo) + 0.6 * (math.log10(hi) - math.log10(lo))
+        return dict(xanchor="right", xshift=-4) if right else {}
     start = sweep.verify_compute_bound_batch
     if sweep.max_batch < hi:  # past the card's memory: marked, and the curve drawn faint
         x0 = max(float(sweep.max_batch), lo)
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=x0, x1=hi, y0=0, y1=1,
                            fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0), layer="below"))
         annotations.append(_label(math.log10(x0), 0.55, "does not fit<br>in memory", yref="paper",
-                                  yanchor="top", yshift=0))
+                                  yanchor="top", yshift=0, **side(math.log10(x0))))
     if math.isfinite(start):
         shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=start, x1=hi, y0=0, y1=1,
                               fillcolor=COLORS["compute"], opacity=0.12, line=dict(width=0),
                               layer="below"))
         annotations.append(_label(math.log10(start), 1, "verify pass<br>compute-bound", yref="paper",
-                                  yanchor="top", yshift=0))
+                                  yanchor="top", yshift=0, **side(math.log10(start))))
     fits = sweep.fits
     last = int(np.nonzero(fits)[0][-1]) + 1 if fits.any() else 0
     traces = [dict(
@@ -185,7 +194,7 @@ def rounds_table(rounds: Rounds) -> pd.DataFrame:
 
 
 def alpha_table(sweep: AlphaSweep) -> pd.DataFrame:
-    """One row per alpha: the 1/(1 - alpha) ceiling and the speedup at every k."""
+    """One row per alpha: the free draft's ceiling (``AlphaSweep.ceiling``) and the speedup at every k."""
     columns = {"alpha": sweep.alphas, "free_ceiling": sweep.ceiling}
     columns |= {f"speedup_k{k}": row for k, row in zip(sweep.ks, sweep.speedup, strict=True)}
     return pd.DataFrame(columns)

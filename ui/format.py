@@ -84,6 +84,13 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
+def a_count(n: int) -> str:
+    """'a 2,048', 'an 8,192', 'an 11,000', 'an 18': the article a whole number takes read aloud
+    (eight, eleven and eighteen, alone or leading a group of thousands, start with a vowel sound)."""
+    head = f"{int(n):,}".split(",")[0]
+    return f"{'an' if head.startswith('8') or head in ('11', '18') else 'a'} {int(n):,}"
+
+
 def count(value: float) -> str:
     if not math.isfinite(value):
         return "never"

@@ -212,8 +212,8 @@ def explain_gap(setup, phase: str, *, batch: int, context: int, prompt: int,
         # What to set to reach each run: the Step and the slider of that phase, by name.
         at = ", ".join(f"a decode at batch {_batch(pt.row)} (Step: Decode, Decode batch {_batch(pt.row)})"
                        if pt.phase == "decode" else
-                       f"a prefill of a {pt.row.prompt_tokens:,}-token prompt (Step: Prefill, Prompt "
-                       f"{pt.row.prompt_tokens:,})" for pt in points)
+                       f"a prefill of {fmt.a_count(pt.row.prompt_tokens)}-token prompt (Step: Prefill, "
+                       f"Prompt {pt.row.prompt_tokens:,})" for pt in points)
         note = ("No measured run at these settings; this setup's "
                 + ("run is " if len(points) == 1 else "runs are ") + at + ".")
     else:

@@ -64,6 +64,12 @@ class Setup:
     price_per_gpu_hour: float = field(default=DEFAULT_PRICE, repr=False, compare=False)
 
     @property
+    def on(self) -> str:
+        """What runs the model, after "on" in running text: "the H100 SXM", or "8 x MI300X" for a
+        replica of several GPUs (whose figures are the replica's)."""
+        return f"the {self.gpu.name}" if self.model.tp == 1 else f"{self.model.tp} x {self.gpu.name}"
+
+    @property
     def label(self) -> str:
         m = self.model
         where = f"a {self.gpu.name}" if self.gpu.name == CUSTOM_GPU_NAME else self.gpu.name
