@@ -499,6 +499,12 @@ def _curves_section() -> dict:
         alt="nvidia-smi utilization against arrival rate, every policy, while the share of requests "
         "meeting both targets falls at different rates.",
     )
+    st.caption(
+        "On target: a request whose own TTFT and mean TPOT both meet the targets (goodput's test, as "
+        "vllm bench serve counts it). A capacity asks more: the p99 TTFT and the p99 of every gap between "
+        "tokens, so a policy can keep nearly every request on target at rates past its capacity (one "
+        "long stall in a request hardly moves its mean, but it is a gap in the p99)."
+    )
 
     pf = _run(setup, key, "prefill-first", workload, n_requests, load_pct, load.DEFAULT_CHUNK_TOKENS)
     ch = _run(setup, key, "chunked", workload, n_requests, load_pct, chunk)
@@ -684,6 +690,7 @@ def _split_section() -> load.Disaggregation:
         "Per GPU, colocated",
         fmt.rate(d.colocated_per_gpu, "req/s") if d.colocated_per_gpu > 0 else "none",
         border=True,
+        delta=POLICY_LABEL[colocated_policy].lower(), delta_color="off", delta_arrow="off",
         help=f"One {'GPU' if tp == 1 else f'instance of {tp} GPUs'} doing both under "
              f"{POLICY_LABEL[colocated_policy].lower()}, meeting both targets"
              + ("." if tp == 1 else f"; its rate / {tp}."),

@@ -328,7 +328,7 @@ if chunk_fits:
                        f"{cp.gap_reduction:.1f}× shorter" if cp.gap_reduction >= 1.05 else
                        f"{1 / cp.gap_reduction:.1f}× longer" if cp.gap_reduction <= 1 / 1.05 else
                        "about the same"),
-                delta_color="off")
+                delta_color="off", delta_arrow="off")
     m[2].metric("Prompt TTFT, chunked", fmt.seconds(cp.chunked.ttft_s), border=True,
                 delta=f"unchunked {fmt.seconds(cp.unchunked.ttft_s)}", delta_color="off",
                 help="From the prompt's first step to the end of its last prefill step.")

@@ -218,7 +218,10 @@ with body:
                 delta=(f"{r.best_speedup:.2f}× at this α" if r.best_speedup > 1 else
                        f"k = {r.best_k} gives {r.best_speedup:.2f}×: plain decode is faster"),
                 delta_color="off", delta_arrow="off",
-                help=f"k from 1 to {spec.K_RANGE[1]} tried at this α, batch and context.")
+                help=f"k from 1 to {spec.K_RANGE[1]} tried at this α, batch and context"
+                     + (f" (the {method.name} preset's k = {method.k} is its source's setting, not tuned "
+                        "to a batch)" if method.name != spec.MANUAL and r.best_k != method.k else "")
+                     + ".")
     m[2].metric("Verify ÷ decode step", f"{r.verify_over_decode:.2f}×", border=True,
                 delta=f"{'memory' if r.verify_memory_bound else 'compute'}-bound",
                 delta_color="off", delta_arrow="off",

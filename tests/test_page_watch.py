@@ -198,7 +198,8 @@ def test_the_page_says_where_its_starting_thresholds_miss_and_where_a_fix_is_non
     assert any("thresholds miss" in c.value and "quiet where it shows" in c.value for c in at.caption)
     default = open_app(PAGE)
     assert not any("thresholds miss" in c.value for c in default.caption)
-    (box,) = [i.value for i in open_app(PAGE, {"model": "Llama-3.2-1B"}).info if "Why monitoring has to look past it" in i.value]
+    (box,) = [i.value for i in open_app(PAGE, {"model": "Llama-3.2-1B"}).info
+              if "Why monitoring has to look past it" in i.value]
     assert "is no fix here" in box
     (box,) = [i.value for i in default.info if "Why monitoring has to look past it" in i.value]
     assert "is no fix here" not in box and "nearly always yes" in box

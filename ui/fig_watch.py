@@ -104,11 +104,11 @@ def scenario_table(rows: list[Scenario], links: list[str] | None = None) -> pa.T
     link to each row's page at its settings. An Arrow table, which ``st.dataframe`` sends as it is:
     a pandas frame cost about 2 ms a run to build and convert (README, "Speed")."""
     data = {"Scenario": [_label(r) + ("" if ran(r) else " (does not fit)") for r in rows]}
+    if links is not None:  # beside the name: a wide table scrolls, and the last column was off screen
+        data[LINK_COLUMN] = links
     for f in TABLE_FIELDS:
         data[FIELDS[f][0]] = [show(f, getattr(r.metrics, f)) for r in rows]
     data["What is happening"] = [r.what for r in rows]
-    if links is not None:
-        data[LINK_COLUMN] = links
     return pa.table(data)
 
 
