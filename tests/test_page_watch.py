@@ -134,9 +134,13 @@ def test_figures_are_valid_plotly():
     assert len(validated(fig).data) == 6
     util = fig.data[0].y  # (arrays come back encoded from a validated copy: read the original)
     assert util.max() - util.min() < 5  # utilization, %: flat all day
-    # a model that does not fit: the bars say so instead of failing
+    # a model that does not fit: the bars say so instead of failing, beside the empty utilization bar
+    # (text on a NaN bar is not drawn: the output panel's bar is NaN)
     none_fit = validated(scenario_figure(measure(scenario_runs(g, MODELS["Llama-3.1-70B"]))))
-    assert "does not fit" in none_fit.data[1].text
+    util_trace = none_fit.data[0]
+    assert "does not fit on this card" in util_trace.text
+    assert next(p for t, p in zip(util_trace.text, util_trace.textposition, strict=True)
+                if t.startswith("does not fit")) == "outside"
 
 
 def test_the_day_keeps_its_queue_and_its_capacity_line_above_what_it_delivers():

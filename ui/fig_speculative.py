@@ -131,14 +131,18 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
         x0 = max(float(sweep.max_batch), lo)
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=x0, x1=hi, y0=0, y1=1,
                            fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0), layer="below"))
-        annotations.append(_label(math.log10(x0), 0.55, "does not fit<br>in memory", yref="paper",
-                                  yanchor="top", yshift=0, **side(math.log10(x0))))
+        where = side(math.log10(x0))  # back from the band's edge: an arrow points into it
+        annotations.append(_label(math.log10(x0), 0.55, "does not fit →<br>in memory" if where else
+                                  "does not fit<br>in memory", yref="paper", yanchor="top", yshift=0,
+                                  **where))
     if math.isfinite(start):
         shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=start, x1=hi, y0=0, y1=1,
                               fillcolor=COLORS["compute"], opacity=0.12, line=dict(width=0),
                               layer="below"))
-        annotations.append(_label(math.log10(start), 1, "verify pass<br>compute-bound", yref="paper",
-                                  yanchor="top", yshift=0, **side(math.log10(start))))
+        where = side(math.log10(start))
+        annotations.append(_label(math.log10(start), 1, "verify pass →<br>compute-bound" if where else
+                                  "verify pass<br>compute-bound", yref="paper", yanchor="top", yshift=0,
+                                  **where))
     fits = sweep.fits
     last = int(np.nonzero(fits)[0][-1]) + 1 if fits.any() else 0
     traces = [dict(

@@ -161,12 +161,17 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
     traces = [
         dict(type="bar", orientation="h", y=labels, x=np.where(missing, 0, util), xaxis="x", yaxis="y",
              name="nvidia-smi utilization", marker=dict(color=COLORS["utilization"]),
-             text=[DASH if np.isnan(u) else f"{u:.0f}%" for u in util], textposition="inside",
-             insidetextanchor="end", textfont=dict(color="white"), customdata=custom,
+             # A row that did not run says so beside its empty bar (Plotly draws no text on a NaN bar,
+             # so the output panel could not carry it).
+             text=["does not fit on this card" if mi else f"{u:.0f}%"
+                   for u, mi in zip(util, missing, strict=True)],
+             textposition=["outside" if mi else "inside" for mi in missing], cliponaxis=False,
+             insidetextanchor="end",
+             textfont=dict(color=[COLORS["muted"] if mi else "white" for mi in missing]), customdata=custom,
              hovertemplate=hover),
         dict(type="bar", orientation="h", y=labels, x=np.where(missing, np.nan, good), xaxis="x2",
              yaxis="y", name="output tok/s", marker=dict(color=COLORS["useful"]),
-             text=["does not fit" if mi else f"{g:,.0f}" for g, mi in zip(good, missing, strict=True)],
+             text=["" if mi else f"{g:,.0f}" for g, mi in zip(good, missing, strict=True)],
              textposition="outside", cliponaxis=False, customdata=custom, hovertemplate=hover),
     ]
     if offline:
