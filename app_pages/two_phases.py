@@ -114,7 +114,8 @@ with left:
             f"{fmt.sig(float(r.decode.intensity[0]))} "
             f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B "
             f"({setup.gpu.math_precision(setup.model.compute_precision).upper()} math)"
-            + (f"; {len(measured)} measured engine run(s) drawn as crosses." if measured else "."),
+            + (f"; {fmt.counted(len(measured), 'measured engine run')} drawn as crosses." if measured
+               else "."),
     )
     st.caption(
         f"✕ = an engine's measured run on this setup ({', '.join(sorted({p.row.id for p in measured}))}; "
@@ -253,7 +254,7 @@ chart(
     alt=f"Time to first token of one prompt on an idle {setup.gpu.name}: {fmt.seconds(ttft_here)} at "
         f"{prompt:,} tokens, from {fmt.seconds(float(curve.ttft_s[0]))} at {int(curve.prompt_tokens[0]):,} "
         f"to {fmt.seconds(float(curve.ttft_s[-1]))} at {int(curve.prompt_tokens[-1]):,}"
-        + (f"; {len(ttft_runs)} measured run(s) drawn as crosses." if ttft_runs else "."),
+        + (f"; {fmt.counted(len(ttft_runs), 'measured run')} drawn as crosses." if ttft_runs else "."),
 )
 st.caption(
     f"One request on an idle server: its prefill, in steps of at most {curve.chunk_tokens:,} tokens "

@@ -146,7 +146,8 @@ with results:
                          if in_sample and median_fit is not None else None),
                   delta_color="off", delta_arrow="off",
                   help="Median |error| with the fitted assumptions, on the same rows they were fitted to"
-                       + (f": {len(result.fitted)} free assumptions and {len(result.rows)} row(s) can match "
+                       + (f": {len(result.fitted)} free assumptions and "
+                          f"{fmt.counted(len(result.rows), 'row')} can match "
                           "almost any numbers, so a small error here is no evidence; add runs at other "
                           "batches and lengths." if in_sample else "."))
     st.caption(f"Read {fmt.counted(len(got.rows), 'row')} from {origin} as **{parsed.fmt}**. What a run "

@@ -145,6 +145,7 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
         colorscale=_SCALE, zmin=0, zmax=_N_CODES, showscale=False, xgap=3, ygap=3,
     )]
     for name, color in (("Full page of tokens", REQUEST_COLORS[0]),
+                        ("Full page, the next request (they alternate)", REQUEST_COLORS[1]),
                         ("Last page, partly empty (slack)", COLORS["slack"]),
                         ("Reserved, still empty", COLORS["reserved"]),
                         ("Free, run too short to use", COLORS["waste"]),
@@ -182,7 +183,8 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
         hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
     ) for i, part in enumerate(LEDGER)]
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
-                  xaxis=dict(range=[0, 100], ticksuffix="%"), yaxis=dict(autorange="reversed"))
+                  xaxis=dict(range=[0, 100], ticksuffix="%", tickvals=[0, 25, 50, 75, 100]),
+                  yaxis=dict(autorange="reversed"))
     return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
                    legend_below=-0.2, bottom_px=70)
 

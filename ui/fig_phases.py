@@ -140,7 +140,8 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         ))
     layout = dict(
         barmode="stack",
-        xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%"),
+        xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%",
+                   tickvals=[0, 25, 50, 75, 100]),  # 100 % shown, on a phone too
         yaxis=dict(autorange="reversed"),
     )
     return figure(traces, layout, height=300)

@@ -163,9 +163,9 @@ def summary(preds: list[Prediction], what: str = "measurement") -> str:
     if not preds:
         return f"No {what} for this setup in measured.csv (GPU, model, precisions and GPU count)."
     errs = ", ".join(f"{p.row.id} {p.error:+.0%}" for p in preds)
-    return (f"Measured on this setup: {len(preds)} run(s); the model's signed error at each run's "
-            f"conditions: {errs} (ids of measured.csv's rows; the README lists each with its engine and "
-            "source).")
+    return (f"Measured on this setup: {fmt.counted(len(preds), 'run')}; the model's signed error at each "
+            f"run's conditions: {errs} (ids of measured.csv's rows; the README lists each with its engine "
+            "and source).")
 
 
 @dataclass(frozen=True)
