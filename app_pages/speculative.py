@@ -4,6 +4,7 @@ import streamlit as st
 
 from sim import speculative as spec
 from sim.cost import gemm_ridge_batch
+from sim.memory import engine_max_seqs
 from ui import format as fmt
 from ui import sim_cache
 from ui.feasibility import fits, fits_or_stop
@@ -165,6 +166,11 @@ with settings:  # its last element: where a setting that does not fit is said, a
                  + (f", with {drafter.name} beside the target" if drafter is not None else ""),
                  drafter=drafter, levers="Lower the batch or the context on this page",
                  drafter_levers="Pick a drafter that holds no weights (n-gram lookup) on this page")
+    max_seqs = engine_max_seqs(setup.gpu)
+    if batch > max_seqs:  # fits in memory, but past what the engine decodes at once by default
+        st.caption(f"Batch {batch:,} is past what vLLM decodes at once on the {setup.gpu.name} by default "
+                   f"(max_num_seqs {max_seqs:,}, as page 00 counts it); a deployment can raise it, and "
+                   "this page prices the batch as if it had.")
 tree = method.verify_tokens is not None  # a tree: a depth is kept with p > α (Method.depth_acceptance)
 by_batch = sim_cache.speedup_vs_batch(setup.gpu, setup.model, method, alpha, k, context, setup.assumptions,
                                  cost_ratio)

@@ -422,3 +422,15 @@ def test_measured_eagle_points_under_another_method_are_called_a_reference():
     at = open_app(PAGE, {"spec_method": "EAGLE-3"})
     assert not at.exception and any("Measured (SGLang" in c.value for c in at.caption)
     assert not any(note in c.value for c in at.caption)
+
+
+def test_a_batch_past_the_engines_max_num_seqs_is_said_as_page_00_says_it():
+    """On an A100 vLLM decodes at most 256 sequences at once by default: batch 512 fits in memory for
+    Llama-3.1-8B at a short context, and the page says the engine would not run it so by default; at
+    256 it says nothing."""
+    note = "past what vLLM decodes at once on the A100 80GB SXM by default (max_num_seqs 256"
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "spec_batch": "512", "spec_context": "256"})
+    assert not at.exception and not at.error
+    assert any(note in c.value for c in at.caption)
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "spec_batch": "256", "spec_context": "256"})
+    assert not any(note in c.value for c in at.caption)
