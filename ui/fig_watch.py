@@ -328,7 +328,9 @@ def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_s
             "Alert": a.rule.format(ttft=seconds(slo.ttft_s), tpot=seconds(slo.tpot_s)),
             "Value there": value, "Fires there": _verdict_word(fires),
             "After the fix": after if a.fixed_in or a.key == "idle_tensor" else DASH,
-            "Fires after the fix": (DASH if fixed is None or not a.fixed_in
+            # Speculation is idle tensor cores' fix by use, not by name (no fixed_in): its verdict too,
+            # by the row's own rule (at low load it can still fire).
+            "Fires after the fix": (DASH if fixed is None or not (a.fixed_in or a.key == "idle_tensor")
                                     else _verdict_word(a.fires(fixed, slo) if fixed.ran else None)),
         })
     return pd.DataFrame(out)
