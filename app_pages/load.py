@@ -479,6 +479,9 @@ def _curves_section() -> dict:
         f"{CONFIRM_REQUESTS:,}-request run: a short run just past what the GPU sustains ends before its "
         "backlog builds, so a diamond can sit below where its curve crosses a target); crosses on the TTFT "
         "chart: each policy's knee. Dotted: this page's rate. "
+        + ("Hollow points: the run's queue grows through it, so its p99 is the backlog's at the run's "
+           "end, set by the run's length as much as by the rate (a curve can dip past saturation). "
+           if any(not r.steady() for sw in sweeps.values() for r in sw.runs) else "")
         + (" ".join(f"{POLICY_LABEL[p]}'s capacity, {fmt.rate(caps[p], 'req/s')}, is below the lowest "
                     f"rate drawn ({fmt.rate(float(sweeps[p].rate_per_s[0]), 'req/s')}): no diamond."
                     for p in below) + " " if below else "")

@@ -342,3 +342,20 @@ def test_a_capacity_below_the_swept_rates_gets_no_made_up_diamond():
     at = open_app(PAGE, {"gpu": "MI300X", "gpus": "8", "model": "Llama-3.1-405B", "load_show_curves": "true"})
     assert not at.exception
     assert any("is below the lowest rate drawn" in c.value for c in at.caption)
+
+
+def test_a_run_whose_queue_grows_is_drawn_hollow_on_the_load_curves():
+    """Past saturation a run's p99 is its backlog's at the run's end, set by the run's length as much
+    as by the rate, so a curve can dip there: those points are hollow, the steady ones filled."""
+    from sim import load
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui.fig_load import latency_figure
+
+    base = load.make_stream(300, 1.0, lengths="fixed", prompt_tokens=1024, output_tokens=128)
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    sat = load.saturation_rate(gpu, model, base)
+    sw = load.sweep(gpu, model, base, "prefill-first", [sat * f for f in (0.3, 2.0)])
+    assert [r.steady() for r in sw.runs] == [True, False]
+    fig = latency_figure({"prefill-first": sw}, "ttft", 2.0, float(sw.rate_per_s[0]), {})
+    assert list(fig.data[0].marker.symbol) == ["circle", "circle-open"]

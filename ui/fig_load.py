@@ -203,6 +203,9 @@ def latency_figure(
     traces = []
     for policy, sw in sweeps.items():
         y = getattr(sw, field)
+        # Hollow where the run's queue grows through it: its p99 is then the backlog's at the run's end,
+        # set by the run's length as much as by the rate (so a curve can dip past saturation).
+        steady = [r.steady() for r in sw.runs]
         traces.append(
             dict(
                 type="scatter",
@@ -211,7 +214,9 @@ def latency_figure(
                 y=np.maximum(y, 1e-4),
                 name=POLICY_LABEL[policy],
                 line=dict(color=POLICY_COLOR[policy], dash=POLICY_DASH[policy], width=2),
-                marker=dict(size=5),
+                marker=dict(size=5 if all(steady) else [5 if s else 7 for s in steady],
+                            symbol="circle" if all(steady) else
+                            ["circle" if s else "circle-open" for s in steady]),
                 hovertemplate="%{x:,.3~r} req/s: %{y:,.3~r} s<extra>" + POLICY_LABEL[policy] + "</extra>",
             )
         )
