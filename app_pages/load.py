@@ -13,6 +13,7 @@ from ui import format as fmt
 from ui.feasibility import fits_or_stop, windowed_layers_note
 from ui.fig_load import (
     POLICY_LABEL,
+    backlog_points,
     dashboard_figure,
     disagg_figure,
     latency_figure,
@@ -51,8 +52,6 @@ FIXED = (1024, 128)
 SEARCH_REQUESTS = 600
 #: Requests of the run that confirms a capacity found on the short runs (the headline's default).
 CONFIRM_REQUESTS = 2000
-#: Requests of the prefix-caching runs.
-PREFIX_REQUESTS = 600
 PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom": "Custom"}
 
 
@@ -194,16 +193,18 @@ def _hit_curve(
     setup_key: str,
     policy: str,
     workload: str,
+    n: int,
     load_pct: int,
     chunk: int,
     share: int,
     prefix_tokens: int,
 ):
+    """The prefix hit rate (and a never-evicting cache's) at each of CURVE_PREFIXES distinct prefixes:
+    the prefix section's own runs at those counts (the same cache entries), so the curve passes through
+    its metric."""
     hit, ideal = [], []
     for n_pre in CURVE_PREFIXES:
-        run = _run(
-            _setup, setup_key, policy, workload, PREFIX_REQUESTS, load_pct, chunk, share, prefix_tokens, n_pre
-        )
+        run = _run(_setup, setup_key, policy, workload, n, load_pct, chunk, share, prefix_tokens, n_pre)
         hit.append(run.hit_rate)
         ideal.append(load.ideal_hit_rate(run.stream))
     return tuple(hit), tuple(ideal)  # shared between readers: not to be changed in place
@@ -459,12 +460,13 @@ def _curves_section() -> dict:
         f"and p99 TBT ≤ {fmt.seconds(tbt_s)}.",
         width="content",
     )
-    capacities = ", ".join(f"{POLICY_LABEL[p]} {fmt.sig(caps[p])} req/s" for p in load.POLICIES)
+    capacities = ", ".join(f"{POLICY_LABEL[p]} {_held(caps[p])}" for p in load.POLICIES)
     for kind, name, target_s, target_text in (("tbt", "time between tokens", tbt_s, f"{tbt_ms} ms"),
                                               ("ttft", "time to first token", ttft_s, f"{ttft_s:g} s")):
         chart(
             view(kind, (key, workload, chunk, targets, rate),
-                 lambda kind=kind, target_s=target_s: latency_figure(sweeps, kind, target_s, rate, caps)),
+                 lambda kind=kind, target_s=target_s: latency_figure(sweeps, kind, target_s, rate, caps,
+                                                                     0.05 * ttft_s)),
             key=f"load_{kind}_curve",
             title=f"p99 {name} against the arrival rate",
             alt=f"p99 {name} against arrival rate for the three policies, with the {target_text} target; "
@@ -479,9 +481,10 @@ def _curves_section() -> dict:
         f"{CONFIRM_REQUESTS:,}-request run: a short run just past what the GPU sustains ends before its "
         "backlog builds, so a diamond can sit below where its curve crosses a target); crosses on the TTFT "
         "chart: each policy's knee. Dotted: this page's rate. "
-        + ("Hollow points: the run's queue grows through it, so its p99 is the backlog's at the run's "
-           "end, set by the run's length as much as by the rate (a curve can dip past saturation). "
-           if any(not r.steady() for sw in sweeps.values() for r in sw.runs) else "")
+        + ("Hollow points: past what the policy serves (from the first rate whose run's queue grows "
+           "through it), so the p99 is the backlog's at the run's end, set by the run's length as much "
+           "as by the rate (a curve can dip there). "
+           if any(any(backlog_points(sweeps[p], 0.05 * ttft_s, caps[p])) for p in sweeps) else "")
         + (" ".join(f"{POLICY_LABEL[p]}'s capacity, {fmt.rate(caps[p], 'req/s')}, is below the lowest "
                     f"rate drawn ({fmt.rate(float(sweeps[p].rate_per_s[0]), 'req/s')}): no diamond."
                     for p in below) + " " if below else "")
@@ -621,18 +624,18 @@ def _prefix_section() -> tuple:
         delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
         help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
     )
-    hit, ideal = _hit_curve(setup, key, "chunked", workload, load_pct, chunk, share, prefix_tokens)
+    hit, ideal = _hit_curve(setup, key, policy, workload, n_requests, load_pct, pk, share, prefix_tokens)
     room = load.cache_room_prefixes(setup.gpu, setup.model, prefix_tokens)
     if share:
         chart(
             view(
                 "prefix",
-                (key, workload, load_pct, chunk, share, prefix_tokens, n_prefixes),
+                (key, policy, workload, n_requests, load_pct, pk, share, prefix_tokens, n_prefixes),
                 lambda: prefix_figure(CURVE_PREFIXES, hit, ideal, room, n_prefixes),
             ),
             key="load_prefix_curve",
-            title=f"Prefix hit rate against distinct prefixes ({PREFIX_REQUESTS:,} requests, "
-            "chunked prefill)",
+            title=f"Prefix hit rate against distinct prefixes ({n_requests:,} requests a run, "
+            f"{POLICY_LABEL[policy].lower()})",
             alt=f"Prefix hit rate with LRU in the KV cache against distinct prefixes of {prefix_tokens:,} "
             f"tokens; the cache could hold about {room:,.0f} of them if nothing else ran.",
         )
@@ -714,7 +717,8 @@ def _split_section() -> load.Disaggregation:
         title=f"Capacity per GPU: {n_gpus * tp} GPUs split, against the same GPUs colocated",
         alt=f"Capacity per GPU of every prefill:decode split of {n_gpus} "
         + ("GPUs" if tp == 1 else f"instances of {tp} GPUs") + f"; best {p_best}:{d_best} at "
-        f"{fmt.sig(v_best)} req/s per GPU against {fmt.sig(d.colocated_per_gpu)} colocated.",
+        f"{fmt.sig(v_best)} req/s per GPU against "
+        + (f"{fmt.sig(d.colocated_per_gpu)} colocated." if d.colocated_per_gpu > 0 else "none colocated."),
     )
     bound = [role for role, at in (("prefill", d.prefill_at_bound), ("decode", d.decode_at_bound)) if at]
     st.caption(
@@ -738,8 +742,9 @@ def _split_section() -> load.Disaggregation:
 # The rest of the page runs its searches only when a reader opens it: a first view of a setup costs
 # the two headline runs, not the ~20 load-curve, capacity and prefix runs (README, "Many readers").
 sweeps = hit_curve = split = None
-st.markdown(f"**Further:** each section simulates its own scheduler runs ({SEARCH_REQUESTS:,} requests "
-            "each) when you open it, so the first opening for a setup takes a moment.")
+st.markdown(f"**Further:** each section simulates its own scheduler runs when you open it (the load curves "
+            f"{SEARCH_REQUESTS:,} requests a run, each capacity confirmed on {CONFIRM_REQUESTS:,}; prefix "
+            f"caching at the headline's {n_requests:,}), so the first opening for a setup takes a moment.")
 box = lazy_section("As the load rises: each policy's load curve and capacity", "load_show_curves",
                    icon=":material/show_chart:")
 if box is not None:

@@ -263,6 +263,16 @@ class BatchingRun:
         return int(self.cost.time_s.size)
 
     @property
+    def host_share(self) -> float:
+        """Share of the wall time the GPU waits for the host between steps (no kernel running)."""
+        return float(self.cost.host_time_s.sum()) / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def idle_wall_share(self) -> float:
+        """Share of the wall time the engine has no step to run (waiting for arrivals)."""
+        return self.idle_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
     def mean_step_s(self) -> float:
         """A step's mean GPU time (its kernels, not the host's time around them), seconds."""
         return float(self.cost.gpu_time_s.sum()) / self.n_steps if self.n_steps else 0.0

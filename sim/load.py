@@ -1052,6 +1052,8 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
 
 #: After ``sustained_capacity``'s fine steps all miss: the shares of the last rate tried, in turn.
 COARSE_STEPS = (0.5, 0.2, 0.05)
+#: Geometric bisections that narrow a capacity found at a coarse step.
+COARSE_BISECTIONS = 3
 
 
 def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
@@ -1063,22 +1065,35 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     from it can sit above a rate at which the longer run's queue grows. From ``cap``'s rate down by
     ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where none does,
     coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer long prompts
-    can miss a p99 target at any load), and where none of those does either the capacity is 0: no
-    rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0."""
+    can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
+    geometric bisections against the rate above it that missed; where none of those meets either the
+    capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0."""
     check_int("tries", tries, 1, 40)
     check_float("step", step, 0.5, 0.99)
     if cap.rate_per_s <= 0:
         return cap
     base = stream.n / float(stream.arrival_s[-1])
     tested = list(cap.tested)
-    fine = cap.rate_per_s * step ** np.arange(tries)
-    for rate in (*fine, *(fine[-1] * f for f in COARSE_STEPS)):
-        run = simulate(gpu, model, stream.at_rate(float(rate), base), policy, chunk_tokens=chunk_tokens,
+
+    def meets(rate: float) -> bool:
+        run = simulate(gpu, model, stream.at_rate(rate, base), policy, chunk_tokens=chunk_tokens,
                        prefix_caching=prefix_caching, assumptions=assumptions)
-        tested.append((float(rate), run.meets(targets)))
-        if tested[-1][1]:
-            rate = tested[-1][0]  # the first confirmed
+        tested.append((rate, run.meets(targets)))
+        return tested[-1][1]
+
+    fine = [float(r) for r in cap.rate_per_s * step ** np.arange(tries)]
+    for rate in fine:
+        if meets(rate):  # the first confirmed
             return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
+    missed = fine[-1]
+    for f in COARSE_STEPS:
+        rate = fine[-1] * f
+        if meets(rate):
+            for _ in range(COARSE_BISECTIONS):  # between the rate that met and the one above that missed
+                mid = math.sqrt(rate * missed)
+                rate, missed = (mid, missed) if meets(mid) else (rate, mid)
+            return Capacity(rate, cap.bracket, tuple(tested), False)
+        missed = rate
     return Capacity(0.0, cap.bracket, tuple(tested), False)
 
 

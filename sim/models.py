@@ -11,7 +11,9 @@ Parameter counts are computed from the config (REFERENCE.md section 2, MEASURED.
 and match the official totals, which cross-checks the configs. The KV cache holds one key and one
 value vector per layer, KV head and token, or for MLA one latent and one RoPE key a layer:
     kv_bytes_per_token = 2 * L * n_kv_heads * head_dim * bytes        (MHA / GQA)
-                       = L * (kv_lora_rank + qk_rope_head_dim) * bytes   (MLA)
+                       = L * (kv_lora_rank + qk_rope_head_dim) * bytes   (MLA, BF16)
+                       = L * (kv_lora_rank + 4 * kv_lora_rank / 128 + 2 * qk_rope_head_dim)
+                                                                         (MLA, FP8: vLLM / FlashMLA)
 Sliding-window and chunked layers (Mistral, gpt-oss, Llama 4) hold at most ``window`` tokens:
 ``kv_bytes_per_sequence`` counts that, and the memory check (``sim.memory``) and the cost model's
 attention (``sim.cost.attention_sums``) use it; ``kv_bytes_per_token`` counts every layer at one
@@ -726,7 +728,8 @@ class Model:
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes one token occupies on one GPU in every layer: 2 (K and V) * layers *
         kv_heads (per GPU) * head_dim * bytes, or layers * (kv_lora_rank + qk_rope_head_dim) * bytes
-        for MLA. Every layer counts: past the window a windowed layer holds no more
+        for MLA (FP8 MLA: the latent in FP8 with its scales, the RoPE key in BF16,
+        ``kv_bytes_per_token_layer``). Every layer counts: past the window a windowed layer holds no more
         (``kv_bytes_per_sequence``)."""
         return self.n_layers * self.kv_bytes_per_token_layer
 

@@ -359,3 +359,49 @@ def test_a_run_whose_queue_grows_is_drawn_hollow_on_the_load_curves():
     assert [r.steady() for r in sw.runs] == [True, False]
     fig = latency_figure({"prefill-first": sw}, "ttft", 2.0, float(sw.rate_per_s[0]), {})
     assert list(fig.data[0].marker.symbol) == ["circle", "circle-open"]
+
+
+def test_the_prefix_hit_curve_passes_through_the_sections_hit_rate():
+    """The hit-rate chart runs the section's own settings at each prefix count (the same runs), so at
+    the page's 16 prefixes its LRU curve reads the "Prefix hits" metric: it was 600-request chunked
+    runs, 96.5 % beside a 98.9 % metric."""
+    import base64
+    import json
+
+    import numpy as np
+
+    def values(a):
+        return np.frombuffer(base64.b64decode(a["bdata"]), dtype=a["dtype"]) if isinstance(a, dict) else a
+
+    at = open_app(PAGE, {"load_show_prefix": "true"})
+    assert not at.exception
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+               if "distinct prefixes" in json.dumps(json.loads(c.proto.spec)["layout"].get("xaxis", {}))]
+    (lru,) = [t for t in spec["data"] if t.get("name", "").startswith("LRU")]
+    x, y = list(values(lru["x"])), values(lru["y"])
+    assert at.select_slider(key="load_prefixes").value == 16
+    assert f"{y[x.index(16)]:.1f}%" == metric(at, "Prefix hits")
+
+
+def test_backlog_points_run_from_the_first_growing_queue_on_and_never_at_or_below_capacity():
+    """A queue that grows at one rate grows at every higher one: a later run that reads steady (decode-
+    first's TTFT is long from its first request) is past it too; the slack is meets' own; and a rate at
+    or below the confirmed capacity is never called past what the policy serves."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ui.fig_load import backlog_points
+
+    class Run:
+        def __init__(self, grows_by):
+            self.grows_by = grows_by
+
+        def steady(self, slack_s=0.0):
+            return self.grows_by <= slack_s
+
+    sw = SimpleNamespace(rate_per_s=np.array([1.0, 2.0, 3.0, 4.0]),
+                         runs=[Run(0.0), Run(0.05), Run(1.0), Run(0.0)])
+    assert backlog_points(sw, 0.0, 0.0) == [False, True, True, True]
+    assert backlog_points(sw, 0.1, 0.0) == [False, False, True, True]  # within the slack: steady
+    assert backlog_points(sw, 0.0, 2.5) == [False, False, True, True]  # not at or below capacity

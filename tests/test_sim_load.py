@@ -524,7 +524,8 @@ def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
     """Llama-3.1-70B on one MI300X, chat lengths, relaxed targets: the 2,000-request run's longest
     prompts (16k tokens) miss the 2 s p99 TTFT with chunked prefill even on a nearly idle server, so no
     rate is confirmed and the capacity is 0 ("none" on page 05), not the last rate tried. Prefill-first
-    meets it just below its fine steps, at a coarse one, and that confirmed rate is the capacity."""
+    meets it just below its fine steps, at a coarse one (0.01 req/s), narrowed by bisection against
+    the lowest fine step that missed (0.0201): that confirmed rate is the capacity."""
     gpu, model, targets = GPUS["MI300X"], MODELS["Llama-3.1-70B"], load.TARGET_PRESETS["relaxed"]
     long_ = load.make_stream(2000, 1.0, lengths="sharegpt")
     short_cap = load.Capacity(0.0288, (0.01, 3.0), (), False)
@@ -533,7 +534,9 @@ def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
     assert none.tested and not any(ok for _, ok in none.tested)
     assert len(none.tested) == 6 + len(load.COARSE_STEPS)
     held = load.sustained_capacity(gpu, model, short_cap, long_, "prefill-first", targets)
-    assert held.tested[-1] == (held.rate_per_s, True) and 0 < held.rate_per_s < short_cap.rate_per_s
+    assert (held.rate_per_s, True) in held.tested
+    missed = [r for r, ok in held.tested if not ok]
+    assert 0.0101 < held.rate_per_s < min(missed) and len(held.tested) == 7 + load.COARSE_BISECTIONS
     run = load.simulate(gpu, model, long_.at_rate(held.rate_per_s, long_.n / float(long_.arrival_s[-1])),
                         "prefill-first")
     assert run.meets(targets)

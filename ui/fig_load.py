@@ -194,18 +194,32 @@ def _tick(v: float) -> str:
     return f"{v * 1e3:g} ms" if v < 1 else f"{v:g} s"
 
 
+def backlog_points(sw: Sweep, slack_s: float, capacity: float) -> list[bool]:
+    """Which of a load curve's runs are past what the policy serves: from the first whose queue grows
+    through the run (``LoadRun.steady`` with the slack ``LoadRun.meets`` allows: 5 % of the TTFT target)
+    on, since a queue that grows at one rate grows at any higher one, and none at or below the policy's
+    confirmed capacity."""
+    out, past = [], False
+    for rate, run in zip(sw.rate_per_s.tolist(), sw.runs, strict=True):
+        past = past or not run.steady(slack_s)
+        out.append(past and not rate <= capacity)
+    return out
+
+
 def latency_figure(
-    sweeps: dict[str, Sweep], what: str, target_s: float, rate_now: float, capacities: dict[str, float]
+    sweeps: dict[str, Sweep], what: str, target_s: float, rate_now: float, capacities: dict[str, float],
+    slack_s: float = 0.0,
 ) -> go.Figure:
     """p99 TBT ('tbt') or p99 TTFT ('ttft') of each policy against the arrival rate, the target dashed,
-    the page's rate dotted, each policy's capacity marked."""
+    the page's rate dotted, each policy's capacity marked, the runs past what it serves hollow
+    (``backlog_points`` with ``slack_s``)."""
     field = {"tbt": "tbt_p99_s", "ttft": "ttft_p99_s"}[what]
     traces = []
     for policy, sw in sweeps.items():
         y = getattr(sw, field)
         # Hollow where the run's queue grows through it: its p99 is then the backlog's at the run's end,
         # set by the run's length as much as by the rate (so a curve can dip past saturation).
-        steady = [r.steady() for r in sw.runs]
+        steady = [not b for b in backlog_points(sw, slack_s, capacities.get(policy, 0.0))]
         traces.append(
             dict(
                 type="scatter",
