@@ -258,8 +258,9 @@ with middle:
     slot and keep computing padding, and nobody new gets in until the whole batch is done. Continuous
     batching (iteration-level scheduling, from Orca; standard in vLLM, SGLang and TensorRT-LLM) hands a
     slot to the next queued request the step after it frees. A kernel runs either way, so the
-    dashboard's gauge reads about the same (lower where steps are so short that the host's time
-    between them shows); what differs is how much of that work anyone asked for.
+    dashboard's gauge reads about the same (lower for continuous batching where its short steps let
+    the host's time between them show, or where it finishes early and waits for arrivals); what
+    differs is how much of that work anyone asked for.
     """)
 st.caption("Each bar is a request in its slot, from its prefill to its last token; pink is "
            "padding, grey is an empty slot. The time axis is the same in both modes"

@@ -421,8 +421,9 @@ Arithmetic per token (Thm 3.11): $(k\hat c + k + 1)/E$. Here: """
         "acceptance varies with the text, and is higher on input-grounded tasks.",
         "Medusa's and n-gram lookup's published mean acceptance length τ is mapped to the α of a "
         "chain of the preset's k by solving E(α, k) = τ (then rounded to the slider's 0.01 steps). "
-        "EAGLE's and EAGLE-3's α are fitted to SGLang's measured gains (EAGLE-3 Tables 3 and 4, "
-        "scripts/calibrate.py); a tree's candidates at one depth are treated as independent draws.",
+        "EAGLE's and EAGLE-3's α are fitted to SGLang's measured gains (EAGLE-3 Tables 3 and 4; "
+        "`sim.speculative.fit_alpha`, least squares on log speedup); a tree's candidates at one depth "
+        "are treated as independent draws.",
         "Draft costs: Llama-3.2-1B is priced by the roofline at the target's precisions; an EAGLE "
         "head as one decoder layer of the target plus its LM head (EAGLE-3: a 32k-token draft "
         "head), without the small fusion layer; a Medusa head (one per draft token) as the target's own "

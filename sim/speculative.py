@@ -204,7 +204,7 @@ class Method:
         cost_ratio: for 'ratio': draft step time / target decode step time at the same batch.
         head_vocab: for 'head': the LM head's vocabulary (None: the target's).
         tau: the published mean acceptance length alpha was derived from (None: alpha is quoted).
-        alpha_fitted: alpha is fitted to measured speedups (scripts/calibrate.py): an effective
+        alpha_fitted: alpha is fitted to measured speedups (``fit_alpha``): an effective
             rate that also absorbs what the model leaves out of the engine's round, not the share
             of drafts a target keeps in the method's paper.
         source: where alpha (or tau) and the cost come from.
@@ -290,15 +290,15 @@ METHODS: dict[str, Method] = {
         Method(
             "EAGLE", "head", alpha=0.28, k=3, alpha_fitted=True,
             source="SGLang's EAGLE as EAGLE-3 Table 3 ran it: a chain of 3 drafts on "
-                   "LLaMA-3.1-8B, one H100. α fitted (by the repository's calibration script) to "
-                   "that table's 9 measured gains, batch 2-64. The draft head is one decoder layer of "
-                   "the target plus its LM head, priced by the operator model.",
+                   "LLaMA-3.1-8B, one H100. α fitted (least squares on log speedup, the same cost "
+                   "model) to that table's 9 measured gains, batch 2-64. The draft head is one "
+                   "decoder layer of the target plus its LM head, priced by the operator model.",
         ),
         Method(
             "EAGLE-3", "head", alpha=0.46, k=5, head_vocab=32000, tree_width=4, verify_tokens=8,
             alpha_fitted=True,
             source="SGLang's EAGLE-3 with its default tree (5 draft steps, top-4 candidates a "
-                   "step, 8 tokens verified; SGLang docs). α fitted (by the repository's calibration script) "
+                   "step, 8 tokens verified; SGLang docs). α fitted (least squares on log speedup) "
                    "jointly to EAGLE-3 Table 3 (a chain of 3, batch 2-64) and SGLang's measured "
                    "2.36x at batch 1 (Table 4: 373.25 vs 158.34 tok/s), LLaMA-3.1-8B on one H100. "
                    "The draft head is one decoder layer plus a 32k-token LM head. The paper's own "
