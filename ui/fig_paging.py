@@ -183,7 +183,7 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
         hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
     ) for i, part in enumerate(LEDGER)]
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
-                  xaxis=dict(range=[0, 100], ticksuffix="%", tickvals=[0, 25, 50, 75, 100]),
+                  xaxis=dict(range=[0, 104], ticksuffix="%", tickvals=[0, 25, 50, 75, 100]),
                   yaxis=dict(autorange="reversed"))
     return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
                    legend_below=-0.2, bottom_px=70)

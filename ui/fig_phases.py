@@ -140,8 +140,9 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         ))
     layout = dict(
         barmode="stack",
-        xaxis=dict(range=[0, 100], title="Share of the step the unit is busy", ticksuffix="%",
-                   tickvals=[0, 25, 50, 75, 100]),  # 100 % shown, on a phone too
+        # 100 % shown, on a phone too: a little room past it, or its label past the edge is hidden
+        xaxis=dict(range=[0, 104], title="Share of the step the unit is busy", ticksuffix="%",
+                   tickvals=[0, 25, 50, 75, 100]),
         yaxis=dict(autorange="reversed"),
     )
     return figure(traces, layout, height=300)
