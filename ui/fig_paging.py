@@ -21,7 +21,7 @@ from sim.paging import (
     PagingRun,
 )
 from ui import format as fmt
-from ui.theme import COLORS, OKABE_ITO, figure
+from ui.theme import COLORS, OKABE_ITO, PERCENT_TICKS, figure
 
 # A full page holds token states: blue, as "Tokens" in the ledger beside it. Two shades alternate
 # between requests so that neighbours stand apart; the cell label ("R9·2": request 9, block 2) carries
@@ -183,7 +183,7 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
         hovertemplate=f"<b>{LEDGER_LABELS[part]}</b><br>%{{x:.1f}}% of the pool<extra></extra>",
     ) for i, part in enumerate(LEDGER)]
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
-                  xaxis=dict(range=[0, 104], ticksuffix="%", tickvals=[0, 25, 50, 75, 100]),
+                  xaxis=dict(range=[0, 104], **PERCENT_TICKS),
                   yaxis=dict(autorange="reversed"))
     return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
                    legend_below=-0.2, bottom_px=70)

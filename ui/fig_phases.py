@@ -12,7 +12,7 @@ from sim.hardware import GPU
 from sim.models import Model
 from sim.phases import TTFTCurve, TwoPhases, roofline
 from ui import format as fmt
-from ui.theme import COLORS, OKABE_ITO, figure
+from ui.theme import COLORS, OKABE_ITO, PERCENT_TICKS, figure
 
 # The axes hold still while sliders move (FLOP/byte, log10) unless a point would fall off them: then
 # they widen to keep every plotted point on the chart (long prompts at FP8 on a B200 go past 40,000).
@@ -140,9 +140,8 @@ def busy_figure(result: TwoPhases) -> go.Figure:
         ))
     layout = dict(
         barmode="stack",
-        # 100 % shown, on a phone too: a little room past it, or its label past the edge is hidden
-        xaxis=dict(range=[0, 104], title="Share of the step the unit is busy", ticksuffix="%",
-                   tickvals=[0, 25, 50, 75, 100]),
+        # 100 % shown, on a phone too: a little room past it (PERCENT_TICKS)
+        xaxis=dict(range=[0, 104], title="Share of the step the unit is busy", **PERCENT_TICKS),
         yaxis=dict(autorange="reversed"),
     )
     return figure(traces, layout, height=300)

@@ -98,6 +98,12 @@ def merge(base: dict, extra: dict) -> dict:
     return base
 
 
+#: A 0-100 % axis's ticks, the 100 % one included (its range should end a little past 100, or the
+#: label at the edge is hidden on a phone). Written out: Plotly drops ``ticksuffix`` from ticks given
+#: as ``tickvals``.
+PERCENT_TICKS = dict(tickvals=[0, 25, 50, 75, 100], ticktext=["0%", "25%", "50%", "75%", "100%"])
+
+
 class Spec:
     """A figure as the plain dicts Plotly.js draws (``data``: traces, ``layout``), for the app's own
     drawing: building a ``go.Figure``, even unvalidated, makes an object per trace and per layout
