@@ -466,7 +466,7 @@ def _curves_section() -> dict:
         chart(
             view(kind, (key, workload, chunk, targets, rate),
                  lambda kind=kind, target_s=target_s: latency_figure(sweeps, kind, target_s, rate, caps,
-                                                                     0.05 * ttft_s)),
+                                                                     targets.steady_slack_s)),
             key=f"load_{kind}_curve",
             title=f"p99 {name} against the arrival rate",
             alt=f"p99 {name} against arrival rate for the three policies, with the {target_text} target; "
@@ -484,7 +484,7 @@ def _curves_section() -> dict:
         + ("Hollow points: past what the policy serves (from the first rate whose run's queue grows "
            "through it), so the p99 is the backlog's at the run's end, set by the run's length as much "
            "as by the rate (a curve can dip there). "
-           if any(any(backlog_points(sweeps[p], 0.05 * ttft_s, caps[p])) for p in sweeps) else "")
+           if any(any(backlog_points(sweeps[p], targets.steady_slack_s, caps[p])) for p in sweeps) else "")
         + (" ".join(f"{POLICY_LABEL[p]}'s capacity, {fmt.rate(caps[p], 'req/s')}, is below the lowest "
                     f"rate drawn ({fmt.rate(float(sweeps[p].rate_per_s[0]), 'req/s')}): no diamond."
                     for p in below) + " " if below else "")

@@ -44,7 +44,6 @@ from ui.fig_watch import (
     failures_display,
     failures_frame,
     percent_range,
-    ran,
     row_links,
     scenario_figure,
     scenario_frame,
@@ -127,7 +126,7 @@ def _bars_chart(views: dict) -> None:
     lowest_out = min((r for r in rows if r.metrics.output_tok_s == out_lo), key=lambda r: r.key)
     highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lambda r: r.key)
     with bars_slot:
-        n_ran = sum(ran(r) for r in rows)
+        n_ran = sum(r.metrics.ran for r in rows)
         chart(views["bars"], key="watch_bars", send_first=True,
               title=f"The same {'GPU' if setup.model.tp == 1 else 'GPUs'}, {n_ran} situations"
                     + (f" ({len(rows) - n_ran} more do not fit)" if n_ran < len(rows) else "")
@@ -260,7 +259,7 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
                             "What is happening": st.column_config.TextColumn(width="large"),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
 st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. "
-            if not all(ran(r) for r in rows) else "")
+            if not all(r.metrics.ran for r in rows) else "")
            + "– : the run does not model it (a steady state has no queue and no whole requests, so no "
            "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
            "TTFT and the gaps every decoding user waits). Output tok/s counts every delivered token; "

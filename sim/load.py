@@ -127,6 +127,11 @@ class Targets:
         """The same targets as section 04's SLO (per-request goodput)."""
         return SLO(ttft_s=self.ttft_s, tpot_s=self.tbt_s)
 
+    @property
+    def steady_slack_s(self) -> float:
+        """The slack a run's queue check gets (``LoadRun.steady``): 5 % of the TTFT target, seconds."""
+        return 0.05 * self.ttft_s
+
 
 #: Two target pairs (relaxed chat; strict interactive), editable on the page.
 TARGET_PRESETS = {"relaxed": Targets(2.0, 0.100), "strict": Targets(0.450, 0.040)}
@@ -375,7 +380,7 @@ class LoadRun:
         tbt = (self.tbt_pct(q) if targets.tbt == "token"
                else float(np.nanpercentile(self.tpot_s, q)) if np.isfinite(self.tpot_s).any() else 0.0)
         return (self.ttft_pct(q) <= targets.ttft_s and not tbt > targets.tbt_s
-                and self.steady(0.05 * targets.ttft_s))
+                and self.steady(targets.steady_slack_s))
 
 
 def kv_unit_bytes(model: Model) -> float:

@@ -196,7 +196,7 @@ def _tick(v: float) -> str:
 
 def backlog_points(sw: Sweep, slack_s: float, capacity: float) -> list[bool]:
     """Which of a load curve's runs are past what the policy serves: from the first whose queue grows
-    through the run (``LoadRun.steady`` with the slack ``LoadRun.meets`` allows: 5 % of the TTFT target)
+    through the run (``LoadRun.steady`` with the slack ``LoadRun.meets`` allows: ``Targets.steady_slack_s``)
     on, since a queue that grows at one rate grows at any higher one, and none at or below the policy's
     confirmed capacity."""
     out, past = [], False

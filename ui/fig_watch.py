@@ -62,12 +62,6 @@ def _label(row: Scenario) -> str:
     return f"{row.section} · {row.name}"
 
 
-def ran(row: Scenario) -> bool:
-    """Whether the scenario ran on this card: one that does not fit has no utilization (nor anything
-    else), where a run that does not model a metric still has its utilization."""
-    return math.isfinite(row.metrics.utilization_gpu)
-
-
 def row_settings(runs: ScenarioRuns) -> dict[str, tuple[str, dict[str, str]]]:
     """Each scenario row's page and the URL parameters that set that page to the row's settings
     (none: the page's first view). The page then shows the row's numbers (tests/test_consistency.py)."""
@@ -103,7 +97,7 @@ def scenario_table(rows: list[Scenario], links: list[str] | None = None) -> pa.T
     """The table on screen: one row per scenario, formatted strings ('–' where not modelled), and a
     link to each row's page at its settings. An Arrow table, which ``st.dataframe`` sends as it is:
     a pandas frame cost about 2 ms a run to build and convert (README, "Speed")."""
-    data = {"Scenario": [_label(r) + ("" if ran(r) else " (does not fit)") for r in rows]}
+    data = {"Scenario": [_label(r) + ("" if r.metrics.ran else " (does not fit)") for r in rows]}
     if links is not None:  # beside the name: a wide table scrolls, and the last column was off screen
         data[LINK_COLUMN] = links
     for f in TABLE_FIELDS:
