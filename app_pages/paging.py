@@ -6,7 +6,7 @@ import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
 from sim.cost import gemm_ridge_batch
-from sim.memory import memory_plan, sidebar_levers
+from sim.memory import fit_levers, memory_plan
 from sim.paging import (
     CARD_N_REQUESTS,
     DEFAULT_MEMORY_UTILIZATION,
@@ -165,7 +165,7 @@ if not fit.fits:
         f"{fmt.bytes_(fit.reserve_bytes)}, more together than the {fmt.bytes_(fit.memory_bytes)} the "
         f"engine may use on {'the' if setup.model.tp == 1 else 'each'} {setup.gpu.name} "
         f"({DEFAULT_MEMORY_UTILIZATION:.0%} of {fmt.bytes_(setup.gpu.hbm_bytes)}): no room is left for a KV "
-        f"cache. Pick {sidebar_levers(setup.model.weight_dtype, setup.model.tp)} in the sidebar.",
+        f"cache. Pick {fit_levers(setup.gpu, setup.model, 1, page_tokens)} in the sidebar.",
         icon=":material/memory:",
     )
 else:

@@ -93,7 +93,8 @@ with st.container(horizontal=True, gap="small", key="phases_controls"):
                                help="Tokens already cached for each decoding sequence.")
 
 fits_or_stop(setup, batch, context + 1,
-             f"Decode of {fmt.counted(batch, 'sequence')} at {context:,} cached tokens",
+             f"Decode of {fmt.counted(batch, 'sequence')} at {context:,} cached tokens, each writing one "
+             "more",
              levers="Lower the batch or the context on this page")
 fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt",
              levers="Shorten the prompt on this page")

@@ -109,7 +109,6 @@ class MemoryPlan:
     window_tokens: int = 0  # the windowed layers' window, tokens (0: no windowed layers)
     window_share: float = 0.0  # share of the KV bytes of a token held by windowed layers
     gpus: int = 1  # GPUs the model is split over (tensor parallelism): every figure is one GPU's share
-    weight_dtype: str = "bf16"  # the weights' precision, for the advice (``sidebar_levers``)
 
     @property
     def where(self) -> str:
@@ -216,7 +215,7 @@ def memory_plan(gpu: GPU, model: Model, batch: int, context_tokens: int,
         utilization=float(utilization), weight_bytes=weights,
         activation_bytes=activation_bytes(model, gpu), kv_bytes_per_token=kv_token,
         batch=int(batch), context_tokens=int(context_tokens),
-        gpus=int(model.tp), weight_dtype=model.weight_dtype,
+        gpus=int(model.tp),
         window_tokens=int(model.sliding_window or 0) if model.window_layers else 0,
         # the windowed layers' bytes (target's and drafter's) as a share of a token's, both added
         window_share=(model.window_share * model.kv_bytes_per_token
@@ -269,18 +268,50 @@ def gib(n_bytes: float) -> float:
     return n_bytes / GiB
 
 
-def sidebar_levers(weight_dtype: str, gpus: int) -> str:
-    """What the sidebar offers to make a setup fit, as a list for 'Pick ...': smaller weights only
-    where smaller ones exist (not for 4-bit weights), more GPUs only below 8."""
-    options = ["a bigger GPU"]
-    if weight_dtype in ("bf16", "fp16"):
-        options.append("smaller weights (FP8 or INT4)")
-    elif weight_dtype in ("fp8", "int8"):
-        options.append("4-bit weights")
-    options.append("a smaller model")
-    if gpus < 8:
-        options.append("more GPUs per replica")
-    return ", ".join(options[:-1]) + " or " + options[-1]
+#: The sidebar's weight precisions by bits a weight, smallest change first, as the advice names them.
+_WEIGHT_STEPS = (("8-bit weights (FP8 or INT8)", "fp8"), ("4-bit weights", "int4"))
+
+
+def _listed(options: list[str]) -> str:
+    return options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+
+
+def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, drafter=None,
+               gpus: dict[str, GPU] | None = None, counts: tuple[int, ...] = (1, 2, 4, 8)) -> str:
+    """What the sidebar offers that makes ``batch`` sequences of ``context_tokens`` fit, each change
+    alone, checked with ``memory_plan``, as a list for 'Pick ...': smaller weights, an FP8 KV cache,
+    the other ``gpus`` presets with more memory, more GPUs per replica (of ``counts``), and always a
+    smaller model (the last resort, and the only one where no single change is enough). It named
+    "smaller weights (FP8 or INT4)" for Llama-3.1-70B on an L4, where 4-bit weights (37 GiB) still do
+    not fit."""
+    def ok(m: Model, g: GPU = gpu, d=drafter) -> bool:
+        try:
+            return memory_plan(g, m, int(batch), int(context_tokens), drafter=d).fits
+        except ValueError:
+            return False
+
+    options = []
+    now = model.weight_bytes_per_element
+    for label, dtype in _WEIGHT_STEPS:
+        smaller = model.with_precision(dtype, model.kv_dtype, model.int4_group)
+        if smaller.weight_bytes_per_element < now and ok(smaller):
+            options.append(label)
+            break
+    if model.kv_dtype != "fp8" and ok(model.with_precision(model.weight_dtype, "fp8", model.int4_group)):
+        options.append("an FP8 KV cache")
+    if gpus is None:
+        from sim.hardware import GPUS as gpus
+    bigger = sorted((g for g in gpus.values() if g.hbm_bytes > gpu.hbm_bytes and ok(model, g)),
+                    key=lambda g: g.hbm_bytes)
+    if bigger:
+        options.append(_listed([("an " if g.name[0] in "AEFHILMNORSX" else "a ") + g.name for g in bigger]))
+    more = smallest_gpu_count(gpu, model, batch, context_tokens,
+                              counts=tuple(n for n in counts if n > model.tp), drafter=drafter)
+    if more:
+        options.append(f"{more} GPUs per replica")
+    options.append("a smaller model" if len(options) else
+                   "a smaller model (no other single change in the sidebar makes it fit)")
+    return _listed(options)
 
 
 def amount(n_bytes: float) -> str:
@@ -293,8 +324,9 @@ def amount(n_bytes: float) -> str:
     return f"{n_bytes / 2**10:,.0f} KiB"
 
 
-def describe(plan: MemoryPlan) -> str:
-    """One plain sentence: what does not fit, by how much, and the largest setup that does."""
+def describe(plan: MemoryPlan, levers: str | None = None) -> str:
+    """One plain sentence: what does not fit, by how much, and the largest setup that does; where
+    the weights alone do not fit, ``levers`` (``fit_levers``) says what would."""
     if not plan.weights_fit:
         need = plan.weight_bytes + plan.activation_bytes
         return (f"The weights of {plan.model_name} ({gib(plan.weight_bytes):,.1f} GiB, as the engine holds "
@@ -303,7 +335,7 @@ def describe(plan: MemoryPlan) -> str:
                 f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
                 f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on {plan.where} "
                 f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
-                f"this card at all. Pick {sidebar_levers(plan.weight_dtype, plan.gpus)}.")
+                f"this card at all." + (f" Pick {levers}." if levers else ""))
     if plan.fits:
         return (f"Fits: {gib(plan.used_bytes):,.1f} of {gib(plan.budget_bytes):,.1f} GiB "
                 f"(weights {gib(plan.weight_bytes):,.1f}, KV cache {gib(plan.kv_bytes):,.1f}); "

@@ -75,16 +75,30 @@ def test_a_small_memory_shortfall_is_not_read_as_zero_gib():
     assert "0.0 GiB" not in text and "KiB short" in text  # 5 tokens of KV cache: 152 KiB
 
 
-def test_the_sidebars_levers_offer_only_what_would_help():
-    """4-bit weights are offered no smaller weights, eight GPUs no more GPUs, and the list ends in 'or'
-    (it read 'a bigger GPU, smaller weights, a smaller model.' at 8 GPUs)."""
-    from sim.memory import sidebar_levers
+def test_the_sidebars_levers_name_only_changes_that_make_it_fit():
+    """Each lever is checked alone with the memory plan: Llama-3.1-70B in BF16 on an L4 was offered
+    "smaller weights (FP8 or INT4)", though its 4-bit weights (37 GiB) do not fit a 24 GB card either."""
+    from sim.hardware import GPUS
+    from sim.memory import fit_levers, memory_plan
+    from sim.models import MODELS
 
-    assert sidebar_levers("bf16", 1) == ("a bigger GPU, smaller weights (FP8 or INT4), a smaller model or "
-                                         "more GPUs per replica")
-    assert sidebar_levers("fp8", 8) == "a bigger GPU, 4-bit weights or a smaller model"
-    assert sidebar_levers("int4", 2) == "a bigger GPU, a smaller model or more GPUs per replica"
-    assert sidebar_levers("mxfp4", 8) == "a bigger GPU or a smaller model"
+    m70 = MODELS["Llama-3.1-70B"]
+    assert fit_levers(GPUS["L4"], m70, 1, 2048) == (
+        "a B200 or an MI300X, 8 GPUs per replica or a smaller model")
+    assert not memory_plan(GPUS["L4"], m70.with_precision("int4", "bf16"), 1, 2048).fits  # why no weights
+    assert fit_levers(GPUS["H100 SXM"], m70, 1, 2048) == (
+        "4-bit weights, a B200 or an MI300X, 2 GPUs per replica or a smaller model")
+    assert fit_levers(GPUS["H100 SXM"], m70, 1, 2048, counts=()) == (
+        "4-bit weights, a B200 or an MI300X or a smaller model")
+    # a KV shortfall: the FP8 cache is what fits; 8-bit weights are named before 4-bit ones
+    m8 = MODELS["Llama-3.1-8B"]
+    assert fit_levers(GPUS["H100 SXM"], m8, 8, 65_536).startswith("an FP8 KV cache, an H200 SXM")
+    assert fit_levers(GPUS["L4"], m8, 1, 65_536).startswith("8-bit weights (FP8 or INT8)")
+    # nothing but another model: said so
+    assert fit_levers(GPUS["L4"], MODELS["DeepSeek-V3"], 1, 2048, gpus={}) == (
+        "a smaller model (no other single change in the sidebar makes it fit)")
+    for text in (fit_levers(GPUS["L4"], m70.with_tp(8), 1, 2048),):
+        assert "GPUs per replica" not in text  # eight is the most the sidebar offers
 
 
 def test_signed_keeps_three_significant_digits_and_the_sign():

@@ -273,7 +273,7 @@ def test_a_split_model_that_does_not_fit_is_said_per_gpu():
     assert not at.exception
     text = " ".join(w.value for w in [*at.warning, *at.error])
     assert "does not fit on each of the 2 × H100 SXM" in text and "on one H100" not in text
-    assert "a GPU (its share on 2 GPUs)" in text and "more GPUs per replica" in text
+    assert "a GPU (its share on 2 GPUs)" in text and "4 GPUs per replica" in text
 
 
 def test_the_compute_bound_batch_is_compared_with_what_the_engine_runs():

@@ -74,8 +74,13 @@ def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
     assert "not fit in memory" in text and "GiB short" in text
     assert "The largest batch that fits at 32,769 tokens is 13." in text
     assert not at.metric
+    assert "cached tokens, each writing one more" in text  # why the check is at 32,769
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
-    assert "does not fit on this card at all" in at.error[0].value
+    text = at.error[0].value
+    assert "does not fit on this card at all" in text
+    # only what fits by itself: 4-bit weights (37 GiB) do not, on a 24 GB card
+    assert "Pick a B200 or an MI300X or a smaller model." in text and "weights (" not in text
+    assert "It fits on **8 x L4**" in " ".join(c.value for c in at.caption)
     assert not at.metric
     at = open_app(PAGE, {"model": "Llama-3.1-70B"})  # 131 GiB of BF16 weights on one H100
     assert "It fits on **2 x H100 SXM**" in " ".join(c.value for c in at.caption)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.memory import describe, memory_plan, sidebar_levers, smallest_gpu_count
+from sim.memory import describe, fit_levers, memory_plan, smallest_gpu_count
 from ui.layout import stop_page
 
 
@@ -28,7 +28,8 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True
-    sidebar = sidebar_levers(setup.model.weight_dtype, setup.model.tp)  # what the sidebar offers
+    # what the sidebar offers that fits, each change alone (more GPUs: the sentence below says how many)
+    sidebar = fit_levers(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter, counts=())
     if section:
         lead = ("This section's scenario does not fit in memory on this setup, so the section shows no "
                 "numbers for it.")
@@ -36,7 +37,7 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
         lead = "These settings do not fit in memory on this setup, so no numbers are shown for them."
     else:
         lead = "This setup does not fit in memory, so no numbers are shown for it."
-    st.error(f"**{lead}** {what}: " + describe(plan), icon=":material/memory_alt:")
+    st.error(f"**{lead}** {what}: " + describe(plan, sidebar), icon=":material/memory_alt:")
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
              if n and n > setup.model.tp else "")
