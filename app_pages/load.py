@@ -212,11 +212,14 @@ def _hit_curve(
 
 @page_cache("load._roles", 16, yields=True)
 def _roles(_setup, setup_key: str, workload: str, ttft_s: float, tbt_s: float):
-    """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer."""
+    """Prefill-only and decode-only GPUs' capacities (policy-independent), and the mean KV transfer:
+    searched on the load curves' short runs and confirmed on the run that confirms the colocated
+    capacity they are compared with."""
     base = _stream(workload, SEARCH_REQUESTS, 1.0)
     return offload(
         load.role_capacities,
-        _setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s), assumptions=_setup.assumptions
+        _setup.gpu, _setup.model, base, load.Targets(ttft_s, tbt_s), assumptions=_setup.assumptions,
+        confirm=_stream(workload, CONFIRM_REQUESTS, 1.0),
     )
 
 
@@ -732,7 +735,7 @@ def _split_section() -> load.Disaggregation:
            + ("; ".join(({"prefill": "prompts filling the largest step",
                           "decode": "the largest batch the KV cache and max_num_seqs allow"})[r]
                          for r in bound))
-           + f"): a {SEARCH_REQUESTS:,}-request run at that rate still met the target, too short for "
+           + f"): a {CONFIRM_REQUESTS:,}-request run at that rate still met the target, too short for "
            "the queue that would build at full load, so the search stops there and the split's figure is "
            "a ceiling.")
     )
@@ -825,7 +828,8 @@ rate counts; 1/256 to 1/16 where even 1/16 misses) and takes {load.CAPACITY_ITER
 disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
 (prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a
 run of {SEARCH_REQUESTS} requests above it can still meet its targets, so a role met at its bound is
-shown as at most that. Either way a looser target never
+shown as at most that. Each role's capacity is then confirmed on the {CONFIRM_REQUESTS:,}-request run, as
+the colocated capacity it is compared with is. Either way a looser target never
 gets a lower capacity (the rates tried do not depend on the targets until the first answer that
 differs; a test checks it).
 

@@ -1064,7 +1064,7 @@ COARSE_BISECTIONS = 3
 def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
                        *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = 0.93,
-                       tries: int = 6) -> Capacity:
+                       tries: int = 6, mode: str = "colocated", transfer_s=None) -> Capacity:
     """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
     from it can sit above a rate at which the longer run's queue grows. From ``cap``'s rate down by
@@ -1072,7 +1072,9 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer long prompts
     can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
     geometric bisections against the rate above it that missed; where none of those meets either the
-    capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0."""
+    capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0.
+    ``mode`` and ``transfer_s`` (for ``stream``'s requests): a prefill-only or decode-only GPU's run,
+    as in ``simulate``."""
     check_int("tries", tries, 1, 40)
     check_float("step", step, 0.5, 0.99)
     if cap.rate_per_s <= 0:
@@ -1082,7 +1084,8 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
 
     def meets(rate: float) -> bool:
         run = simulate(gpu, model, stream.at_rate(rate, base), policy, chunk_tokens=chunk_tokens,
-                       prefix_caching=prefix_caching, assumptions=assumptions)
+                       prefix_caching=prefix_caching, assumptions=assumptions, mode=mode,
+                       transfer_s=transfer_s)
         tested.append((rate, run.meets(targets)))
         return tested[-1][1]
 
@@ -1279,8 +1282,8 @@ class Roles(NamedTuple):
 
 
 def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
-                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS
-                    ) -> Roles:
+                    assumptions: Assumptions = DEFAULT_ASSUMPTIONS, iterations: int = CAPACITY_ITERATIONS,
+                    confirm: Stream | None = None) -> Roles:
     """(prefill-only GPU, decode-only GPU) capacities in requests/s, the mean KV transfer, s, and
     whether each role's capacity is its throughput bound (``Roles``).
 
@@ -1293,6 +1296,10 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
     ``ceiling`` of 1): a decode-only GPU with room for every request never makes one wait for a slot,
     and a 600-request run far above what it can finish met its targets (117 req/s against a bound of
     46 on an H100 serving Llama-3.1-8B chat).
+
+    ``confirm``: a longer stream of the same lengths on which each role's capacity is then confirmed
+    (``sustained_capacity``), as page 05 confirms the colocated capacity it is compared with: a
+    split's figure from short runs against a colocated one from long runs favoured the split.
     """
     only_ttft = Targets(targets.ttft_s, 60.0, targets.percentile, targets.tbt)
     only_tbt = targets
@@ -1303,6 +1310,12 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
     dec = capacity(gpu, model, stream, "prefill-first", only_tbt, prefix_caching=False,
                    assumptions=assumptions, mode="decode", transfer_s=xfer, iterations=iterations,
                    ceiling=1.0, saturation_per_s=throughput_bound(gpu, model, stream, "decode", assumptions))
+    if confirm is not None:
+        xfer = kv_transfer_s(gpu, model, confirm.prompt_tokens)
+        pre = sustained_capacity(gpu, model, pre, confirm, "prefill-first", only_ttft, prefix_caching=False,
+                                 assumptions=assumptions, mode="prefill")
+        dec = sustained_capacity(gpu, model, dec, confirm, "prefill-first", only_tbt, prefix_caching=False,
+                                 assumptions=assumptions, mode="decode", transfer_s=xfer)
     return Roles(pre.rate_per_s, dec.rate_per_s, float(xfer.mean()), dec.at_ceiling, pre.at_ceiling)
 
 
