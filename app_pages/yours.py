@@ -153,7 +153,9 @@ with results:
     st.caption(f"Read {fmt.counted(len(got.rows), 'row')} from {origin} as **{parsed.fmt}**. What a run "
                f"does not name (its GPU, its model, their precisions, its GPU count) is the sidebar's: "
                f"{setup.label}; what it names is kept, so a run on another GPU can be priced with the "
-               "sidebar's model (the notes list each choice).")
+               "sidebar's model. A GPU or model the app has no preset for is priced only where the "
+               "sidebar's is Custom, with its figures or config; otherwise the run is shown, not priced "
+               "(the notes list each choice).")
     if result is not None and not isinstance(result, str):
         chart(errors_figure(result), key="yours_errors", title="The model's error on each of your runs",
               alt=f"Signed error per run before and after the fit; median |error| {median_now:.0%} before, "
@@ -174,10 +176,20 @@ elif result is not None:
             "own measured ceiling, its GEMM or STREAM microbenchmark, not the spec peak; a time of 0 is "
             "none at all), so the model misses something in them: read the error left after the fit as "
             "that, not as noise. With few runs, free fewer assumptions.")
-    st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
-              on_click=apply_to_sidebar, args=(values,), icon=":material/done_all:",
-              help="Sets the sidebar's assumption sliders; the URL carries them, so a copied link "
-                   "opens the calibrated view (your pasted text does not travel).")
+    worse = median_fit is not None and median_now is not None and median_fit > median_now * (1 + 1e-9)
+    if worse:  # the fit minimises the error of log time, summed: it can raise the median |error|
+        st.warning(
+            f"**The fit did not help.** Its median |error| is {fmt.percent(median_fit)}, against "
+            f"{fmt.percent(median_now)} at the sidebar's assumptions. It minimises the squared error of "
+            "log time over all your runs, so runs that disagree with each other (the same conditions, "
+            "different numbers) or that the model cannot follow pull it where no run is matched well: "
+            "compare the runs in the chart above before using it. So it is not offered for every page.",
+            icon=":material/trending_up:")
+    else:
+        st.button("Apply the fitted assumptions to every page", key="yours_apply", type="primary",
+                  on_click=apply_to_sidebar, args=(values,), icon=":material/done_all:",
+                  help="Sets the sidebar's assumption sliders; the URL carries them, so a copied link "
+                       "opens the calibrated view (your pasted text does not travel).")
     applied = st.session_state.get(APPLIED_KEY)
     if applied and all(abs(st.session_state.get(k, v) - v) < 1e-9 for k, v in applied.items()):
         st.success("Every page now uses these assumptions, and the link in the address bar carries them.",

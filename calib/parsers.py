@@ -131,6 +131,7 @@ def _model_key(name: str) -> str:
     key = name.strip().lower().rsplit("/", 1)[-1]
     key = re.sub(r"^meta-", "", key)
     key = re.sub(r"[-_.](instruct|chat|hf|it|base|thinking)\b", "", key)
+    key = re.sub(r"[-_]quantized([-_.][a-z0-9]+)*$", "", key)  # RedHatAI's -quantized.w4a16 / .w8a8
     key = re.sub(r"[-_](fp8|fp16|bf16|awq|gptq|int4|int8|w8a8|w4a16|nvfp4|mxfp4|fp4)(-dynamic)?\b", "", key)
     key = re.sub(r"-v\d+\.\d+$", "", key)  # Mistral's -v0.3; DeepSeek-V2 / -V3 are models, kept
     key = re.sub(r"[-_](\d{4})$", "", key)  # a release date: DeepSeek-R1-0528, V3-0324, Qwen3's -2507
@@ -255,6 +256,7 @@ class _Run:
     workload: str = "random"
     raw: dict[str, str] = field(default_factory=dict)  # label -> the text read, for the notes column
     lengths_note: str = ""  # how the lengths were read, when not from the token totals
+    max_batch: int | None = None  # the engine's own cap on sequences at once (trtllm-bench's report)
     notes: list[str] = field(default_factory=list)
 
 
@@ -283,12 +285,11 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
         notes.append(f"{run.where}: weights {run.weights}, as the model id {run.model!r} names them")
     if model and _model_key(run.model) != _model_key(model):
         notes.append(f"{run.where}: model {run.model!r} is priced as {model} (the same shapes)")
-    if run.model and not model:
-        notes.append(f"{run.where}: model {run.model!r} is not one of the app's models; the row's "
-                     "model is left blank (the sidebar's model applies)")
+    if run.model and not model:  # kept as named: priced only on a custom model in the sidebar
+        model = run.model
     gpu = gpu_preset(run.gpu) if run.gpu else ""
-    if run.gpu and not gpu:
-        notes.append(f"{run.where}: GPU {run.gpu!r} is not one of the app's presets; left blank")
+    if run.gpu and not gpu:  # kept as named: priced only on a custom GPU in the sidebar
+        gpu = run.gpu
     lengths = run.lengths_note or (
         f"Successful requests {run.completed}; Total input tokens {run.total_in} "
         f"(mean {mean_in:.6g}); Total generated tokens {run.total_out} (mean {mean_out:.6g})")
@@ -364,10 +365,14 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
                      "all tokens) stands for TPOT, the same when every request has the same length")
     if all_at_once and not single and not speculative:
         tps = _require_positive(run, run.output_tps, run.tps_label)
-        add("offline_tok_s", tps, f"{run.tps_label} {_fmt(tps)}", qps="inf")
+        add("offline_tok_s", tps, f"{run.tps_label} {_fmt(tps)}", qps="inf",
+            **({"batch": _fmt(run.max_batch)} if run.max_batch else {}))
     elif run.output_tps is not None and not single and (run.rate_known or run.concurrency_known):
-        notes.append(f"{run.where}: output throughput not used as offline_tok_s: the requests were "
-                     "not all queued at t = 0")
+        notes.append(f"{run.where}: output throughput not used as offline_tok_s: "
+                     + ("the text does not say whether a concurrency cap was set (paste the "
+                        "'Maximum request concurrency:' line too)"
+                        if run.rate_known and run.rate is not None and math.isinf(run.rate)
+                        and not run.concurrency_known else "the requests were not all queued at t = 0"))
     if not rows:
         notes.append(f"{run.where}: no row the model can express")
     return rows, notes
@@ -598,6 +603,16 @@ def _parse_serving_text(text: str, fmt: str) -> tuple[list[_Run], list[str]]:
             mc = ns["max_concurrency"]
             run.concurrency = None if mc == "None" else _count(mc, f"{where} (Namespace max_concurrency)")
             run.concurrency_known = True
+        elif run.rate_known and not run.concurrency_known and not ramp and (
+                (ns and "max_concurrency" not in ns)
+                or (fmt == "sglang-summary" and "backend" in values)):
+            # A version before the concurrency cap (2024): its argparse Namespace has no
+            # max_concurrency, or its SGLang block, which prints 'Max request concurrency' beside
+            # 'Backend' since the cap came, has none: there was no cap.
+            run.concurrency, run.concurrency_known = None, True
+            run.notes.append("no concurrency cap: this version of the benchmark predates it ("
+                             + ("its Namespace has no max_concurrency" if ns and "max_concurrency" not in ns
+                                else "its block has no 'Max request concurrency' line") + ")")
         run.model = ns.get("model", "")
         ds = ns.get("dataset_name", "")
         run.workload = "sharegpt" if ds == "sharegpt" else "random"
@@ -646,11 +661,23 @@ _TRT_LABELS: dict[str, tuple[str, str]] = {
     "Per User Output Throughput [w/ ctx] (tps/user)": ("per_user_tps", "num"),
     "Per User Output Throughput (tps/user)": ("per_user_tps", "num"),
     "Per GPU Output Throughput (tps/gpu)": ("per_gpu_tps", "num"),
+    # the units as TensorRT-LLM's own docs print them (perf-benchmarking.md's sample report)
+    "Per User Output Throughput [w/ ctx] (tokens/sec/user)": ("per_user_tps", "num"),
+    "Per User Output Throughput (tokens/sec/user)": ("per_user_tps", "num"),
+    "Per GPU Output Throughput (tokens/sec/gpu)": ("per_gpu_tps", "num"),
+    "Per User Output Speed (tokens/sec/user)": ("per_user_speed", "num"),
     "Average time-to-first-token [TTFT] (ms)": ("avg_ttft_ms", "num"),
     "Average time-per-output-token [TPOT] (ms)": ("avg_tpot_ms", "num"),
     "Per User Output Speed (tps/user)": ("per_user_speed", "num"),
 }
-_TRT_UNITS = {m.group(1): full for full in _TRT_LABELS if (m := _UNIT.fullmatch(full))}
+_TRT_UNITS: dict[str, str] = {}
+for _full in _TRT_LABELS:  # label -> its unit(s) as printed, for the wrong-unit message
+    if _m := _UNIT.fullmatch(_full):
+        _TRT_UNITS[_m.group(1)] = (_TRT_UNITS[_m.group(1)] + "' or '" + _full) if _m.group(1) in _TRT_UNITS \
+            else _full
+#: At most this many requests in flight on average, or a runtime batch of one: a sequential run
+#: (``--concurrency 1``, NVIDIA's min-latency recipe), whose TTFT and TPOT are an idle server's.
+_TRT_SEQUENTIAL_CONCURRENCY = 1.05
 _TRT_WEIGHTS = {"fp8": "fp8", "fp8_block_scales": "fp8", "nvfp4": "nvfp4", "w4a16_awq": "int4",
                 "w4a16": "int4", "w4a16_gptq": "int4", "w8a16": "int8", "w4a8_mxfp4_fp8": "mxfp4",
                 "w4a16_mxfp4": "mxfp4", "w4a8_mxfp4_mxfp8": "mxfp4"}
@@ -752,14 +779,30 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
             check = f" (requests x mean output / total latency = {derived:.6g})"
         run.notes.append("'Token Throughput (tokens/sec)' (TensorRT-LLM 0.17's label) read as output "
                          "tokens/s" + check)
-    run.rate, run.rate_known = math.inf, True
-    run.concurrency, run.concurrency_known = None, True
-    run.notes.append("trtllm-bench throughput queues every request at t = 0 (without --concurrency)")
-    if "avg_concurrency" in values:
+    avg_conc = float(values["avg_concurrency"]) if "avg_concurrency" in values else None  # type: ignore[arg-type]
+    sequential = ((avg_conc is not None and avg_conc <= _TRT_SEQUENTIAL_CONCURRENCY)
+                  or values.get("max_batch") == 1)
+    if sequential:  # one request at a time: an idle server's TTFT and TPOT, and no offline row
+        run.rate, run.rate_known = None, True
+        run.concurrency, run.concurrency_known = 1, True
+        run.notes.append("one request at a time ("
+                         + (f"average concurrency {_fmt(avg_conc)}" if avg_conc is not None else "")
+                         + (", " if avg_conc is not None and values.get("max_batch") == 1 else "")
+                         + ("Max Runtime Batch Size 1" if values.get("max_batch") == 1 else "")
+                         + "): read as a run at concurrency 1, not as every request queued at once")
+        run.mean_ttft_ms = values.get("avg_ttft_ms")  # type: ignore[assignment]
+        run.mean_tpot_ms = values.get("avg_tpot_ms")  # type: ignore[assignment]
+        run.ttft_label = "Average time-to-first-token [TTFT] (ms)"
+        run.tpot_label = "Average time-per-output-token [TPOT] (ms)"
+    else:
+        run.rate, run.rate_known = math.inf, True
+        run.concurrency, run.concurrency_known = None, True
+        run.notes.append("trtllm-bench throughput queues every request at t = 0 (without --concurrency)")
+    if "avg_concurrency" in values and not sequential:
         run.notes.append(f"average concurrency {_fmt(float(values['avg_concurrency']))} (the report does "  # type: ignore[arg-type]
                          "not print --concurrency): if the run capped it, it was not all at once, and the "
                          "offline row, priced at the batch the KV cache holds, does not describe it")
-    if "avg_ttft_ms" in values or "avg_tpot_ms" in values:
+    if ("avg_ttft_ms" in values or "avg_tpot_ms" in values) and not sequential and requests > 1:
         run.notes.append("streaming TTFT/TPOT not used: measured with every request queued at once")
     if requests == 1:
         run.mean_ttft_ms = values.get("avg_ttft_ms")  # type: ignore[assignment]
@@ -789,9 +832,10 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
         run.kv = "fp8"
     elif kvq not in _TRT_NONE and kvq not in ("bfloat16", "float16", "bf16", "fp16"):
         run.notes.append(f"KV Cache Dtype {values.get('kv_dtype')!r} not mapped; kv left blank")
-    if "max_batch" in values:
-        run.notes.append(f"Max Runtime Batch Size {values['max_batch']} (the engine's cap on sequences; "
-                         "the model's offline row uses its own MAX_NUM_SEQS)")
+    if "max_batch" in values and not sequential:
+        run.max_batch = int(values["max_batch"])  # type: ignore[arg-type]
+        run.notes.append(f"Max Runtime Batch Size {values['max_batch']}: the engine's cap on sequences at "
+                         "once, the offline row's batch (at most what the KV cache holds)")
     run.workload = "random"
     if unknown:
         names = sorted(set(unknown))
@@ -954,6 +998,8 @@ _VLLM_MARKERS = {"date", "model_id", "num_prompts", "mean_e2el_ms", "total_token
 
 def _json_flavour(rec: dict) -> str | None:
     keys = set(rec)
+    if keys & {"model_id", "tokenizer_id", "date"}:  # vLLM's --save-result header, 2024 on (then with
+        return "vllm-json"  # 'input_throughput', which SGLang's JSONL has too)
     if keys & _SGLANG_MARKERS:
         return "sglang-jsonl"
     if keys & _VLLM_MARKERS:
@@ -1169,8 +1215,9 @@ def detect_format(text: str) -> str:
 
 
 def _serving_flavour(text: str) -> str:
-    sglang_labels = ("Backend:", "Max request concurrency:", "Input token throughput (tok/s):",
-                     "Mean E2E Latency (ms):", "Total generated tokens (retokenized):")
+    # not 'Input token throughput (tok/s)': vLLM's 2024 block printed it too, and has no 'Backend:'
+    sglang_labels = ("Backend:", "Max request concurrency:", "Mean E2E Latency (ms):",
+                     "Total generated tokens (retokenized):")
     for line in _strip_prefix(_lines(text))[0]:
         if line.strip().startswith(sglang_labels):
             return "sglang-summary"

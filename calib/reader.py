@@ -15,7 +15,18 @@ from sim.cost import ROOFLINE_FLOOR, Assumptions
 from sim.hardware import GPU, GPUS
 from sim.memory import describe, memory_plan
 from sim.models import ALL_MODELS, KV_DTYPES, WEIGHT_DTYPES, Model
-from sim.truth import COLUMNS, Prediction, Row, RowError, int4_group_for, parse_rows, predict, row_setup
+from sim.truth import (
+    COLUMNS,
+    Prediction,
+    Row,
+    RowError,
+    int4_group_for,
+    online_cap,
+    online_max_qps,
+    parse_rows,
+    predict,
+    row_setup,
+)
 
 MAX_READER_ROWS = 200
 #: Queued ShareGPT runs are simulated step by step (``sim.truth.queued_schedule``, which keeps 16
@@ -52,7 +63,10 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
             rid = f"{rid}-{i}"
         seen.add(rid)
         row["id"] = rid
-        on_ours = not row["gpu"] or not row["model"]
+        # on the sidebar's setup: a blank GPU or model, or one the app has no preset for (priced on
+        # the sidebar's only where that is custom: the reader gave its shapes or figures)
+        on_ours = (not row["gpu"] or not row["model"] or row["gpu"] not in GPUS
+                   or row["model"] not in ALL_MODELS)
         if not row["weights"]:
             named = ALL_MODELS.get(row["model"]) if row["model"] and row["model"] != model.name else None
             # Another preset than the sidebar's: as its checkpoint ships (gpt-oss: MXFP4); else the sidebar's.
@@ -73,9 +87,18 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
         if r.id in setups:
             g = gpu if not setups[r.id]["gpu"] else GPUS.get(r.gpu)
             base = model if not setups[r.id]["model"] else ALL_MODELS.get(r.model)
+            if g is None and gpu.name not in GPUS:  # the sidebar's custom GPU stands for the one named
+                g = gpu
+                notes.append(f"{r.id}: GPU {r.gpu!r} is not a preset; priced on the sidebar's {gpu.name}")
+            if base is None and model.name not in ALL_MODELS:  # likewise a pasted config.json
+                base = model
+                notes.append(f"{r.id}: model {r.model!r} is not a preset; priced as the sidebar's "
+                             f"{model.name}")
             if g is None or base is None:
-                what = f"GPU {r.gpu!r}" if g is None else f"model {r.model!r}"
-                reasons[r.id] = f"{what} is not a preset"
+                reasons[r.id] = (f"GPU {r.gpu!r} is not a preset (pick Custom under GPU in the sidebar, "
+                                 "with its figures, to price it)" if g is None else
+                                 f"model {r.model!r} is not one of the app's models (pick 'Custom (paste "
+                                 "config.json)' under Model in the sidebar, with its config, to price it)")
                 continue
             if r.weights not in WEIGHT_DTYPES or r.kv not in KV_DTYPES:
                 reasons[r.id] = f"precision {r.weights}/{r.kv} is not one the model prices"
@@ -97,8 +120,28 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
         if why:
             reasons[r.id] = why
             out_setups.pop(r.id, None)
+        elif r.kind == "tpot_ms" and r.qps is not None and math.isfinite(r.qps):
+            note = _saturated(r, out_setups.get(r.id) or row_setup(r))
+            if note:
+                notes.append(f"{r.id}: {note}")
     notes.extend(f"{rid}: {why}; shown, not priced" for rid, why in reasons.items())
     return ReaderRows(rows, out_setups, tuple(notes), reasons)
+
+
+def _saturated(r: Row, setup) -> str:
+    """Where a row's request rate is more than the model's server sustains at its lengths, say so:
+    the row is then priced with the running batch at its cap (``sim.truth.online_tpot_s``)."""
+    if isinstance(setup, str) or r.prompt_tokens is None or r.output_tokens is None:
+        return ""
+    g, m = setup
+    top = online_max_qps(g, m, r.prompt_tokens, r.output_tokens, concurrency=r.concurrency)
+    if r.qps < top:
+        return ""
+    cap = online_cap(g, m, r.prompt_tokens, r.output_tokens, r.concurrency)
+    return (f"at {r.qps:g} requests/s the model's server is saturated (it sustains about {top:.3g} at these "
+            f"lengths), so the row is priced with {cap:,} requests running at once"
+            + (" (the run's concurrency cap), a closed loop" if r.concurrency else
+               " (what the KV cache or max_num_seqs allows) and the rest queued"))
 
 
 def _queued(r: Row) -> bool:

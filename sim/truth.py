@@ -12,11 +12,15 @@ row:
   lambda and each prefill rides one step, lengthening it by its prefill time. Time between a
   sequence's tokens is t_decode(N) / (1 - lambda * t_prefill). Poisson load (``qps``): N = lambda x
   end-to-end time (Little's law); closed loop (``concurrency`` C): N = C and lambda = C / end-to-end.
-  Both solved by fixed-point iteration.
+  The closed loop is a quadratic in the time per token; the Poisson load is solved by fixed-point
+  iteration, with N at most the requests the server runs at once (its KV cache at full length and
+  ``max_num_seqs``, or the run's concurrency cap). A rate at or above what that many sustain in a
+  closed loop (``online_max_qps``) runs as that closed loop: the queue grows, the batch stays full.
 - ``offline_tok_s``: ``requests`` queued at t = 0. Fixed lengths: the engine runs as many as its KV
   cache holds at full length (prompt + output, reserved up front, TensorRT-LLM's
   guaranteed-no-evict policy), at most the engine's cap (MAX_NUM_SEQS for TensorRT-LLM, vLLM's
-  ``max_num_seqs`` for the GPU otherwise); every request is prefilled in chunks of
+  ``max_num_seqs`` for the GPU otherwise, or the row's ``batch`` where the run set its own, as
+  trtllm-bench's ``--max_batch_size``); every request is prefilled in chunks of
   MAX_BATCHED_TOKENS and decoded at the mean context. ShareGPT lengths: the run lasts until its
   longest outputs finish, so it is run through the step scheduler of section 05
   (``sim.load.simulate``, chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
@@ -254,22 +258,60 @@ def _decode_step_s(gpu, model, n: float, context: float, assumptions: Assumption
     return float(step_cost(gpu, model, n, n * pairs, n * kv, assumptions).time_s)
 
 
-def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = None,
-                  concurrency: int | None = None, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
-    """Mean time per output token in steady state (see the module docstring)."""
+def _closed_loop(gpu, model, prompt: int, output: int, n: float, assumptions: Assumptions
+                 ) -> tuple[float, float]:
+    """(TPOT s, requests/s) of a closed loop of ``n`` requests in flight, in steady state."""
     t_pre = prefill_time_s(gpu, model, prompt, assumptions)
     # What a prefill adds to the step it rides: its time less the step's fixed launch and host time.
     extra = max(t_pre - assumptions.host_overhead_s, 0.0)
+    step = _decode_step_s(gpu, model, max(n, 1.0), prompt + output / 2, assumptions)
+    a = max(output - 1, 0)
+    if a == 0:
+        return step, n / t_pre
+    # tpot = step / (1 - lam * extra) with lam = n / (t_pre + a * tpot): a quadratic in tpot, whose
+    # positive root has lam * extra < 1 (iterating it oscillated once prefills filled most steps).
+    b = t_pre - extra * n - step * a
+    tpot = (-b + math.sqrt(b * b + 4.0 * a * step * t_pre)) / (2.0 * a)
+    return tpot, n / (t_pre + a * tpot)
+
+
+def online_cap(gpu, model, prompt: int, output: int, concurrency: int | None = None) -> int:
+    """Requests a server runs at once for these lengths: ``concurrency`` where the run capped it,
+    else as many as its KV cache holds at full length, at most the engine's ``max_num_seqs``."""
+    if concurrency:
+        return int(concurrency)
+    held = offline_batch(gpu, model, prompt, output, 10**9)
+    return held if isinstance(held, int) else engine_max_seqs(gpu)
+
+
+def online_max_qps(gpu, model, prompt: int, output: int, *, concurrency: int | None = None,
+                   assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """The highest request rate the server sustains at these lengths (requests/s): a closed loop at
+    ``online_cap``. Above it the queue grows without bound and the running batch stays at the cap."""
+    return _closed_loop(gpu, model, prompt, output, online_cap(gpu, model, prompt, output, concurrency),
+                        assumptions)[1]
+
+
+def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = None,
+                  concurrency: int | None = None, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """Mean time per output token in steady state (see the module docstring). A Poisson rate at or
+    above what the server sustains (``online_max_qps``; with ``concurrency`` too, what that cap
+    sustains) runs with its batch at the cap, as a closed loop there: the fixed point had no
+    solution and ran off to 1e41 s (a reader's vLLM sweep at 30 req/s)."""
+    if qps is None:
+        return _closed_loop(gpu, model, prompt, output, float(concurrency or 1), assumptions)[0]
+    cap = online_cap(gpu, model, prompt, output, concurrency)
+    full_tpot, full_qps = _closed_loop(gpu, model, prompt, output, float(cap), assumptions)
+    if qps >= full_qps:
+        return full_tpot
+    t_pre = prefill_time_s(gpu, model, prompt, assumptions)
+    extra = max(t_pre - assumptions.host_overhead_s, 0.0)
     context = prompt + output / 2
-    n = float(concurrency) if concurrency else 1.0
-    tpot = _decode_step_s(gpu, model, max(n, 1.0), context, assumptions)
+    n = 1.0
+    tpot = _decode_step_s(gpu, model, n, context, assumptions)
     for _ in range(50):
-        e2e = t_pre + max(output - 1, 0) * tpot
-        lam = qps if qps is not None else n / e2e
-        if qps is not None:
-            n = max(1.0, lam * e2e)
-        busy = min(lam * extra, 0.95)
-        tpot = _decode_step_s(gpu, model, n, context, assumptions) / (1.0 - busy)
+        n = min(max(1.0, qps * (t_pre + max(output - 1, 0) * tpot)), float(cap))
+        tpot = _decode_step_s(gpu, model, n, context, assumptions) / (1.0 - min(qps * extra, 0.95))
     return tpot
 
 
@@ -278,21 +320,25 @@ def kv_policy_for(engine: str) -> str:
     return "free" if "tensorrt" in engine.lower() else "total"
 
 
-def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total") -> int | str:
+def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total",
+                  max_seqs: int | None = None) -> int | str:
     """The batch an offline run decodes at: as many requests at full length as the KV cache holds
     (at most ``requests`` and the engine's cap: TensorRT-LLM's MAX_NUM_SEQS under its 'free' policy,
-    vLLM's ``max_num_seqs`` for the GPU otherwise, as the ShareGPT path), or why none fits."""
+    vLLM's ``max_num_seqs`` for the GPU otherwise, as the ShareGPT path; ``max_seqs``, where the run
+    set its own: trtllm-bench's ``--max_batch_size``), or why none fits."""
     budget = kv_budget_bytes(gpu, model, policy=kv_policy)
     # Sliding-window / chunked layers hold at most their window (vLLM's hybrid KV-cache manager).
     per_request = float(model.kv_bytes_per_sequence(prompt + output))
     cap = MAX_NUM_SEQS if kv_policy == "free" else engine_max_seqs(gpu)
+    cap = min(cap, max_seqs) if max_seqs else cap
     batch = min(cap, requests, int(budget // per_request))
     if batch < 1:
         return "the KV cache cannot hold one request at full length"
     return batch
 
 
-def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total"):
+def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total",
+                         max_seqs: int | None = None):
     """``requests`` ShareGPT-like requests of the given mean lengths, all queued at t = 0, through the
     step scheduler (``sim.load.simulate``: chunked prefill of MAX_BATCHED_TOKENS a step, the engine's
     max_num_seqs: vLLM's for the GPU, MAX_NUM_SEQS for TensorRT-LLM's 'free' policy), priced with
@@ -308,7 +354,8 @@ def offline_sharegpt_run(gpu, model, prompt: int, output: int, requests: int, kv
         return f"a ShareGPT sample as vLLM's benchmark draws it cannot have these lengths: {exc}"
     run = simulate(gpu, model, stream, "chunked", chunk_tokens=MAX_BATCHED_TOKENS, prefix_caching=False,
                    kv_tokens=int(budget // kv_unit_bytes(model)),
-                   max_seqs=MAX_NUM_SEQS if kv_policy == "free" else None)
+                   max_seqs=min(max_seqs or 10**6,
+                                MAX_NUM_SEQS if kv_policy == "free" else engine_max_seqs(gpu)))
     if run.rejected.any():
         return f"the KV cache cannot hold {int(run.rejected.sum())} of the requests at full length"
     return run
@@ -326,13 +373,13 @@ class QueuedSchedule:
 
 @lru_cache(maxsize=16)
 def queued_schedule(gpu, model, prompt: int, output: int, requests: int,
-                    kv_policy: str = "total") -> QueuedSchedule | str:
+                    kv_policy: str = "total", max_seqs: int | None = None) -> QueuedSchedule | str:
     """``offline_sharegpt_run``'s schedule, kept compact and cached. With every request there at
     t = 0 no arrival falls between steps, so who runs in which step is decided by tokens and memory
     alone and is the same under any assumptions: ``offline_tokens_per_s`` prices these steps again
     with the caller's (tested against a run under those assumptions). A reader's fit prices the same
     run for every trial."""
-    run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy)
+    run = offline_sharegpt_run(gpu, model, prompt, output, requests, kv_policy, max_seqs)
     if isinstance(run, str):
         return run
     w = run.step_time_s
@@ -344,28 +391,29 @@ def queued_schedule(gpu, model, prompt: int, output: int, requests: int,
 
 
 def offline_run_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy: str = "total",
-                      workload: str = "fixed") -> int | str:
+                      workload: str = "fixed", max_seqs: int | None = None) -> int | str:
     """The batch an offline run decodes at, or why none: ``offline_batch`` for fixed lengths; for
     ShareGPT lengths, whose batch shrinks as the long outputs finish, the scheduler run's mean
     decode batch weighted by its steps' time."""
     if workload != "sharegpt":
-        return offline_batch(gpu, model, prompt, output, requests, kv_policy)
-    sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy)
+        return offline_batch(gpu, model, prompt, output, requests, kv_policy, max_seqs)
+    sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy, max_seqs)
     return sched if isinstance(sched, str) else sched.mean_batch
 
 
 def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
                          assumptions: Assumptions = DEFAULT_ASSUMPTIONS, kv_policy: str = "total",
-                         workload: str = "fixed") -> float | str:
-    """Output tokens per second of ``requests`` requests queued at once (see the module docstring)."""
+                         workload: str = "fixed", max_seqs: int | None = None) -> float | str:
+    """Output tokens per second of ``requests`` requests queued at once (see the module docstring);
+    ``max_seqs``: the run's own cap on sequences at once, where it set one."""
     if workload == "sharegpt":
-        sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy)
+        sched = queued_schedule(gpu, model, prompt, output, requests, kv_policy, max_seqs)
         if isinstance(sched, str):
             return sched
         t, p, k, s = sched.sums
         wall = float(step_cost(gpu, model, t, p, k, assumptions, sampled_tokens=s).time_s.sum())
         return sched.output_tokens / wall
-    batch = offline_batch(gpu, model, prompt, output, requests, kv_policy)
+    batch = offline_batch(gpu, model, prompt, output, requests, kv_policy, max_seqs)
     if isinstance(batch, str):
         return batch
     decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)
@@ -418,7 +466,7 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
                                                    concurrency=row.concurrency, assumptions=a))
     if row.kind == "offline_tok_s":
         value = offline_tokens_per_s(gpu, model, p, o, row.requests or 1000, a, kv_policy_for(row.engine),
-                                     row.workload)
+                                     row.workload, max_seqs=row.batch)
         if isinstance(value, str):
             return Prediction(row, None, value)
         return Prediction(row, value)

@@ -1,0 +1,135 @@
+"""What a review of the "Your numbers" page with real benchmark formats found (2026-12-05), each
+fixed and pinned here: fixtures in tests/fixtures/bench/review/ (their README says where each is from)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from calib.parsers import model_preset, parse_benchmark
+from calib.reader import price, reader_rows
+from sim import truth
+from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.hardware import GPUS
+from sim.models import MODELS
+from tests.conftest import open_app
+
+FIX = Path(__file__).parent / "fixtures" / "bench"
+H100, LLAMA8 = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+
+
+def _read(name: str):
+    return parse_benchmark((FIX / "review" / name).read_text())
+
+
+def _kinds(parsed) -> dict[str, dict[str, str]]:
+    return {r["kind"]: r for r in parsed.rows}
+
+
+def test_trtllm_docs_report_units_are_read_and_its_batch_cap_prices_the_offline_row():
+    """TensorRT-LLM's own docs print 'Per User Output Throughput (tokens/sec/user)'; the page refused the
+    whole report ('has the wrong unit'). Its Max Runtime Batch Size 4 is the offline row's batch: the
+    model priced it at the batch the KV cache holds, several times faster."""
+    p = _read("trtllm_docs_report.txt")
+    (row,) = p.rows
+    assert row["kind"] == "offline_tok_s" and row["batch"] == "4"
+    got = reader_rows(p.rows, H100, LLAMA8)
+    (capped,) = price(got, DEFAULT_ASSUMPTIONS)
+    uncapped = truth.offline_tokens_per_s(H100, LLAMA8, 412, 129, 10)
+    assert capped.model_value == pytest.approx(truth.offline_tokens_per_s(H100, LLAMA8, 412, 129, 10,
+                                                                           max_seqs=4))
+    assert capped.model_value < 0.6 * uncapped
+
+
+def test_a_trtllm_run_one_request_at_a_time_gives_idle_server_rows_not_an_offline_one():
+    """`--concurrency 1 --max_batch_size 1` (NVIDIA's min-latency recipe) was priced as every request
+    queued at once: +736 %, and a fit to the efficiencies' lower bounds."""
+    p = _read("trtllm_concurrency_1.txt")
+    rows = _kinds(p)
+    assert set(rows) == {"ttft_ms", "tpot_ms"} and rows["tpot_ms"]["concurrency"] == "1"
+    assert any("one request at a time" in n for n in p.notes)
+    errors = [pr.error for pr in price(reader_rows(p.rows, H100, LLAMA8), DEFAULT_ASSUMPTIONS)]
+    assert all(abs(e) < 0.15 for e in errors)
+
+
+@pytest.mark.parametrize("name", ["sglang_2024_rate_inf.txt", "vllm_mid2024_rate_inf.txt"])
+def test_a_version_before_the_concurrency_cap_at_rate_inf_is_an_offline_run(name):
+    """Benchmarks of 2024 had no --max-concurrency: at rate inf every request went at t = 0. The page
+    gave no row and a note that they were 'not all queued at t = 0'."""
+    p = _read(name)
+    assert "offline_tok_s" in _kinds(p)
+    assert _kinds(p)["offline_tok_s"]["qps"] == "inf"
+    assert any("predates it" in n for n in p.notes)
+    assert not any("not all queued" in n for n in p.notes)
+
+
+def test_vllm_2024_output_is_read_as_vllm():
+    assert _read("vllm_2024_rate_4.txt").fmt == "vllm-summary"
+    assert _read("vllm_2024_save_result.json").fmt == "vllm-json"
+
+
+def test_a_named_gpu_or_model_the_app_has_no_preset_for_is_not_priced_as_the_sidebars():
+    """A trtllm-bench run of Qwen3-32B on an H100 PCIe was priced as Llama-3.1-8B on an H100 SXM and
+    fitted. It is shown, not priced, unless the sidebar's is Custom (the reader gave its shapes)."""
+    text = (FIX / "trtllm_bench_pytorch.txt").read_text()
+    qwen = text.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B")
+    pcie = text.replace("NVIDIA H200, memory 139.81 GB", "NVIDIA H100 PCIe, memory 79.19 GB")
+    for pasted, what in ((qwen, "model 'Qwen/Qwen3-32B'"), (pcie, "GPU 'NVIDIA H100 PCIe'")):
+        got = reader_rows(parse_benchmark(pasted).rows, H100, LLAMA8)
+        (reason,) = got.reasons.values()
+        assert reason.startswith(what) and "Custom" in reason
+        assert all(pr.model_value is None for pr in price(got, DEFAULT_ASSUMPTIONS))
+    # A custom model in the sidebar stands for the one named (its config was pasted)
+    import dataclasses
+    custom = dataclasses.replace(MODELS["Qwen2.5-72B"], name="Custom model (qwen2)")
+    got = reader_rows(parse_benchmark(qwen).rows, GPUS["H200 SXM"], custom)
+    assert not got.reasons and any("priced as the sidebar's Custom model" in n for n in got.notes)
+    # RedHatAI's quantized ids name a preset
+    assert model_preset("RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w4a16") == "Llama-3.1-70B"
+    assert model_preset("RedHatAI/Llama-3.1-8B-Instruct-quantized.w8a8") == "Llama-3.1-8B"
+
+
+def test_an_online_rate_past_what_the_server_sustains_runs_at_its_cap():
+    """A vLLM sweep at 20 and 30 req/s (1,024 in, 256 out, Llama-3.1-8B on an H100) was priced at
+    5,790 ms and 1.9e41 ms a token: the fixed point had no solution. Now TPOT rises with the rate and,
+    past what the server sustains, is the closed loop's at the batch the KV cache holds; a
+    concurrency-capped run is a closed loop at the cap once the rate outruns it."""
+    rates = [1, 5, 10, 15, 18, 18.8, 19, 30, 100]
+    tpot = [truth.online_tpot_s(H100, LLAMA8, 1024, 256, qps=q) for q in rates]
+    assert all(math.isfinite(t) for t in tpot) and tpot == sorted(tpot)
+    top = truth.online_max_qps(H100, LLAMA8, 1024, 256)
+    cap = truth.online_cap(H100, LLAMA8, 1024, 256)
+    assert 15 < top < 25 and cap == truth.offline_batch(H100, LLAMA8, 1024, 256, 10**9)
+    full = truth.online_tpot_s(H100, LLAMA8, 1024, 256, concurrency=cap)
+    assert tpot[-1] == pytest.approx(full) and tpot[-2] == pytest.approx(full)
+    assert truth.online_tpot_s(H100, LLAMA8, 1024, 256, qps=50, concurrency=8) == pytest.approx(
+        truth.online_tpot_s(H100, LLAMA8, 1024, 256, concurrency=8))
+    # the closed loop itself rises with the batch (iterating it oscillated past ~100 in flight)
+    loop = [truth.online_tpot_s(H100, LLAMA8, 1024, 256, concurrency=n) for n in (1, 8, 64, 128, 256, 512)]
+    assert loop == sorted(loop)
+    # the page says so
+    row = dict.fromkeys(truth.COLUMNS, "") | dict(
+        id="sweep", kind="tpot_ms", value="40", unit="ms", qps="30", prompt_tokens="1024",
+        output_tokens="256", engine="vLLM")
+    got = reader_rows([row], H100, LLAMA8)
+    assert any("saturated" in n and "339 requests running at once" in n for n in got.notes)
+
+
+def test_a_fit_that_raises_the_median_error_is_said_and_not_offered():
+    """Two TPOT rows at the same conditions, 7 and 14 ms: the fit (least squares on log time) moved the
+    median |error| from 26 % to 35 % and offered to apply itself to every page."""
+    head = "id,gpu,gpus,model,weights,kv,engine,kind,value,prompt_tokens,output_tokens,concurrency\n"
+    text = head + ("a,H100 SXM,1,Llama-3.1-8B,bf16,bf16,vLLM,tpot_ms,7.0,1024,256,1\n"
+                   "b,H100 SXM,1,Llama-3.1-8B,bf16,bf16,vLLM,tpot_ms,14.0,1024,256,1\n")
+    at = open_app("app_pages/yours.py")
+    at.text_area(key="yours_text").set_value(text).run()
+    assert not at.exception
+    assert any(w.value.startswith("**The fit did not help.**") for w in at.warning)
+    assert not [b for b in at.button if b.key == "yours_apply"]
+    one = open_app("app_pages/yours.py")
+    one.text_area(key="yours_text").set_value(head + "a,H100 SXM,1,Llama-3.1-8B,bf16,bf16,vLLM,tpot_ms,7.0,"
+                                                     "1024,256,1\n").run()
+    assert [b for b in one.button if b.key == "yours_apply"]
+    assert not any("did not help" in w.value for w in one.warning)
