@@ -817,7 +817,8 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
     if pp > 1:
         run.notes.append(f"gpus = TP {tp} x PP {pp}")
     if str(values.get("ep", "1")).strip() not in ("1", "None", ""):
-        run.notes.append(f"EP Size {values['ep']}: expert parallelism")
+        run.engine += f", EP {str(values['ep']).strip()}"  # priced with the experts whole per GPU
+        run.notes.append(f"EP Size {values['ep']}: expert parallelism (the experts whole per GPU)")
     quant = str(values.get("quant", "")).strip().lower()
     dtype = str(values.get("dtype", "")).strip().lower()
     if quant in _TRT_WEIGHTS:
@@ -1249,7 +1250,14 @@ def parse_benchmark(text: str, fmt: str | None = None) -> Parsed:
                                   f"{str(exc)[:200]})") from exc
 
 
+#: Terminal colour and cursor codes a captured log may carry (``\x1b[32m``).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def _parse(text: str, fmt: str | None) -> Parsed:
+    # one line ending (a classic Mac's CR alone too) and no terminal codes: the labels are then the
+    # engines' own
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     if "\0" in text:
         raise BenchmarkParseError("the input contains NUL bytes (binary data, not a benchmark's text "
                                   "output). " + _formats_line())

@@ -7,6 +7,7 @@ Pure: no I/O, nothing evaluated.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,7 +108,9 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
                 if r.gpus > 1:
                     g.allreduce_bandwidth(r.gpus)
                 run = base.with_precision(r.weights, r.kv, int4_group_for(r.engine))
-                out_setups[r.id] = (g, run.with_tp(r.gpus))
+                # "EP" in the engine (trtllm-bench's EP Size): the experts whole per GPU, as sim.truth
+                ep = r.gpus > 1 and bool(run.n_experts) and re.search(r"\bEP\b", r.engine) is not None
+                out_setups[r.id] = (g, run.with_tp(r.gpus, ep))
             except ValueError as exc:
                 reasons[r.id] = str(exc)
                 continue

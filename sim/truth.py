@@ -331,6 +331,8 @@ def offline_batch(gpu, model, prompt: int, output: int, requests: int, kv_policy
     per_request = float(model.kv_bytes_per_sequence(prompt + output))
     cap = MAX_NUM_SEQS if kv_policy == "free" else engine_max_seqs(gpu)
     cap = min(cap, max_seqs) if max_seqs else cap
+    if budget < model.kv_bytes_per_token:
+        return "the weights and the engine's start-up reserve leave no room for a KV cache on this GPU"
     batch = min(cap, requests, int(budget // per_request))
     if batch < 1:
         return "the KV cache cannot hold one request at full length"

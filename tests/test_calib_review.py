@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from calib.parsers import model_preset, parse_benchmark
+from calib.parsers import model_preset, parse_benchmark, rows_to_csv
 from calib.reader import price, reader_rows
 from sim import truth
 from sim.cost import DEFAULT_ASSUMPTIONS
@@ -133,3 +133,30 @@ def test_a_fit_that_raises_the_median_error_is_said_and_not_offered():
                                                      "1024,256,1\n").run()
     assert [b for b in one.button if b.key == "yours_apply"]
     assert not any("did not help" in w.value for w in one.warning)
+
+
+def test_small_things_the_review_found():
+    """A classic Mac's CR line endings and a terminal colour code before the title gave 'unknown
+    format'; trtllm-bench's EP Size was a note only, so the experts were priced split, not whole; a
+    host time fitted to 0 read 1.731e-08 µs; 70B BF16 on one H100 was said not to hold 'one request
+    at full length' when its weights alone do not fit."""
+    from calib.parsers import detect_format
+    from ui.yours import _sig
+
+    text = (FIX / "vllm_serve_summary.txt").read_text()
+    for variant in (text.replace("\n", "\r"), "\x1b[32m" + text.replace("Successful", "\x1b[0mSuccessful")):
+        assert parse_benchmark(variant).rows == parse_benchmark(text).rows
+    assert detect_format(text) == "vllm-summary"
+    report = (FIX / "trtllm_bench_pytorch.txt").read_text()
+    ep = report.replace("EP Size:                None", "EP Size:                8").replace(
+        "TP Size:                1", "TP Size:                8").replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1")
+    (row,) = parse_benchmark(ep).rows
+    assert row["engine"].endswith(", EP 8") and row["gpus"] == "8"
+    (parsed,) = truth.parse_rows(rows_to_csv([row]))
+    assert truth.row_setup(parsed)[1].expert_parallel  # a named preset: priced as sim.truth prices it
+    blank = dict(row, model="", gpu="")  # on the sidebar's setup: the reader's own path
+    _, served = reader_rows([blank], GPUS["B200"], MODELS["DeepSeek-V3"]).setups[row["id"]]
+    assert served.expert_parallel and served.tp == 8
+    assert _sig(1.731e-08) == 0.0 and _sig(379.2419) == 379.2
+    assert truth.offline_batch(H100, MODELS["Llama-3.1-70B"], 1024, 128, 100).startswith("the weights")

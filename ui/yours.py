@@ -101,8 +101,9 @@ def rows_table(preds: list[Prediction]) -> pd.DataFrame:
 
 
 def _sig(value: float, digits: int = 4) -> float:
-    """``value`` to ``digits`` significant digits (a table of 379.2419 µs reads as 379.2)."""
-    return float(f"{value:.{digits}g}")
+    """``value`` to ``digits`` significant digits (a table of 379.2419 µs reads as 379.2); below
+    0.001 (a host time fitted to its bound of 0 read 1.731e-08 µs) it is 0."""
+    return 0.0 if abs(value) < 1e-3 else float(f"{value:.{digits}g}")
 
 
 def at_bound(result: FitResult) -> dict[str, str]:
