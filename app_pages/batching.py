@@ -194,7 +194,9 @@ with gauges:
         send_what_is_drawn()
     st.caption(f"The black tick marks the same reading with {other.policy} batching; ▲/▼ pp is the "
                "difference from it in percentage points. Useful work leaves out capacity nobody asked for "
-               "(Unused, below), so a server that does all it is asked reads 100 %.")
+               "(Unused, below), so a server that does all it is asked reads 100 %. The article calls "
+               "this gauge goodput; here goodput keeps its serving sense, the requests that meet latency "
+               "targets (page 04).")
     first_numbers = st.container()  # filled after the timeline (below)
 
 if early is None:
@@ -344,7 +346,9 @@ how_computed(
 step ($q=p$ new tokens, nothing cached; it emits the first token), then $L-1$ decode steps ($q=1$ on
 $c=p+j-1$ cached tokens at its $j$-th). *Static*: first-come batches of up to $B$; a batch prefills
 padded to its longest prompt $P_\max$ and decodes until its longest output is done, so it runs
-$\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them. *Continuous*: after every
+$\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them (the article says such slots
+"sit idle"; in a static batch they stay in every step's matmuls, their tokens computed and thrown away,
+which is why utilization stays high: this page calls them padding). *Continuous*: after every
 step finished requests leave, and queued requests that have arrived take the free slots; their
 prefill runs in that same step, beside the others' decodes.
 

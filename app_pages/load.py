@@ -806,10 +806,10 @@ tokens until an operator changes bound). The whole schedule is priced again in o
 the FLOPs, bytes and kernel time (the two agree to rounding; a test checks it).
 
 **Memory.** The KV cache holds {run.kv_budget_tokens:,} tokens{_full_layers} here (card × 0.9 − weights −
-activations, section 02). At most {load.engine_max_seqs(setup.gpu):,} requests run at once (vLLM's default
-`max_num_seqs` on this GPU; under chunked prefill also at most $C$, one decode token each). A prompt is
-admitted only if its KV fits with one step of decode tokens to spare; when
-the decodes' next tokens do not fit, the most recently admitted request is preempted and later
+the engine's start-up reserve, as section 02 counts it). At most {load.engine_max_seqs(setup.gpu):,}
+requests run at once (vLLM's default `max_num_seqs` on this GPU; under chunked prefill also at most
+$C$, one decode token each). A prompt is admitted only if its KV fits with one step of decode tokens
+to spare; when the decodes' next tokens do not fit, the most recently admitted request is preempted and later
 recomputed (prompt and tokens so far), as vLLM does.
 
 **Latency and goodput.** TTFT: arrival to the end of the step that computes the prompt's last token.
@@ -818,7 +818,10 @@ wait is $n$ samples), p99 over all of them. Goodput: requests per second that me
 mean time per output token ≤ the TBT target (section 04's definition, the same code). GPU utilization:
 time with a kernel running over wall time, idle gaps included (NVML's definition).
 
-**Capacity.** The highest arrival rate at which p99 TTFT and p99 TBT both meet their targets, found
+**Capacity.** The highest arrival rate at which p99 TTFT and p99 TBT both meet their targets, with
+the queue steady (its last quarter's median TTFT at most twice its first half's, plus 5 % of the TTFT
+target) and no request
+turned away, found
 by geometric bisection with the same requests (re-timed) at every rate. For each policy the load
 curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
 would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the

@@ -101,7 +101,7 @@ with right:
                 delta=f"{100 * float(run.token_share[step] - alt.token_share[step]):+.0f} pp vs {other}",
                 delta_color="off",
                 help="Share of the pool's token slots that hold a cached token at this step: the rest is "
-                     "reserved but unused, slack in last pages, or free.")
+                     "reserved and still empty, slack in last pages, or free.")
     m[2].metric("Requests waiting", f"{int(run.waiting[step])}", border=True,
                 help="Queued behind the head of the line (the whole backlog arrives at step 0).")
     m[3].metric("Preemptions so far", f"{int(run.preempted[: step + 1].sum())}", border=True,

@@ -46,7 +46,8 @@ def _apply_preset() -> None:
 header("03", "Spending the idle headroom: speculative decoding", """
 Decode leaves the tensor cores idle. A cheap **drafter** guesses the next *k* tokens and the target
 checks them all in one pass, which on a dense model costs about one decode step. **Drag the
-acceptance rate α**: the share of drafts the target keeps decides almost everything.
+acceptance rate α**: the chance the target keeps each draft token (while the ones before it were
+kept) decides almost everything.
 """, prefix="spec", after_reset=_apply_preset)  # the default method's α and k
 
 

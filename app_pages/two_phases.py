@@ -239,6 +239,14 @@ chart(
         f"{float(r.decode.compute_time_s[0] / r.decode.time_s[0]):.1%} and the memory "
         f"{float(r.decode.memory_time_s[0] / r.decode.time_s[0]):.0%}.",
 )
+st.caption(f"A unit's share here is its work at the rate kernels achieve (the sidebar's efficiencies) over "
+           f"the step's time. MFU and MBU divide the same work by the spec sheet's peak, so they read "
+           f"lower: prefill's tensor cores work "
+           f"{float(r.prefill.compute_time_s[0] / r.prefill.time_s[0]):.0%} of its step at "
+           f"{fmt.percent(float(r.prefill.mfu[0]))} MFU, decode's memory "
+           f"{float(r.decode.memory_time_s[0] / r.decode.time_s[0]):.0%} at "
+           f"{fmt.percent(float(r.decode.mbu[0]))} MBU. nvidia-smi's utilization is neither: a kernel "
+           "running at all.")
 
 dec, pre = r.operator_shares("decode"), r.operator_shares("prefill")
 chart(

@@ -288,7 +288,8 @@ an hour leaves behind is there at the start of the next. A queue grows for {fmt.
 hour here, not 3,600 s, so its waits stay far shorter than an hour's would (the worst hour's p99 TTFT:
 {fmt.duration(day.worst_ttft_p99_s)}). Over real hours the same overload would leave about
 **{day.real_time_backlog.max():,.0f}** requests waiting, about **{fmt.duration(day.real_time_worst_wait_s)}**
-each (a fluid estimate: the backlog grows by the excess of arrivals over capacity, hour by hour).
+each (a fluid estimate: the backlog grows by the excess of arrivals over the flat-out rate, hour by
+hour).
 """)
     missed = day.hours_missing(slo)
     ttft_worst = day.worst_ttft_p99_s
@@ -306,9 +307,9 @@ each (a fluid estimate: the backlog grows by the excess of arrivals over capacit
                        f"each hour {fmt.seconds(day.window_s)} long.")
         st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
                   help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
-                       "backlog / capacity). The backlog and the capacity both scale with the card's "
-                       "capacity, since the day's load is a share of it, so this figure follows from the "
-                       "day's shape alone and is the same on every GPU and model.")
+                       "backlog / the flat-out rate, every slot busy, no latency target). The backlog and "
+                       "that rate both scale with the card, since the day's load is a share of it, so this "
+                       "figure follows from the day's shape alone and is the same on every GPU and model.")
     chart(views["day"], key="watch_day",
           alt=f"Over the simulated day utilization stays between {day.utilization_gpu.min():.0%} and "
               f"{day.utilization_gpu.max():.0%}, while the tokens delivered move from "
@@ -454,8 +455,9 @@ model), its requests' timings and its memory state. Over a run of wall time $T$ 
   (last token − first token) / (tokens − 1). **ITL**: the wait before each output token, per token:
   a step of $t$ seconds that gives $n$ users a token is $n$ samples of $t$.
 - **KV cache holding tokens**: tokens whose KV the step holds × KV bytes per token, over section 02's
-  KV budget $""" + f"{DEFAULT_MEMORY_UTILIZATION:g}" + r"""\,M_\text{GPU} - W$ (speculative decoding: the
-  drafter's KV too, and its weights in $W$, as page 03's memory check counts them); **Queue**: requests
+  KV budget $""" + f"{DEFAULT_MEMORY_UTILIZATION:g}" + r"""\,M_\text{GPU} - W - R$, $R$ the engine's start-up
+  reserve (speculative decoding: the drafter's KV too, and its weights in $W$, as page 03's memory
+  check counts them); **Queue**: requests
   arrived and not yet admitted. Both are time-weighted over the steps.
 
 **The day.** The arrival rate follows $\lambda(h) = C\,(\ell + (p-\ell)\,\tfrac{1-\cos(2\pi(h-4)/24)}{2})$,
@@ -481,10 +483,11 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         f"batch {SPEC_BATCH} and {SPEC_CONTEXT:,} tokens of context.",
         f"Section 01's rows use Poisson arrivals instead of its first view's burst, so that latency "
         f"means something: {runs.moderate_rate_rps:g} requests/s (a power of two at most "
-        f"{MODERATE_LOAD:.0%} of what "
-        f"continuous batching serves, {runs.capacity_rps:.3g}/s here) for static vs continuous, and "
+        f"{MODERATE_LOAD:.0%} of the rate continuous batching finishes a {BATCH_REQUESTS:,}-request "
+        f"backlog at, {runs.capacity_rps:.3g}/s here, its draining tail included; the day's flat-out "
+        f"rate, every slot busy, is higher) for static vs continuous, and "
         f"{runs.high_rate_rps:g}/s (at least {HIGH_LOAD:.0%}) for high load. Pick them on page 01 to see "
-        "the same runs. The high load's fix is capacity: split over "
+        "the same runs. The high load's fix is more replicas: split over "
         f"{runs.replicas} replicas each sees {runs.high_rate_rps / runs.replicas:g}/s, the "
         "continuous-batching row.",
         "MFU and MBU stand in for DCGM's tensor-pipe and DRAM activity. DCGM counts active cycles, "

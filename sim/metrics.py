@@ -186,9 +186,9 @@ def run_metrics(
         cost: the run's steps, priced by ``sim.cost``.
         useful_tokens: tokens someone asked for (no padding, no recomputation, no rejected drafts).
             The adapters below count output tokens delivered, what a user receives, as section 01's
-            goodput does.
+            useful work does.
         processed_tokens: the same kind of tokens as the GPU computed them, padding, recomputation
-            and rejected drafts included; None means no waste (``useful_tokens``, goodput share 1).
+            and rejected drafts included; None means no waste (``useful_tokens``, useful share 1).
         idle_s: wall time with no step running (engine idle between arrivals), seconds.
         ttft_s, tpot_s: per-request time to first token and mean time per output token, seconds.
         kv_use: per-step share of KV memory holding token states (0..1), or one number.
@@ -609,7 +609,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  speculative_metrics(s, g, m, a, kv_budget_bytes=kv) if spec_ok else NOT_RUN),
         Scenario("overload", "High load", "01",
                  f"{n:,} requests arriving at {runs.high_rate_rps:g}/s (Poisson), continuous batching: "
-                 f"more than it serves ({runs.capacity_rps:.3g}/s on a backlog of {n:,})",
+                 f"more than it finishes a backlog of {n:,} at ({runs.capacity_rps:.3g}/s)",
                  batching(runs.overload, runs.overload, runs.overload_static)),
     ]
 
@@ -724,7 +724,7 @@ class DashboardDay:
 
     @property
     def real_time_worst_wait_s(self) -> float:
-        """The longest wait in the queue the real-time backlog implies (backlog / capacity)."""
+        """The longest wait in the queue the real-time backlog implies (backlog / flat-out rate)."""
         return float(self.real_time_backlog.max()) / self.capacity_rps
 
     def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:

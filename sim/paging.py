@@ -469,8 +469,9 @@ class CardFit:
         return self.memory_bytes - self.weight_bytes - self.kv_budget_bytes
 
     @property
-    def kv_budget_tokens(self) -> float:
-        return max(self.kv_budget_bytes, 0.0) / self.kv_bytes_per_token
+    def kv_budget_tokens(self) -> int:
+        """Whole tokens of KV cache the budget holds (floored, as page 05's scheduler counts them)."""
+        return max(int(self.kv_budget_bytes // self.kv_bytes_per_token), 0)
 
     @property
     def batch_gain(self) -> float:

@@ -179,7 +179,7 @@ def test_pool_figure_draws_every_page_in_its_state():
             assert (code[state == s] == _CODE[s]).all()
         hover = np.asarray(heat.hovertext).ravel()
         assert all("slack" in h for h in hover[state == PARTIAL])
-        assert all("reserved but unused" in h for h in hover[state == RESERVED_EMPTY])
+        assert all("reserved, still empty" in h for h in hover[state == RESERVED_EMPTY])
         assert all("unusable" in h for h in hover[state == STRANDED])
     # Reserved at the default step: reservations and stranded runs on screen; paged: neither.
     assert {RESERVED_EMPTY, STRANDED} <= set(c.reserved.state[120].tolist())

@@ -38,7 +38,7 @@ _N_CODES = _K + len(_STATE_COLORS)
 
 LEDGER_COLORS = dict(zip(LEDGER, [REQUEST_COLORS[0], COLORS["reserved"], COLORS["slack"], COLORS["waste"],
                                   COLORS["free"]], strict=True))
-LEDGER_LABELS = dict(zip(LEDGER, ["Token states", "Reserved but unused", "Last-page slack",
+LEDGER_LABELS = dict(zip(LEDGER, ["Token states", "Reserved, still empty", "Last-page slack",
                                   "Free runs too short to use", "Free"], strict=True))
 _LEDGER_SHORT = dict(zip(LEDGER, ["Tokens", "Reserved", "Slack", "Too short", "Free"], strict=True))
 POLICY_LABELS = {"reserved": "Reserved", "paged": "Paged"}
@@ -165,7 +165,7 @@ def pool_figure(run: PagingRun, step: int) -> go.Figure:
             else:
                 text.append(f"R{r}" if dense else f"R{r}<br>empty")
                 hover.append(f"<b>Page {page}</b>: reserved by request {r} for tokens it has not produced "
-                             f"(and may never): <b>{P} slots reserved but unused</b><br>{held}")
+                             f"(and may never): <b>{P} slots reserved, still empty</b><br>{held}")
         elif st == STRANDED:
             text.append("")
             hover.append(f"<b>Page {page}</b>: free, but in a run shorter than the {head_need} contiguous "

@@ -312,7 +312,7 @@ def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_s
         if a.key == "idle_tensor":
             after += " (with speculative decoding)"
         elif a.key == "overload":
-            after += (f" (the fix is capacity: the same traffic split over {replicas} replicas, "
+            after += (f" (the fix is more replicas: the same traffic split over {replicas} replicas, "
                       f"{replicas}× the GPUs; each replica is the row {names[a.fixed_in]})")
         elif a.fixed_in:
             after += f" ({names[a.fixed_in]})"

@@ -15,15 +15,20 @@ GLOSSARY: dict[str, str] = {
                 "the memory's peak bandwidth, whichever takes longer. A floor on step time, a ceiling on "
                 "throughput.",
     "Ridge point": "Peak FLOP/s over peak bytes/s (FLOP per byte), for the precision the matmuls run in "
-                   "(BF16, or FP8 with FP8 weights): steps with less arithmetic per byte are "
-                   "memory-bound, steps with more are compute-bound.",
+                   "(BF16, or FP8 with FP8 weights): on the spec sheet's roofline, steps with less "
+                   "arithmetic per byte are memory-bound, steps with more are compute-bound. At the rates "
+                   "kernels achieve (the assumptions) the switch sits at the knee, achievable FLOP/s over "
+                   "achievable bytes/s, lower on every preset (198 against 295 FLOP/B on an H100): the "
+                   "pages call a step compute- or memory-bound by the knee.",
     "GPU utilization (utilization.gpu)": "What nvidia-smi and most dashboards show: the share of time in "
                                          "which at least one kernel was running, however little of the "
                                          "chip it used (NVML). On AMD GPUs (MI300X) amd-smi's GPU "
                                          "activity reads the same way; the pages say nvidia-smi for "
                                          "both.",
-    "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' peak. What DCGM's "
-           "tensor-pipe activity tracks.",
+    "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' spec peak. Here it "
+           "counts every FLOP the GPU executes (padding, rejected drafts, a draft model included), as "
+           "DCGM's tensor-pipe activity does; the training-style MFU, 2 x parameters x delivered tokens "
+           "per second, leaves those out and reads lower wherever work is wasted.",
     "MBU": "Model bandwidth utilization: bytes moved per second over the memory's peak bandwidth. What "
            "DCGM's DRAM activity tracks.",
     "Slot": "One sequence's place in the running batch; a batch of B has B slots, and each step can "
@@ -43,18 +48,21 @@ GLOSSARY: dict[str, str] = {
                "per-GPU goodput, is the highest request rate per GPU at which 90 % of requests meet "
                "them: this app's analogue is capacity per GPU.",
     "Latency targets (SLO)": "A time to first token and a time per output token that a request must "
-                             "both meet to count as served well.",
+                             "both meet to count as served well. Page 05 calls the second a TBT target: "
+                             "a capacity holds the p99 of every gap between tokens to it, goodput each "
+                             "request's mean TPOT. 'Missing the SLO' means fewer than 90 % of the "
+                             "requests met both (DistServe's attainment goal).",
     "SLO attainment": "The share of requests that meet both latency targets.",
     "TTFT": "Time to first token: from a request's arrival to the end of its prefill, queueing included.",
     "TPOT": "Time per output token: a request's (last token − first token) / (tokens − 1).",
-    "ITL": "Inter-token latency: the wait before each output token, counted per token; one stalled "
-           "step shows in its p99.",
+    "ITL": "Inter-token latency: the wait before each output token after the first, counted per token; "
+           "one stalled step shows in its p99.",
     "TBT": "Time between tokens: the gap before each output token after the first, counted per token "
            "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
     "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
                 "TTFT and p99 TBT both within their targets (after Sarathi-Serve's serving capacity, \"the "
                 "maximum request load a system can sustain while meeting certain latency targets\"; its "
-                "own targets differ). Per GPU, "
+                "own targets differ), with the queue steady and no request turned away. Per GPU, "
                 "it is the analogue of DistServe's per-GPU goodput (which asks 90 % of requests to meet "
                 "both targets, where this asks the 99th percentile of each). Stricter than goodput: a "
                 "request counts toward goodput if its own TTFT and mean TPOT meet the targets, while a "
