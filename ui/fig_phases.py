@@ -141,7 +141,7 @@ def busy_figure(result: TwoPhases) -> go.Figure:
     layout = dict(
         barmode="stack",
         # 100 % shown, on a phone too: a little room past it (PERCENT_TICKS)
-        xaxis=dict(range=[0, 104], title="Share of the step the unit works, at its achievable rate",
+        xaxis=dict(range=[0, 104], title="Share of the step each unit works",
                    **PERCENT_TICKS),
         yaxis=dict(autorange="reversed"),
     )
