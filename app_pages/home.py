@@ -6,6 +6,7 @@ from sim.metrics import BUSY_UTILIZATION
 from sim.phases import two_phases
 from ui import format as fmt
 from ui.feasibility import fits_or_say
+from ui.glossary import define
 from ui.nav import SECTIONS, SOURCES
 from ui.setup import current_setup
 
@@ -34,11 +35,12 @@ if fits_or_say(setup, 1, PROMPT_TOKENS,
     util = batch1.decode_utilization_gpu
     left.metric("What the dashboard shows: nvidia-smi utilization",
                 fmt.percent(util), border=True,
-                help=f"Batch-1 decode, {CONTEXT_TOKENS} tokens of context: "
+                help=define("GPU utilization (utilization.gpu)")
+                + f" Here: batch-1 decode, {CONTEXT_TOKENS} tokens of context: "
                      + ("a kernel is almost always running." if util >= BUSY_UTILIZATION else
                         "a kernel runs except in the host's time between steps (scheduling, sampling)."))
     right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
-                 help="Achieved FLOP/s over peak during the same decode.")
+                 help=define("MFU") + " Here: the same batch-1 decode.")
     if util < BUSY_UTILIZATION:
         st.caption(f"Here the dashboard reads only {fmt.percent(util)}: {setup.model.name}'s decode steps "
                    f"on this setup take {fmt.seconds(batch1.decode_step_s)}, so the host's time between "
