@@ -132,6 +132,9 @@ def test_figures_are_valid_plotly():
     assert len(bars.data) == 2 and len(bars.data[0].y) == 10
     fig = day_figure(day, SLO())
     assert len(validated(fig).data) == 6
+    # the queued hours shaded as one path, a rectangle an hour (13 at these settings)
+    (shade,) = [sh for sh in fig.layout.shapes if sh.type == "path"]
+    assert shade.path.count("Z") == int((day.queue_depth > 1).sum()) > 0
     util = fig.data[0].y  # (arrays come back encoded from a validated copy: read the original)
     assert util.max() - util.min() < 5  # utilization, %: flat all day
     # a model that does not fit: the bars say so instead of failing, beside the empty utilization bar

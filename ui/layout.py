@@ -50,6 +50,14 @@ PAGE_CSS = """<style>
     overflow-wrap: anywhere !important; word-break: normal !important; white-space: normal !important; }
   [data-testid="stTable"] th, [data-testid="stTable"] th * { word-break: normal !important; }
 }
+@media (min-width: 641px) {
+  /* metric rows on a laptop: one line where their contents fit, shared equally (a fifth metric had
+     wrapped alone and stretched across the page) */
+  [data-testid="stHorizontalBlock"] > [data-testid="stElementContainer"]:has(> [data-testid="stMetric"]) {
+    flex: 1 1 0; min-width: min-content; }
+  [data-testid="stHorizontalBlock"] [data-testid="stMetricLabel"],
+  [data-testid="stHorizontalBlock"] [data-testid="stMetricLabel"] * { white-space: normal !important; }
+}
 [data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
 [data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: normal; }
