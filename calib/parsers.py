@@ -780,15 +780,16 @@ def _parse_trtllm(text: str) -> tuple[list[_Run], list[str]]:
         run.notes.append("'Token Throughput (tokens/sec)' (TensorRT-LLM 0.17's label) read as output "
                          "tokens/s" + check)
     avg_conc = float(values["avg_concurrency"]) if "avg_concurrency" in values else None  # type: ignore[arg-type]
-    sequential = ((avg_conc is not None and avg_conc <= _TRT_SEQUENTIAL_CONCURRENCY)
-                  or values.get("max_batch") == 1)
+    # the average concurrency decides; a runtime batch of one only where that is not printed (a run
+    # with --max_batch_size 1 and no --concurrency queues every request: its TTFT is the queue's)
+    sequential = (avg_conc <= _TRT_SEQUENTIAL_CONCURRENCY if avg_conc is not None
+                  else values.get("max_batch") == 1)
     if sequential:  # one request at a time: an idle server's TTFT and TPOT, and no offline row
         run.rate, run.rate_known = None, True
         run.concurrency, run.concurrency_known = 1, True
         run.notes.append("one request at a time ("
-                         + (f"average concurrency {_fmt(avg_conc)}" if avg_conc is not None else "")
-                         + (", " if avg_conc is not None and values.get("max_batch") == 1 else "")
-                         + ("Max Runtime Batch Size 1" if values.get("max_batch") == 1 else "")
+                         + (f"average concurrency {_fmt(avg_conc)}" if avg_conc is not None
+                            else "Max Runtime Batch Size 1, no average concurrency printed")
                          + "): read as a run at concurrency 1, not as every request queued at once")
         run.mean_ttft_ms = values.get("avg_ttft_ms")  # type: ignore[assignment]
         run.mean_tpot_ms = values.get("avg_tpot_ms")  # type: ignore[assignment]

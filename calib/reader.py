@@ -141,8 +141,9 @@ def _saturated(r: Row, setup) -> str:
     if r.qps < top:
         return ""
     cap = online_cap(g, m, r.prompt_tokens, r.output_tokens, r.concurrency)
-    return (f"at {r.qps:g} requests/s the model's server is saturated (it sustains about {top:.3g} at these "
-            f"lengths), so the row is priced with {cap:,} requests running at once"
+    return (f"at {r.qps:g} requests/s the model's server is saturated (at the default assumptions it "
+            f"sustains about {top:.3g} at these lengths), so the row is priced with {cap:,} requests "
+            "running at once"
             + (" (the run's concurrency cap), a closed loop" if r.concurrency else
                " (what the KV cache or max_num_seqs allows) and the rest queued"))
 
@@ -173,7 +174,9 @@ def _implausible(r: Row, setup) -> str:
     if isinstance(setup, str) or setup is None or r.kind == "offline_tok_s":
         return ""  # truth names what it cannot express; an offline run sizes its own batch
     g, m = setup
-    plan = memory_plan(g, m, int(r.batch or r.concurrency or 1),
+    # a static batch must fit whole; an online run only one request at a time (a concurrency cap
+    # above what fits leaves the rest waiting, as the engine does: sim.truth.online_cap)
+    plan = memory_plan(g, m, int(r.batch or 1) if r.kind == "static_batch_tok_s" else 1,
                        int((r.prompt_tokens or 1) + (r.output_tokens or 0)))
     if not plan.fits:
         return "does not fit in memory: " + describe(plan)

@@ -293,6 +293,8 @@ def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, draft
     options = []
     now = model.weight_bytes_per_element
     for label, dtype in _WEIGHT_STEPS:
+        if model.weight_dtype in ("int4", "nvfp4", "mxfp4"):
+            break  # already 4-bit: INT4's scales are no real step down from NVFP4's or MXFP4's
         smaller = model.with_precision(dtype, model.kv_dtype, model.int4_group)
         if smaller.weight_bytes_per_element < now and ok(smaller):
             options.append(label)
@@ -303,8 +305,10 @@ def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, draft
         from sim.hardware import GPUS as gpus
     bigger = sorted((g for g in gpus.values() if g.hbm_bytes > gpu.hbm_bytes and ok(model, g)),
                     key=lambda g: g.hbm_bytes)
-    if bigger:
-        options.append(_listed([("an " if g.name[0] in "AEFHILMNORSX" else "a ") + g.name for g in bigger]))
+    if bigger:  # the smallest three that fit, by memory
+        names = [g.name for g in bigger[:3]]
+        options.append("a GPU with more memory (the " + (_listed(names) if len(bigger) <= 3 else
+                                                         ", ".join(names) + " or larger") + ")")
     more = smallest_gpu_count(gpu, model, batch, context_tokens,
                               counts=tuple(n for n in counts if n > model.tp), drafter=drafter)
     if more:

@@ -609,7 +609,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  speculative_metrics(s, g, m, a, kv_budget_bytes=kv) if spec_ok else NOT_RUN),
         Scenario("overload", "High load", "01",
                  f"{n:,} requests arriving at {runs.high_rate_rps:g}/s (Poisson), continuous batching: "
-                 f"more than it finishes a backlog of {n:,} at ({runs.capacity_rps:.3g}/s)",
+                 f"more than the {runs.capacity_rps:.3g}/s at which it finishes a backlog of {n:,}",
                  batching(runs.overload, runs.overload, runs.overload_static)),
     ]
 

@@ -266,8 +266,8 @@ def _closed_loop(gpu, model, prompt: int, output: int, n: float, assumptions: As
     extra = max(t_pre - assumptions.host_overhead_s, 0.0)
     step = _decode_step_s(gpu, model, max(n, 1.0), prompt + output / 2, assumptions)
     a = max(output - 1, 0)
-    if a == 0:
-        return step, n / t_pre
+    if a == 0:  # one token each: the prefills alone, one after another, set the rate
+        return step, min(n / t_pre, 1.0 / extra) if extra > 0 else n / t_pre
     # tpot = step / (1 - lam * extra) with lam = n / (t_pre + a * tpot): a quadratic in tpot, whose
     # positive root has lam * extra < 1 (iterating it oscillated once prefills filled most steps).
     b = t_pre - extra * n - step * a
@@ -276,12 +276,12 @@ def _closed_loop(gpu, model, prompt: int, output: int, n: float, assumptions: As
 
 
 def online_cap(gpu, model, prompt: int, output: int, concurrency: int | None = None) -> int:
-    """Requests a server runs at once for these lengths: ``concurrency`` where the run capped it,
-    else as many as its KV cache holds at full length, at most the engine's ``max_num_seqs``."""
-    if concurrency:
-        return int(concurrency)
+    """Requests a server runs at once for these lengths: as many as its KV cache holds at full
+    length, at most the engine's ``max_num_seqs``, and at most ``concurrency`` where the run capped
+    it (a cap above what the server runs leaves the rest waiting)."""
     held = offline_batch(gpu, model, prompt, output, 10**9)
-    return held if isinstance(held, int) else engine_max_seqs(gpu)
+    held = held if isinstance(held, int) else engine_max_seqs(gpu)
+    return min(int(concurrency), held) if concurrency else held
 
 
 def online_max_qps(gpu, model, prompt: int, output: int, *, concurrency: int | None = None,
@@ -311,7 +311,9 @@ def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = N
     tpot = _decode_step_s(gpu, model, n, context, assumptions)
     for _ in range(50):
         n = min(max(1.0, qps * (t_pre + max(output - 1, 0) * tpot)), float(cap))
-        tpot = _decode_step_s(gpu, model, n, context, assumptions) / (1.0 - min(qps * extra, 0.95))
+        # below the saturation rate qps * extra < 1 (the closed loop's own share is), so no floor: a
+        # floor at 0.05 made TPOT jump at the saturation rate for long prompts and short outputs
+        tpot = _decode_step_s(gpu, model, n, context, assumptions) / (1.0 - qps * extra)
     return tpot
 
 
@@ -464,6 +466,8 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
             return Prediction(row, None, "an online row needs qps or concurrency")
         if row.qps is not None and math.isinf(row.qps):
             return Prediction(row, None, "qps = inf is an offline run, not an online one")
+        if o < 2:
+            return Prediction(row, None, "a time per output token needs at least 2 output tokens")
         return Prediction(row, 1e3 * online_tpot_s(gpu, model, p, o, qps=row.qps,
                                                    concurrency=row.concurrency, assumptions=a))
     if row.kind == "offline_tok_s":

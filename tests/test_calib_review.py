@@ -160,3 +160,34 @@ def test_small_things_the_review_found():
     assert served.expert_parallel and served.tp == 8
     assert _sig(1.731e-08) == 0.0 and _sig(379.2419) == 379.2
     assert truth.offline_batch(H100, MODELS["Llama-3.1-70B"], 1024, 128, 100).startswith("the weights")
+
+
+def test_what_a_second_review_found_in_the_online_and_trtllm_fixes():
+    """(1) Long prompts, short outputs: TPOT jumped at the saturation rate (289 ms at 0.99x, 858 at
+    1.0x), the Poisson branch's floor on 1 - prefill share not the closed loop's. (2) A concurrency cap
+    above what the server runs was the batch (4,096 on an H100 with a 1B model, where vLLM runs
+    1,024), and a cap above what fits was refused as 'does not fit'. (3) A run with --max_batch_size 1
+    and no --concurrency (average concurrency 63.8: every request queued) was read as one request at
+    a time. (4) One output token: no TPOT, and a closed loop's rate is the prefills' one after another."""
+    rates = [0.9, 0.99, 0.999, 0.9999, 1.0, 1.5]
+    top = truth.online_max_qps(H100, LLAMA8, 4096, 16)
+    tpot = [truth.online_tpot_s(H100, LLAMA8, 4096, 16, qps=f * top) for f in rates]
+    assert tpot == sorted(tpot) and tpot[3] > 0.95 * tpot[4]  # continuous into saturation
+    one_b = MODELS["Llama-3.2-1B"]
+    held = truth.online_cap(H100, one_b, 128, 128)
+    assert truth.online_cap(H100, one_b, 128, 128, concurrency=4096) == held < 4096
+    assert truth.online_cap(H100, one_b, 128, 128, concurrency=8) == 8
+    row = dict.fromkeys(truth.COLUMNS, "") | dict(
+        id="cap", kind="tpot_ms", value="200", unit="ms", concurrency="64", qps="4", prompt_tokens="1024",
+        output_tokens="256", engine="vLLM")
+    got = reader_rows([row], GPUS["L4"], LLAMA8)  # 64 in flight do not fit on an L4; one does
+    assert not got.reasons and got.setups
+    report = (FIX / "review" / "trtllm_concurrency_1.txt").read_text().replace(
+        "Number of concurrent requests:  1.0000", "Number of concurrent requests:  63.8000")
+    p = parse_benchmark(report)
+    assert [r["kind"] for r in p.rows] == ["offline_tok_s"] and p.rows[0]["batch"] == "1"
+    single = dict(row, qps="", concurrency="1", output_tokens="1", value="5")
+    (pred,) = price(reader_rows([single], H100, LLAMA8), DEFAULT_ASSUMPTIONS)
+    assert pred.model_value is None and "at least 2 output tokens" in pred.reason
+    _, rate = truth._closed_loop(H100, LLAMA8, 128, 1, 64.0, DEFAULT_ASSUMPTIONS)
+    assert rate <= 1.0 / (truth.prefill_time_s(H100, LLAMA8, 128) - DEFAULT_ASSUMPTIONS.host_overhead_s)

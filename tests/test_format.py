@@ -84,16 +84,22 @@ def test_the_sidebars_levers_name_only_changes_that_make_it_fit():
 
     m70 = MODELS["Llama-3.1-70B"]
     assert fit_levers(GPUS["L4"], m70, 1, 2048) == (
-        "a B200 or an MI300X, 8 GPUs per replica or a smaller model")
+        "a GPU with more memory (the B200 or MI300X), 8 GPUs per replica or a smaller model")
     assert not memory_plan(GPUS["L4"], m70.with_precision("int4", "bf16"), 1, 2048).fits  # why no weights
     assert fit_levers(GPUS["H100 SXM"], m70, 1, 2048) == (
-        "4-bit weights, a B200 or an MI300X, 2 GPUs per replica or a smaller model")
+        "4-bit weights, a GPU with more memory (the B200 or MI300X), 2 GPUs per replica or a smaller model")
     assert fit_levers(GPUS["H100 SXM"], m70, 1, 2048, counts=()) == (
-        "4-bit weights, a B200 or an MI300X or a smaller model")
+        "4-bit weights, a GPU with more memory (the B200 or MI300X) or a smaller model")
     # a KV shortfall: the FP8 cache is what fits; 8-bit weights are named before 4-bit ones
     m8 = MODELS["Llama-3.1-8B"]
-    assert fit_levers(GPUS["H100 SXM"], m8, 8, 65_536).startswith("an FP8 KV cache, an H200 SXM")
-    assert fit_levers(GPUS["L4"], m8, 1, 65_536).startswith("8-bit weights (FP8 or INT8)")
+    assert fit_levers(GPUS["H100 SXM"], m8, 8, 65_536).startswith("an FP8 KV cache, a GPU with more memory "
+                                                                  "(the H200 SXM, B200 or MI300X)")
+    # 8-bit weights; more than three bigger GPUs: the smallest three "or larger"
+    assert fit_levers(GPUS["L4"], m8, 1, 65_536).startswith(
+        "8-bit weights (FP8 or INT8), a GPU with more memory (the L40S, H100 SXM, A100 80GB SXM or larger)")
+    # weights already 4-bit (NVFP4) are offered no "4-bit weights"
+    nvfp4 = MODELS["Qwen3-235B-A22B"].with_precision("nvfp4", "bf16")
+    assert "weights" not in fit_levers(GPUS["H200 SXM"], nvfp4, 1, 2048)
     # nothing but another model: said so
     assert fit_levers(GPUS["L4"], MODELS["DeepSeek-V3"], 1, 2048, gpus={}) == (
         "a smaller model (no other single change in the sidebar makes it fit)")

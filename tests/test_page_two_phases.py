@@ -79,7 +79,8 @@ def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
     text = at.error[0].value
     assert "does not fit on this card at all" in text
     # only what fits by itself: 4-bit weights (37 GiB) do not, on a 24 GB card
-    assert "Pick a B200 or an MI300X or a smaller model." in text and "weights (" not in text
+    assert "Pick a GPU with more memory (the B200 or MI300X) or a smaller model." in text
+    assert "weights (" not in text
     assert "It fits on **8 x L4**" in " ".join(c.value for c in at.caption)
     assert not at.metric
     at = open_app(PAGE, {"model": "Llama-3.1-70B"})  # 131 GiB of BF16 weights on one H100
