@@ -101,8 +101,8 @@ _CODE_COLORS = [*REQUEST_COLORS, *_STATE_COLORS]
 def labels_image(labels: list[list[str]], codes: list[list[int]], size_frac: float) -> dict:
     """Cell labels (rows x columns; '<br>' between lines) as one SVG layout image over a heatmap whose
     cells are 1 apart from 0: Plotly draws 64 texttemplate labels one ``<text>`` element at a time,
-    measuring each, 8-10 ms of the pool's 14-18 ms redraw on a toggle; one vector image costs about
-    a tenth of that, scales with the cells (``size_frac``: type size as a share of a cell) and stays
+    measuring each: the pool's redraw on a toggle took 14-18 ms, 6-7 with the labels as one vector
+    image, which also scales with the cells (``size_frac``: type size as a share of a cell) and stays
     sharp at any pixel ratio. ``codes``: each cell's colour code, for the label's contrast. The hover
     stays with the heatmap."""
     rows, cols, unit = len(labels), len(labels[0]), 100
