@@ -88,7 +88,7 @@ if not source.strip():
 
 try:
     parsed = parse_benchmark(source)
-    got = reader_rows(parsed.rows, setup.gpu, setup.model)
+    got = reader_rows(parsed.rows, setup.gpu, setup.model, setup.assumptions)
 except (BenchmarkParseError, RowError) as err:
     st.error(f"Could not read {origin}:", icon=":material/error:")
     plain(str(err))  # the message quotes the input: plain text, never markdown

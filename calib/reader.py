@@ -49,7 +49,8 @@ class ReaderRows:
     reasons: dict[str, str]  # row id -> why it is shown but not priced
 
 
-def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> ReaderRows:
+def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model,
+                assumptions: Assumptions | None = None) -> ReaderRows:
     """Rows (ids made unique) and the setup each runs on. A row's blank GPU is ``gpu``; its blank
     model is ``model`` (the sidebar's, a pasted config included), at the row's precisions and GPU
     count where it gives them and the sidebar's where it does not. Raises ``RowError`` naming the
@@ -124,26 +125,28 @@ def reader_rows(parsed: Sequence[dict[str, str]], gpu: GPU, model: Model) -> Rea
             reasons[r.id] = why
             out_setups.pop(r.id, None)
         elif r.kind == "tpot_ms" and r.qps is not None and math.isfinite(r.qps):
-            note = _saturated(r, out_setups.get(r.id) or row_setup(r))
+            note = _saturated(r, out_setups.get(r.id) or row_setup(r), assumptions)
             if note:
                 notes.append(f"{r.id}: {note}")
     notes.extend(f"{rid}: {why}; shown, not priced" for rid, why in reasons.items())
     return ReaderRows(rows, out_setups, tuple(notes), reasons)
 
 
-def _saturated(r: Row, setup) -> str:
-    """Where a row's request rate is more than the model's server sustains at its lengths, say so:
-    the row is then priced with the running batch at its cap (``sim.truth.online_tpot_s``)."""
+def _saturated(r: Row, setup, assumptions: Assumptions | None = None) -> str:
+    """Where a row's request rate is more than the model's server sustains at its lengths (at
+    ``assumptions``, the ones the row is priced with; None: the defaults), say so: the row is then
+    priced with the running batch at its cap (``sim.truth.online_tpot_s``)."""
     if isinstance(setup, str) or r.prompt_tokens is None or r.output_tokens is None:
         return ""
     g, m = setup
-    top = online_max_qps(g, m, r.prompt_tokens, r.output_tokens, concurrency=r.concurrency)
+    top = online_max_qps(g, m, r.prompt_tokens, r.output_tokens, concurrency=r.concurrency,
+                         **({"assumptions": assumptions} if assumptions is not None else {}))
     if r.qps < top:
         return ""
     cap = online_cap(g, m, r.prompt_tokens, r.output_tokens, r.concurrency)
-    return (f"at {r.qps:g} requests/s the model's server is saturated (at the default assumptions it "
-            f"sustains about {top:.3g} at these lengths), so the row is priced with {cap:,} requests "
-            "running at once"
+    return (f"at {r.qps:g} requests/s the model's server is saturated (at the "
+            + ("sidebar's" if assumptions is not None else "default") + f" assumptions it sustains about "
+            f"{top:.3g} at these lengths), so the row is priced with {cap:,} requests running at once"
             + (" (the run's concurrency cap), a closed loop" if r.concurrency else
                " (what the KV cache or max_num_seqs allows) and the rest queued"))
 

@@ -115,6 +115,12 @@ def test_an_online_rate_past_what_the_server_sustains_runs_at_its_cap():
         output_tokens="256", engine="vLLM")
     got = reader_rows([row], H100, LLAMA8)
     assert any("saturated" in n and "339 requests running at once" in n for n in got.notes)
+    # the note is at the assumptions the row is priced with: the sidebar's, where the page passes them
+    import dataclasses
+    faster = dataclasses.replace(DEFAULT_ASSUMPTIONS, compute_eff=0.9, memory_eff=1.0)
+    (note,) = [n for n in reader_rows([row], H100, LLAMA8, faster).notes if "saturated" in n]
+    (default,) = [n for n in got.notes if "saturated" in n]
+    assert "sidebar's assumptions" in note and "default assumptions" in default and note != default
 
 
 def test_a_fit_that_raises_the_median_error_is_said_and_not_offered():
