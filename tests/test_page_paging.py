@@ -215,6 +215,15 @@ def test_the_pool_labels_are_one_image_with_every_page_label_in_its_contrast():
             assert f"{run.fill[120][page]}/{run.page_tokens}" in labels
         assert {f for f, _ in texts} <= {"#fff", "#444"} and "#fff" in {f for f, _ in texts}
         assert (image.sizex, image.sizey) == (len(heat.z[0]), len(heat.z))
+        # each label sits in its own page's cell (row-major from the top left, 100 units a cell):
+        # a transposed or shifted grid fails here
+        cols = len(heat.z[0])
+        placed = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" fill="#[0-9a-f]+">([^<]*)</text>', svg)
+        for page in np.flatnonzero(state == FULL):
+            want = f"R{owner[page]}" if dense else f"R{owner[page]}·{block[page]}"
+            row, col = divmod(int(page), cols)
+            assert any(t == want and float(x) == (col + 0.5) * 100 and row * 100 < float(y) < (row + 1) * 100
+                       for x, y, t in placed), (page, want)
 
 
 def test_ledger_and_chunked_figures_carry_the_numbers():
