@@ -219,6 +219,13 @@ def _expert_layouts(setup, batch: int, context: int) -> str:
 model = setup.model
 if model.n_experts:
     touched = float(model.experts_touched(batch))
+    nearly_all = model.tokens_to_touch(0.95)
+    # Against the step's own compute-bound batch (the metric above), not one GEMM's ridge: with 4-bit
+    # experts the weight GEMMs can reach their ridge before the experts are all touched.
+    before = ("while its steps stay memory-bound at every batch" if not math.isfinite(crossover) else
+              "long before the step turns compute-bound" if nearly_all < crossover / 2 else
+              "before the step turns compute-bound" if nearly_all < crossover else
+              "and the step turns compute-bound about then")
     routing = ("uniform routing, E(1 − (1 − k/E)^B)" if not model.routing_skew else
                f"routing skew {model.routing_skew:g}: the r-th most popular expert's share ∝ r^−"
                f"{model.routing_skew:g}, Σ_e 1 − (1 − π_e)^B")
@@ -227,8 +234,9 @@ if model.n_experts:
         f"experts, but a step reads every expert its tokens touch: {touched:.1f} of "
         f"{model.n_experts} a layer at batch {batch} ({routing}). Batch-1 "
         "decode reads only the active experts; by batch "
-        f"~{fmt.count(model.tokens_to_touch(0.95))} it reads nearly all of them (95 %), so the "
-        "model stops looking like its active size long before the ridge point."
+        f"~{fmt.count(nearly_all)} it reads nearly all of them (95 %), so the model stops looking like "
+        f"its active size {before}"
+        + (f" (batch {fmt.count(crossover)})." if math.isfinite(crossover) else ".")
         + (" " + _expert_layouts(setup, batch, context) if model.tp > 1 else ""))
 
 busy, operators = _step_figures(r, setup_key, batch, prompt, context)

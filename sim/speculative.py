@@ -623,11 +623,22 @@ class BatchSweep:
         return int(idx[-1]) if idx.size else 0
 
     @property
+    def peak_index(self) -> int:
+        """Index of the best speedup over the batches that fit."""
+        return int(np.argmax(self.speedup[: self.last_fitting + 1]))
+
+    @property
     def peak(self) -> tuple[float, int]:
         """(best speedup, its batch) over the batches that fit."""
-        s = self.speedup[: self.last_fitting + 1]
-        i = int(np.argmax(s))
-        return float(s[i]), int(self.batches[i])
+        i = self.peak_index
+        return float(self.speedup[i]), int(self.batches[i])
+
+    @property
+    def rise_before_peak(self) -> float:
+        """How far the best speedup over the batches that fit is above batch 1's, as a share (0 where
+        batch 1 is the best): where it is more than a few per cent for a dense target, the drafter's
+        step is a falling share of the target's (``cost_ratio``) as the target's KV reads grow."""
+        return self.peak[0] / float(self.speedup[0]) - 1.0
 
     @property
     def losing_ranges(self) -> tuple[tuple[int, int], ...]:
@@ -660,6 +671,18 @@ class BatchSweep:
         """The smallest swept batch whose verify pass is compute-bound; inf if none."""
         idx = np.nonzero(~self.verify_memory_bound)[0]
         return float(self.batches[idx[0]]) if idx.size else math.inf
+
+
+def kv_outweighs_weights_batch(target: Model, context_tokens: int) -> float:
+    """The batch, in sequences, from which a decode step reads more KV cache than weights on one GPU:
+    the weight bytes one GPU holds over one sequence's KV bytes at ``context_tokens`` (windowed
+    layers capped at their window). A drafter reads far less KV cache than its target (a small model,
+    a head with one layer of cache, or none), so past that batch the target's step grows faster than
+    the drafter's and speculation's gain can rise with the batch before the verify pass's math catches
+    up (MagicDec, Sadhukhan et al. 2024, arXiv 2408.11049). Meant for a dense target: a mixture's
+    decode step reads only the experts its tokens reach."""
+    kv = float(target.kv_bytes_per_sequence(context_tokens))
+    return target.weight_bytes / kv if kv > 0 else math.inf
 
 
 def speedup_vs_batch(

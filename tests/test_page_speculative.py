@@ -434,3 +434,28 @@ def test_a_batch_past_the_engines_max_num_seqs_is_said_as_page_00_says_it():
     assert any(note in c.value for c in at.caption)
     at = open_app(PAGE, {"gpu": "A100 80GB SXM", "spec_batch": "256", "spec_context": "256"})
     assert not any(note in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("params", [{"model": "Llama-2-7B"}, {"model": "GPT-J-6B", "weights": "int4"}])
+def test_a_dense_target_whose_gain_rises_with_the_batch_says_why(params):
+    """V06 says the gain falls from batch 1; for a target whose KV cache outweighs its weights early
+    it rises first. The page says so, with the drafter's falling share, and the rise it names is the
+    batch chart's own."""
+    at = open_app(PAGE, params)
+    assert not at.exception
+    (cap,) = [c.value for c in at.caption if "rises with the batch first" in c.value]
+    model = params["model"]
+    from sim.hardware import GPUS
+    from sim.models import ALL_MODELS
+    target = ALL_MODELS[model].with_precision(params.get("weights", "bf16"), "bf16")
+    sweep = spec.speedup_vs_batch(GPUS["H100 SXM"], target, spec.METHODS[spec.DEFAULT_METHOD],
+                                  0.8, 4, 1024)
+    peak, batch = sweep.peak
+    assert f"to {peak:.2f}× at batch {batch:,}" in cap and f"from {sweep.speedup[0]:.2f}× at batch 1" in cap
+    assert "keeps its own keys and values" in cap and "MagicDec" in cap
+    c = sweep.cost_ratio
+    assert f"falls from {c[0]:.2f} to {c[sweep.peak_index]:.2f}" in cap
+
+
+def test_the_default_target_says_nothing_about_a_rise(page):
+    assert not [c for c in page.caption if "rises with the batch first" in c.value]

@@ -536,3 +536,16 @@ def test_a_prompt_longer_than_a_step_gives_its_chunked_prefill_beside_the_one_pa
     assert ms(m.delta.split(": ")[1]) > ms(m.value)
     (m,) = [m for m in open_app(PAGE).metric if m.label == "Prefill time"]
     assert not m.delta
+
+
+@pytest.mark.parametrize("params", [{"model": "Mixtral-8x7B", "gpus": "2"},
+                                    {"model": "gpt-oss-120b", "weights": "int4"}])
+def test_the_mixture_caption_compares_with_the_steps_own_compute_bound_batch(params):
+    """'Nearly all experts read long before ...': against the batch the page's metric gives for the
+    whole step, not a GEMM's ridge, which 4-bit experts reach before they are all touched (gpt-oss-120b
+    at INT4 on an H100: 95 % touched at batch ~95, its weight GEMMs' ridge at ~53)."""
+    at = open_app(PAGE, params)
+    assert not at.exception
+    text = next(c.value for c in at.caption if "Mixture of experts" in c.value)
+    assert "ridge point" not in text
+    assert f"compute-bound (batch {metric(at, 'Compute-bound from batch')})." in text
