@@ -459,3 +459,33 @@ def test_a_dense_target_whose_gain_rises_with_the_batch_says_why(params):
 
 def test_the_default_target_says_nothing_about_a_rise(page):
     assert not [c for c in page.caption if "rises with the batch first" in c.value]
+
+
+def test_the_does_not_fit_label_stays_off_the_curve():
+    """The batch chart's 'does not fit in memory' label (two lines, about 0.13 of the plot's height,
+    right-anchored at the band's edge in the chart's right part) sits where the curve is not, over the
+    0.7 of a decade it spans: on Llama-2-7B it had been drawn across the curve at 2x."""
+    from sim.hardware import GPUS
+    from sim.models import ALL_MODELS
+    from ui.fig_speculative import batch_figure
+
+    checked = 0
+    for gpu in ("H100 SXM", "A100 80GB SXM", "L40S"):
+        for name in ("Llama-2-7B", "GPT-J-6B", "Llama-3.1-8B", "Qwen3-8B"):
+            target = ALL_MODELS[name]
+            m = spec.METHODS[spec.DEFAULT_METHOD]
+            sweep = spec.speedup_vs_batch(GPUS[gpu], target, m, m.alpha, m.k, 1024)
+            run = spec.speculate(GPUS[gpu], target, m, m.alpha, m.k, 1, 1024)
+            fig = batch_figure(sweep, run)
+            labels = [a for a in fig.layout.annotations if a.text and a.text.startswith("does not fit")]
+            if not labels:
+                continue
+            (label,) = labels
+            top = fig.layout.yaxis.range[1]
+            x0 = max(float(sweep.max_batch), float(sweep.batches[0]))
+            span = ((sweep.batches >= x0 / 5) & (sweep.batches <= x0) if label.xanchor == "right"
+                    else (sweep.batches >= x0) & (sweep.batches <= 5 * x0))
+            ys = sweep.speedup[span] / top
+            assert not ((ys >= label.y - 0.13) & (ys <= label.y + 0.03)).any(), (gpu, name, label.y)
+            checked += 1
+    assert checked >= 3

@@ -127,12 +127,23 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
         right = x > math.log10(lo) + 0.6 * (math.log10(hi) - math.log10(lo))
         return dict(xanchor="right", xshift=-4) if right else {}
     start = sweep.verify_compute_bound_batch
+    top = _y_top(float(np.max(sweep.full_acceptance_speedup)),
+                 *(max(measured[n]) for n in ("EAGLE", "EAGLE-3")) if measured else ())
     if sweep.max_batch < hi:  # past the card's memory: marked, and the curve drawn faint
         x0 = max(float(sweep.max_batch), lo)
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=x0, x1=hi, y0=0, y1=1,
                            fillcolor=COLORS["muted"], opacity=0.18, line=dict(width=0), layer="below"))
         where = side(math.log10(x0))  # back from the band's edge: an arrow points into it
-        annotations.append(_label(math.log10(x0), 0.55, "does not fit →<br>in memory" if where else
+        # The label's two lines go where the curve and the break-even line are not, over the 0.7 of a
+        # decade of batch the label spans beside the band's edge (it had sat on a curve near 0.5).
+        near = (sweep.batches >= x0 / 5) & (sweep.batches <= x0) if where else \
+            (sweep.batches >= x0) & (sweep.batches <= x0 * 5)
+        busy = [*(sweep.speedup[near] / top).tolist(), 1 / top]
+        if math.isfinite(start) and abs(math.log10(start) - math.log10(x0)) < 0.7:
+            busy.append(0.95)  # the verify pass's label, at the top
+        y = next((c for c in (0.55, 0.8, 0.35, 0.9, 0.2) if not any(c - 0.13 <= b <= c + 0.03 for b in busy)),
+                 0.55)
+        annotations.append(_label(math.log10(x0), y, "does not fit →<br>in memory" if where else
                                   "does not fit<br>in memory", yref="paper", yanchor="top", yshift=0,
                                   **where))
     if math.isfinite(start):
@@ -176,8 +187,6 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
             ))
     traces.append(_diamond(spec.batch, spec.speedup, "your batch",
                            f"<b>your batch</b> {spec.batch}: %{{y:.2f}}×<extra></extra>"))
-    top = _y_top(float(np.max(sweep.full_acceptance_speedup)),
-                 *(max(measured[n]) for n in ("EAGLE", "EAGLE-3")) if measured else ())
     ticks = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if lo <= b <= hi]
     layout = dict(
         shapes=shapes, annotations=annotations,
