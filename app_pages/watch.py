@@ -75,7 +75,7 @@ from ui.workers import offload
 def _runs(_setup, setup_key: str):
     """Every section's run and the simulated day (``setup_key`` stands for the unhashed ``_setup``)."""
     runs = offload(scenario_runs, _setup.gpu, _setup.model, _setup.assumptions)
-    return runs, offload(dashboard_day, _setup.gpu, _setup.model, _setup.assumptions, capacity=runs.capacity)
+    return runs, offload(dashboard_day, _setup.gpu, _setup.model, _setup.assumptions, flat_out=runs.flat_out)
 
 
 @page_cache("watch._pool", 1, constant=True)
@@ -276,7 +276,7 @@ day_fits = fits_or_say(setup, day.run.slots, peak_context_tokens(day.run),
                        levers=None, section=True)
 if day_fits:
     st.markdown(f"""
-Traffic through section 01's continuous batching ({runs.capacity.slots} slots, the Anyscale workload)
+Traffic through section 01's continuous batching ({runs.flat_out.slots} slots, the Anyscale workload)
 over a simulated day: quiet at {DAY_QUIETEST_HOUR:02d}:00, {day.load.max():.0%} of what the engine serves
 flat out at {DAY_QUIETEST_HOUR + 12:02d}:00 (the arrival rate; the dotted line is what this one sampled
 day's requests asked for, so it wanders around that curve, its peak not always at that hour). This is what
@@ -484,7 +484,7 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         f"Section 01's rows use Poisson arrivals instead of its first view's burst, so that latency "
         f"means something: {runs.moderate_rate_rps:g} requests/s (a power of two at most "
         f"{MODERATE_LOAD:.0%} of the rate continuous batching finishes a {BATCH_REQUESTS:,}-request "
-        f"backlog at, {runs.capacity_rps:.3g}/s here, its draining tail included; the day's flat-out "
+        f"backlog at, {runs.flat_out_rps:.3g}/s here, its draining tail included; the day's flat-out "
         f"rate, every slot busy, is higher) for static vs continuous, and "
         f"{runs.high_rate_rps:g}/s (at least {HIGH_LOAD:.0%}) for high load. Pick them on page 01 to see "
         "the same runs. The high load's fix is more replicas: split over "

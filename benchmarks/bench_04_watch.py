@@ -13,7 +13,7 @@ SIM_CASES = [
             lambda: scenario_runs(H100, LLAMA8), 30),
     SimCase("metrics.measure, ten scenarios", lambda: measure(_RUNS, SLO()), 10),
     SimCase("metrics.dashboard_day, 24 windows, ~2,400 requests",
-            lambda: dashboard_day(H100, LLAMA8, capacity=_RUNS.capacity), 50),
+            lambda: dashboard_day(H100, LLAMA8, flat_out=_RUNS.flat_out), 50),
 ]
 
 PAGE = "app_pages/watch.py"

@@ -414,7 +414,7 @@ class ScenarioRuns:
     model: Model
     assumptions: Assumptions
     phases: TwoPhases  # 00
-    capacity: BatchingRun  # 01: continuous batching, every request queued at once (its capacity)
+    flat_out: BatchingRun  # 01: continuous batching, every request queued at once (its flat-out rate)
     moderate_rate_rps: float
     high_rate_rps: float
     static: BatchingRun  # 01: static batching, Poisson arrivals at the moderate rate
@@ -428,12 +428,13 @@ class ScenarioRuns:
     @property
     def slots(self) -> int:
         """Section 01's slots these runs use (``fitting_batch_slots``: ``BATCH_SLOTS`` where they fit)."""
-        return self.capacity.slots
+        return self.flat_out.slots
 
     @property
-    def capacity_rps(self) -> float:
-        """Requests per second continuous batching serves with every request queued at once."""
-        return self.capacity.requests_per_s
+    def flat_out_rps(self) -> float:
+        """Requests per second continuous batching serves with every request queued at once: its
+        flat-out rate, with no latency target (not ``sim.load.capacity``, which meets one)."""
+        return self.flat_out.requests_per_s
 
     @property
     def replicas(self) -> int:
@@ -468,15 +469,15 @@ def _check_setup(gpu, model, assumptions) -> None:
 
 def _section01_runs(gpu: GPU, model: Model, assumptions: Assumptions, slots: int) -> dict:
     """Section 01's runs for the scenario rows on ``slots``: continuous batching's burst run (its
-    capacity), the two Poisson rates it sets, and both modes at each rate."""
-    capacity = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), slots, "continuous",
+    flat-out rate), the two Poisson rates it sets, and both modes at each rate."""
+    flat_out = simulate(gpu, model, sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS), slots, "continuous",
                         assumptions)
-    moderate = _pow2(MODERATE_LOAD * capacity.requests_per_s, up=False)
-    high = _pow2(HIGH_LOAD * capacity.requests_per_s, up=True)
+    moderate = _pow2(MODERATE_LOAD * flat_out.requests_per_s, up=False)
+    high = _pow2(HIGH_LOAD * flat_out.requests_per_s, up=True)
     arriving = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", moderate)
     overloading = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS, "poisson", high)
     return dict(
-        capacity=capacity, moderate_rate_rps=moderate, high_rate_rps=high,
+        flat_out=flat_out, moderate_rate_rps=moderate, high_rate_rps=high,
         static=simulate(gpu, model, arriving, slots, "static", assumptions),
         continuous=simulate(gpu, model, arriving, slots, "continuous", assumptions),
         overload=simulate(gpu, model, overloading, slots, "continuous", assumptions),
@@ -513,9 +514,9 @@ def fitting_batch_slots(gpu: GPU, model: Model, assumptions: Assumptions = DEFAU
     """Section 01's slots for page 04's scenario rows and its day: ``BATCH_SLOTS`` where every run of
     section 01's rows fits the card, else the largest power of two below it where they do
     (``BATCH_SLOTS`` where not even one slot fits: the rows say so); and continuous batching's burst
-    run on them (``ScenarioRuns.capacity``)."""
-    capacity = _fitting_section01_runs(gpu, model, assumptions)["capacity"]
-    return capacity.slots, capacity
+    run on them (``ScenarioRuns.flat_out``)."""
+    flat_out = _fitting_section01_runs(gpu, model, assumptions)["flat_out"]
+    return flat_out.slots, flat_out
 
 
 def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> ScenarioRuns:
@@ -609,7 +610,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  speculative_metrics(s, g, m, a, kv_budget_bytes=kv) if spec_ok else NOT_RUN),
         Scenario("overload", "High load", "01",
                  f"{n:,} requests arriving at {runs.high_rate_rps:g}/s (Poisson), continuous batching: "
-                 f"more than the {runs.capacity_rps:.3g}/s at which it finishes a backlog of {n:,}",
+                 f"more than the {runs.flat_out_rps:.3g}/s at which it finishes a backlog of {n:,}",
                  batching(runs.overload, runs.overload, runs.overload_static)),
     ]
 
@@ -626,7 +627,7 @@ def scenarios(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPT
 
 DAY_WINDOWS_RANGE = (4, 96)
 DAY_REQUESTS_RANGE = (100, 20_000)
-DAY_LOAD_RANGE = (0.01, 5.0)  # arrival rate as a share of continuous batching's capacity
+DAY_LOAD_RANGE = (0.01, 5.0)  # arrival rate as a share of continuous batching's flat-out rate
 DEFAULT_DAY_WINDOWS = 24  # one window an hour
 DEFAULT_DAY_REQUESTS = 2400  # requests over the day (expected): keeps the run to ~10 ms
 DEFAULT_DAY_LOW, DEFAULT_DAY_PEAK = 0.1, 1.4  # load at 04:00 and at 16:00
@@ -637,7 +638,7 @@ DAY_QUIETEST_HOUR = 4  # the trough of the day's traffic; the peak is 12 hours l
 
 
 def diurnal_load(hours, low: float = DEFAULT_DAY_LOW, peak: float = DEFAULT_DAY_PEAK) -> np.ndarray:
-    """Arrival rate over the day as a share of capacity: a cosine from ``low`` at 04:00 to ``peak``
+    """Arrival rate over the day as a share of the flat-out rate: a cosine from ``low`` at 04:00 to ``peak``
     at 16:00."""
     h = np.asarray(hours, dtype=float)
     return low + (peak - low) * (1 - np.cos(2 * np.pi * (h - DAY_QUIETEST_HOUR) / 24)) / 2
@@ -654,9 +655,9 @@ class DashboardDay:
 
     hours: np.ndarray  # the hour each window starts
     window_s: float  # simulated seconds per window
-    capacity_rps: float  # what continuous batching serves flat out (every slot busy), requests/s
-    capacity_tok_s: float  # the same in output tokens/s (``flat_out_tok_s``)
-    load: np.ndarray  # expected arrival rate / capacity
+    flat_out_rps: float  # what continuous batching serves flat out (every slot busy), requests/s
+    flat_out_tok_s: float  # the same in output tokens/s (the function ``flat_out_tok_s``)
+    load: np.ndarray  # expected arrival rate / the flat-out rate
     arrivals: np.ndarray  # requests that arrived
     demand_tok_s: np.ndarray  # output tokens the window's arrivals ask for, per second
     utilization_gpu: np.ndarray  # nvidia-smi utilization.gpu
@@ -713,19 +714,19 @@ class DashboardDay:
     @property
     def real_time_backlog(self) -> np.ndarray:
         """Requests waiting at the end of each hour had every window lasted a real hour: a fluid
-        estimate, the backlog growing by (arrival rate - capacity) x 3,600 s an hour and never below
+        estimate, the backlog growing by (arrival rate - flat-out rate) x 3,600 s an hour and never below
         zero. The simulated windows are ``window_s`` long, so their queues stay that much shorter."""
         hour_s = 3600.0 * 24 / self.n_windows
         backlog, out = 0.0, np.zeros(self.n_windows)
         for w, load in enumerate(self.load):
-            backlog = max(0.0, backlog + (load - 1.0) * self.capacity_rps * hour_s)
+            backlog = max(0.0, backlog + (load - 1.0) * self.flat_out_rps * hour_s)
             out[w] = backlog
         return out
 
     @property
     def real_time_worst_wait_s(self) -> float:
         """The longest wait in the queue the real-time backlog implies (backlog / flat-out rate)."""
-        return float(self.real_time_backlog.max()) / self.capacity_rps
+        return float(self.real_time_backlog.max()) / self.flat_out_rps
 
     def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:
         ok = (self.run.ttft_s <= slo.ttft_s) & ~(self.run.tpot_s > slo.tpot_s)
@@ -767,14 +768,14 @@ def dashboard_day(
     n_requests: int = DEFAULT_DAY_REQUESTS,
     low: float = DEFAULT_DAY_LOW,
     peak: float = DEFAULT_DAY_PEAK,
-    capacity: BatchingRun | None = None,
+    flat_out: BatchingRun | None = None,
     seed: int = DAY_SEED,
 ) -> DashboardDay:
     """A seeded day: Poisson arrivals whose rate follows ``diurnal_load`` (constant within a window),
     section 01's workload and continuous batching on the scenario rows' slots (``fitting_batch_slots``:
     64 where they fit), run by section 01's ``simulate``.
 
-    ``capacity`` is continuous batching's burst run on those slots (``ScenarioRuns.capacity``); None
+    ``flat_out`` is continuous batching's burst run on those slots (``ScenarioRuns.flat_out``); None
     runs it. The window length is set so that ``n_requests`` arrive over the day on average, so the
     run costs the same on any GPU.
     """
@@ -784,10 +785,10 @@ def dashboard_day(
     low = check_float("low", low, *DAY_LOAD_RANGE)
     peak = check_float("peak", peak, low, DAY_LOAD_RANGE[1])
     seed = check_int("seed", seed, *SEED_RANGE)
-    if capacity is None:
-        capacity = fitting_batch_slots(gpu, model, assumptions)[1]
-    cap_tok_s = flat_out_tok_s(capacity)
-    cap = cap_tok_s / float(capacity.requests.output_tokens.mean())  # requests/s, flat out
+    if flat_out is None:
+        flat_out = fitting_batch_slots(gpu, model, assumptions)[1]
+    cap_tok_s = flat_out_tok_s(flat_out)
+    cap = cap_tok_s / float(flat_out.requests.output_tokens.mean())  # requests/s, flat out
     hours = np.arange(n_windows) * 24 / n_windows
     load = diurnal_load(hours + 12 / n_windows, low, peak)  # the rate at the window's middle
     window_s = n_requests / (cap * float(load.sum()))
@@ -804,7 +805,7 @@ def dashboard_day(
     wl = BATCH_WORKLOADS[BATCH_WORKLOAD]
     req = make_requests(wl.prompt.sample(np.random.default_rng([seed, 0]), n),
                         wl.output.sample(np.random.default_rng([seed, 1]), n), arrival)
-    run = simulate(gpu, model, req, capacity.slots, "continuous", assumptions)
+    run = simulate(gpu, model, req, flat_out.slots, "continuous", assumptions)
 
     # Per-step quantities, spread evenly over each step, summed per window.
     cost, start = run.cost, run.step_start_s
@@ -835,8 +836,8 @@ def dashboard_day(
     return DashboardDay(
         # The line is never below what an hour delivered: an hour with requests queued runs flat out,
         # and its sample of lengths can beat the backlog run's average by a few percent.
-        hours=hours, window_s=window_s, capacity_rps=cap,
-        capacity_tok_s=max(cap_tok_s, float(output_tok_s.max())),
+        hours=hours, window_s=window_s, flat_out_rps=cap,
+        flat_out_tok_s=max(cap_tok_s, float(output_tok_s.max())),
         load=load, arrivals=counts, demand_tok_s=np.bincount(request_window, req.output_tokens,
                                                              n_windows) / window_s,
         utilization_gpu=per_window(cost.gpu_time_s) / window_s,
@@ -898,7 +899,7 @@ ALERTS: tuple[Alert, ...] = (
           "keeps close to the tokens held; a reserving engine reads full: compare the tokens its "
           "running requests hold with the cache's size",
           "tokens held < 50 % of the cache while requests wait, 10 min", ("kv_cache_use",),
-          # a run without a queue model (the card rows) is at capacity by construction: it counts as waiting
+          # a run without a queue model (the card rows) runs flat out by construction: it counts as waiting
           lambda m, slo: m.kv_cache_use < 0.5 and not m.queue_depth <= 0),
     Alert("prefill_stall", "A long prompt's prefill stalls every decoding user", "unchunked", "chunked",
           "Inter-token latency, p99",

@@ -127,7 +127,7 @@ def test_bad_url_values_fall_back_to_defaults(params):
 def test_figures_are_valid_plotly():
     g, m = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
     runs = scenario_runs(g, m, DEFAULT_ASSUMPTIONS)
-    day = dashboard_day(g, m, capacity=runs.capacity)
+    day = dashboard_day(g, m, flat_out=runs.flat_out)
     bars = validated(scenario_figure(measure(runs)))
     assert len(bars.data) == 2 and len(bars.data[0].y) == 10
     fig = day_figure(day, SLO())
@@ -149,7 +149,7 @@ def test_figures_are_valid_plotly():
 def test_the_day_keeps_its_queue_and_its_capacity_line_above_what_it_delivers():
     g, m = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
     day = dashboard_day(g, m)
-    assert day.capacity_tok_s >= day.output_tok_s.max()
+    assert day.flat_out_tok_s >= day.output_tok_s.max()
     assert np.all(day.goodput_tok_s(SLO()) <= day.output_tok_s * (1 + 1e-9))
     # one run: the queue the peak builds is still there an hour later, and grows while load > 1
     over = np.flatnonzero(day.load > 1)

@@ -301,8 +301,8 @@ def test_each_scenario_tells_its_story(rows):
 def test_runs_match_section_01_choices_of_rate():
     runs = scenario_runs(H100, LLAMA8)
     assert runs.moderate_rate_rps == 16 and runs.high_rate_rps == 64  # capacity ~35 req/s
-    assert runs.moderate_rate_rps <= MODERATE_LOAD * runs.capacity_rps
-    assert runs.high_rate_rps >= HIGH_LOAD * runs.capacity_rps
+    assert runs.moderate_rate_rps <= MODERATE_LOAD * runs.flat_out_rps
+    assert runs.high_rate_rps >= HIGH_LOAD * runs.flat_out_rps
 
 
 def test_slo_changes_only_which_requests_count():
@@ -509,7 +509,7 @@ def test_section_01s_rows_run_on_the_most_slots_that_fit(gpu, model, weights):
         assert run.slots == slots and batching_fits(run, g, m)
     rows = {r.key: r.metrics for r in measure(runs)}
     assert np.isfinite(rows["continuous"].goodput_rps) and np.isfinite(rows["static"].goodput_rps)
-    day = dashboard_day(g, m, capacity=runs.capacity)
+    day = dashboard_day(g, m, flat_out=runs.flat_out)
     assert day.run.slots == slots
 
 

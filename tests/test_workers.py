@@ -86,8 +86,8 @@ def test_a_worker_gives_the_same_runs_as_this_process(pool):
     mine = metrics.scenario_runs(H100, LLAMA8, DEFAULT_ASSUMPTIONS)
     slo = metrics.SLO()
     assert [r.metrics for r in metrics.measure(runs, slo)] == [r.metrics for r in metrics.measure(mine, slo)]
-    day = workers.offload(metrics.dashboard_day, H100, LLAMA8, DEFAULT_ASSUMPTIONS, capacity=mine.capacity)
-    mine_day = metrics.dashboard_day(H100, LLAMA8, DEFAULT_ASSUMPTIONS, capacity=mine.capacity)
+    day = workers.offload(metrics.dashboard_day, H100, LLAMA8, DEFAULT_ASSUMPTIONS, flat_out=mine.flat_out)
+    mine_day = metrics.dashboard_day(H100, LLAMA8, DEFAULT_ASSUMPTIONS, flat_out=mine.flat_out)
     for f in dataclasses.fields(mine_day):
         if f.name == "run":  # the day's one batching run: its requests' times
             np.testing.assert_array_equal(day.run.finish_s, mine_day.run.finish_s)

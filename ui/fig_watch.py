@@ -237,8 +237,8 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
     shapes = ([dict(type="path", path=path, xref="x", yref="paper", fillcolor=COLORS["waste"], opacity=0.07,
                     line=dict(width=0), layer="below")] if path else [])
     shapes += [
-        dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=day.capacity_tok_s,
-             y1=day.capacity_tok_s, line=dict(color=COLORS["muted"], width=1, dash="dash")),
+        dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=day.flat_out_tok_s,
+             y1=day.flat_out_tok_s, line=dict(color=COLORS["muted"], width=1, dash="dash")),
         dict(type="line", xref="x3 domain", x0=0, x1=1, yref="y3", y0=slo.ttft_s, y1=slo.ttft_s,
              line=dict(color=COLORS["waste"], width=1, dash="dash")),
     ]
@@ -248,7 +248,7 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
                    for _, dom, title in _PANELS]
     annotations += [
         note | dict(text="flat out: every slot busy", xref="x2 domain", x=0.01, yref="y2",
-                    y=day.capacity_tok_s, yanchor="bottom"),
+                    y=day.flat_out_tok_s, yanchor="bottom"),
         note | dict(text=f"your TTFT target, {seconds(slo.ttft_s)}", xref="x3 domain", x=0.01, yref="y3",
                     y=math.log10(slo.ttft_s), yanchor="bottom"),
     ]
@@ -256,7 +256,7 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
     t_lo = math.log10(max(min(float(ttft.min()) if ttft.size else 0.01, slo.ttft_s) / 2, 1e-4))
     t_hi = math.log10(max(float(ttft.max()) if ttft.size else 1.0, slo.ttft_s) * 2)
     ticks = dict(tickvals=list(range(0, 25, 3)), ticktext=[f"{h:02d}:00" for h in range(0, 25, 3)])
-    y_top = 1.08 * max(float(np.nanmax(day.demand_tok_s)), day.capacity_tok_s)
+    y_top = 1.08 * max(float(np.nanmax(day.demand_tok_s)), day.flat_out_tok_s)
     layout = dict(
         xaxis=dict(domain=[0, 1], range=[0, 24], anchor="y", showticklabels=False, **ticks),
         xaxis2=dict(domain=[0, 1], range=[0, 24], anchor="y2", matches="x", showticklabels=False,
