@@ -481,8 +481,10 @@ def _curves_section() -> dict:
     st.caption(
         "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
         f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed, then confirmed on a "
-        f"{CONFIRM_REQUESTS:,}-request run: a short run just past what the GPU sustains ends before its "
-        "backlog builds, so a diamond can sit below where its curve crosses a target); crosses on the TTFT "
+        f"{CONFIRM_REQUESTS:,}-request run, stepping down or up until it holds: a short run just past "
+        "what the GPU sustains ends before its backlog builds, and a short run's p99 over fewer requests "
+        "can miss where the longer run meets, so a diamond can sit off where its curve crosses a target); "
+        "crosses on the TTFT "
         "chart: each policy's knee. Dotted: this page's rate. "
         + ("Hollow points: past what the policy serves (from the first rate whose run's queue grows "
            "through it), so the p99 is the backlog's at the run's end, set by the run's length as much "
@@ -665,8 +667,10 @@ def _split_section() -> load.Disaggregation:
     n_gpus = st.select_slider("GPUs" if tp == 1 else f"Instances of {tp} GPUs", GPU_COUNTS, value=4,
                               key="load_gpus", bind="query-params", width=240)
     if tp > 1:
-        st.caption(f"With {tp} GPUs per replica, each prefill or decode instance is {tp} GPUs (tensor "
-                   f"parallelism): the split is counted in instances, {n_gpus} × {tp} = {n_gpus * tp} GPUs, "
+        layout = ("tensor parallelism, the experts whole on each GPU" if setup.model.expert_parallel
+                  else "tensor parallelism")
+        st.caption(f"With {tp} GPUs per replica, each prefill or decode instance is {tp} GPUs ({layout}): "
+                   f"the split is counted in instances, {n_gpus} × {tp} = {n_gpus * tp} GPUs, "
                    f"and every rate below is per GPU, an instance's rate / {tp}.")
     colocated_policy = policy if policy != "decode-first" else "prefill-first"
     roles = _roles(setup, key, workload, ttft_s, tbt_s)
@@ -826,8 +830,12 @@ by geometric bisection with the same requests (re-timed) at every rate. For each
 curve's own runs (at {", ".join(f"{f:g}" for f in SWEEP_LOADS)} × the saturation rate, the rate the GPU
 would finish with no idle time at the mean lengths) give the bracket: the last rate that meets the
 targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisection runs narrow it. The
-prefix-caching search brackets between 1/16 and 4 × the saturation rate (a cache hit skips work the
-rate counts; 1/256 to 1/16 where even 1/16 misses) and takes {load.CAPACITY_ITERATIONS} steps. A
+prefix-caching capacities are found the same way on that section's own load curve, which adds
+{" and ".join(f"{f:g}" for f in PREFIX_EXTRA_LOADS)} × the saturation rate (a cache hit skips work the
+rate counts). Each capacity is then confirmed on a {CONFIRM_REQUESTS:,}-request run (the headline's
+length): where that run meets the targets at the rate found, the rate climbs by 1/0.93 while it still
+does, then {load.COARSE_BISECTIONS} bisections narrow it; where it does not, the rate steps down by 0.93
+until it does (then coarser steps; none met: no capacity). A
 disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
 (prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a
 run of {SEARCH_REQUESTS} requests above it can still meet its targets, so a role met at its bound is
@@ -872,7 +880,8 @@ The paper does not split its engine's time; its engine is C++ (LLMServe/DistServ
 how_computed(
     _how_body,
     assumptions=[
-        "A replica is the sidebar's GPUs per replica, the model split over them by tensor parallelism; "
+        "A replica is the sidebar's GPUs per replica, the model split over them by tensor parallelism "
+        "(a mixture's experts as the sidebar lays them out: split by width, or whole on each GPU); "
         "the numbers are per replica. No pipeline parallelism.",
         f"First come, first served; at most {load.engine_max_seqs(setup.gpu):,} running requests (vLLM's "
         f"default max_num_seqs on this GPU: {MAX_SEQS_LARGE_GPU:,} on cards of {LARGE_GPU_BYTES / GiB:.0f} "

@@ -1067,7 +1067,13 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
                        tries: int = 6, mode: str = "colocated", transfer_s=None) -> Capacity:
     """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
-    from it can sit above a rate at which the longer run's queue grows. From ``cap``'s rate down by
+    from it can sit above a rate at which the longer run's queue grows; and a short run's p99, over
+    fewer requests, can miss where the longer run meets, so it can sit below one the longer run holds
+    (page 05's headline run met 41 req/s where the short runs had found 35). Where a run of ``stream``
+    meets the targets at ``cap``'s rate, the rate climbs by 1 / ``step`` while the longer run still
+    meets them (at most ``tries`` steps; not where ``cap`` is at the sweep's ceiling, already a lower
+    bound), and where it climbed, ``COARSE_BISECTIONS`` geometric bisections against the rate above
+    that missed narrow it. Otherwise from ``cap``'s rate down by
     ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where none does,
     coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer long prompts
     can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
@@ -1090,9 +1096,22 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
         return tested[-1][1]
 
     fine = [float(r) for r in cap.rate_per_s * step ** np.arange(tries)]
-    for rate in fine:
+    if meets(fine[0]):
+        held = fine[0]
+        if not cap.at_ceiling:
+            for _ in range(tries):  # the longer run holds the short runs' figure: how much above it?
+                if not meets(held / step):
+                    missed = held / step
+                    if held > fine[0]:  # it climbed: narrow it against the rate above that missed
+                        for _ in range(COARSE_BISECTIONS):
+                            mid = math.sqrt(held * missed)
+                            held, missed = (mid, missed) if meets(mid) else (held, mid)
+                    break
+                held /= step
+        return Capacity(held, cap.bracket, tuple(tested), cap.at_ceiling)
+    for rate in fine[1:]:
         if meets(rate):  # the first confirmed
-            return Capacity(rate, cap.bracket, tuple(tested), cap.at_ceiling and rate == cap.rate_per_s)
+            return Capacity(rate, cap.bracket, tuple(tested), False)
     missed = fine[-1]
     for f in COARSE_STEPS:
         rate = fine[-1] * f

@@ -166,13 +166,16 @@ def _skewed_reads_grid(n_experts: int, experts_per_token: int, groups: int, skew
     count times the skew ratio of ``_skewed_slowest_gpu``, capped at the experts a GPU holds and at
     the k T experts T tokens can touch, then made non-decreasing in T (more tokens never read fewer
     experts; the ratio's independence approximation alone read 1.12 experts at T = 1, k = 1, and less
-    at T = 3 than at T = 2)."""
+    at T = 3 than at T = 2), and at most the uniform count (still non-decreasing: both are)."""
     e, k, n = float(n_experts), float(experts_per_token), int(groups)
     grid, ratio = _skewed_slowest_gpu(n_experts, experts_per_token, groups, skew)
     p = -np.expm1(grid * np.log1p(-k / e)) if k < e else np.where(grid > 0, 1.0, 0.0)
     uniform = n * np.interp(e * p, *_slowest_gpu_experts(n_experts, n))
     reads = np.minimum(uniform * ratio, n * np.minimum(np.ceil(e / n), k * grid))
-    return grid, np.maximum.accumulate(reads)
+    # Never above uniform routing's count: the popular experts sit one per GPU first, so skew spreads
+    # the busiest GPU's load no worse than uniform routing does (the ratio's approximation had read
+    # 8.85 against uniform's 8.50 and a Monte Carlo's 8.11 for Llama-4-Scout at skew 2 on 8 GPUs, T = 2).
+    return grid, np.minimum(np.maximum.accumulate(reads), uniform)
 
 
 def expert_reads(n_experts: float, experts_per_token: float, tokens, groups: int = 1,
