@@ -165,6 +165,7 @@ def _capacity(
         load.sustained_capacity, _setup.gpu, _setup.model, cap,
         _stream(workload, CONFIRM_REQUESTS, 1.0, share, prefix_tokens, n_prefixes), policy, targets,
         chunk_tokens=chunk, prefix_caching=caching, assumptions=_setup.assumptions,
+        ceiling_per_s=float(sw.rate_per_s.max()),  # within the load curve it is drawn on
     )
     return cap.rate_per_s, cap.at_ceiling
 
@@ -834,7 +835,8 @@ prefix-caching capacities are found the same way on that section's own load curv
 {" and ".join(f"{f:g}" for f in PREFIX_EXTRA_LOADS)} × the saturation rate (a cache hit skips work the
 rate counts). Each capacity is then confirmed on a {CONFIRM_REQUESTS:,}-request run (the headline's
 length): where that run meets the targets at the rate found, the rate climbs by 1/0.93 while it still
-does, then {load.COARSE_BISECTIONS} bisections narrow it; where it does not, the rate steps down by 0.93
+does (up to the load curve's top rate; a role's, its throughput bound), then
+{load.COARSE_BISECTIONS} bisections narrow it; where it does not, the rate steps down by 0.93
 until it does (then coarser steps; none met: no capacity). A
 disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
 (prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a

@@ -1064,14 +1064,16 @@ COARSE_BISECTIONS = 3
 def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
                        *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = 0.93,
-                       tries: int = 6, mode: str = "colocated", transfer_s=None) -> Capacity:
+                       tries: int = 6, mode: str = "colocated", transfer_s=None,
+                       ceiling_per_s: float = math.inf) -> Capacity:
     """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
     from it can sit above a rate at which the longer run's queue grows; and a short run's p99, over
     fewer requests, can miss where the longer run meets, so it can sit below one the longer run holds
     (page 05's headline run met 41 req/s where the short runs had found 35). Where a run of ``stream``
     meets the targets at ``cap``'s rate, the rate climbs by 1 / ``step`` while the longer run still
-    meets them (at most ``tries`` steps; not where ``cap`` is at the sweep's ceiling, already a lower
+    meets them (at most ``tries`` steps, never past ``ceiling_per_s``: the top of the rates the search
+    spanned, a role's throughput bound; not where ``cap`` is at that ceiling, already a lower
     bound), and where it climbed, ``COARSE_BISECTIONS`` geometric bisections against the rate above
     that missed narrow it. Otherwise from ``cap``'s rate down by
     ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where none does,
@@ -1100,8 +1102,8 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
         held = fine[0]
         if not cap.at_ceiling:
             for _ in range(tries):  # the longer run holds the short runs' figure: how much above it?
-                if not meets(held / step):
-                    missed = held / step
+                if held / step > ceiling_per_s or not meets(held / step):
+                    missed = min(held / step, ceiling_per_s)
                     if held > fine[0]:  # it climbed: narrow it against the rate above that missed
                         for _ in range(COARSE_BISECTIONS):
                             mid = math.sqrt(held * missed)
@@ -1332,9 +1334,11 @@ def role_capacities(gpu: GPU, model: Model, stream: Stream, targets: Targets, *,
     if confirm is not None:
         xfer = kv_transfer_s(gpu, model, confirm.prompt_tokens)
         pre = sustained_capacity(gpu, model, pre, confirm, "prefill-first", only_ttft, prefix_caching=False,
-                                 assumptions=assumptions, mode="prefill")
+                                 assumptions=assumptions, mode="prefill",
+                                 ceiling_per_s=throughput_bound(gpu, model, stream, "prefill", assumptions))
         dec = sustained_capacity(gpu, model, dec, confirm, "prefill-first", only_tbt, prefix_caching=False,
-                                 assumptions=assumptions, mode="decode", transfer_s=xfer)
+                                 assumptions=assumptions, mode="decode", transfer_s=xfer,
+                                 ceiling_per_s=throughput_bound(gpu, model, stream, "decode", assumptions))
     return Roles(pre.rate_per_s, dec.rate_per_s, float(xfer.mean()), dec.at_ceiling, pre.at_ceiling)
 
 

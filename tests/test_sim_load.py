@@ -554,6 +554,10 @@ def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
     assert above and min(above) < climbed.rate_per_s / 0.93  # narrowed against the miss above it
     run = load.simulate(H100, model, long_.at_rate(climbed.rate_per_s, base), "chunked", chunk_tokens=4096)
     assert run.meets(targets)
+    capped = load.sustained_capacity(H100, model, low, long_, "chunked", targets, chunk_tokens=4096,
+                                     ceiling_per_s=0.8 * confirmed.rate_per_s)
+    assert low.rate_per_s <= capped.rate_per_s <= 0.8 * confirmed.rate_per_s  # never past the ceiling
+    assert all(r <= 0.8 * confirmed.rate_per_s for r, _ in capped.tested)
     ceiling = load.Capacity(0.7 * confirmed.rate_per_s, cap.bracket, (), True)  # already a lower bound
     kept = load.sustained_capacity(H100, model, ceiling, long_, "chunked", targets, chunk_tokens=4096)
     assert kept.rate_per_s == ceiling.rate_per_s and kept.at_ceiling and len(kept.tested) == 1
