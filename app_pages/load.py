@@ -482,9 +482,10 @@ def _curves_section() -> dict:
     st.caption(
         "Diamonds: each policy's capacity, the highest rate at which both p99 targets hold (a bisection "
         f"over rates, {SEARCH_REQUESTS} requests a run, fixed seed, then confirmed on a "
-        f"{CONFIRM_REQUESTS:,}-request run, stepping down or up until it holds: a short run just past "
-        "what the GPU sustains ends before its backlog builds, and a short run's p99 over fewer requests "
-        "can miss where the longer run meets, so a diamond can sit off where its curve crosses a target); "
+        f"{CONFIRM_REQUESTS:,}-request run, stepping down until it holds or up while it still does: a "
+        "short run just past what the GPU sustains ends before its backlog builds, and a short run's p99 "
+        "over fewer requests can miss where the longer run meets, so a diamond can sit off where its "
+        "curve crosses a target); "
         "crosses on the TTFT "
         "chart: each policy's knee. Dotted: this page's rate. "
         + ("Hollow points: past what the policy serves (from the first rate whose run's queue grows "
@@ -835,8 +836,9 @@ prefix-caching capacities are found the same way on that section's own load curv
 {" and ".join(f"{f:g}" for f in PREFIX_EXTRA_LOADS)} × the saturation rate (a cache hit skips work the
 rate counts). Each capacity is then confirmed on a {CONFIRM_REQUESTS:,}-request run (the headline's
 length): where that run meets the targets at the rate found, the rate climbs by 1/0.93 while it still
-does (up to the load curve's top rate; a role's, its throughput bound), then
-{load.COARSE_BISECTIONS} bisections narrow it; where it does not, the rate steps down by 0.93
+does (up to the load curve's top rate, a role's throughput bound; reaching it, or climbing six
+steps, makes the figure a lower bound), and {load.COARSE_BISECTIONS} bisections narrow it against
+the rate that missed; where it does not, the rate steps down by 0.93
 until it does (then coarser steps; none met: no capacity). A
 disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
 (prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a

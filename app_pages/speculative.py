@@ -294,10 +294,10 @@ fades = last_speedup < 0.95 * peak  # the gain falls under load from its best (b
 losses = by_batch.losing_ranges  # where speculation does not pay, among the batches that fit
 
 def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
-    """Why a dense target's gain rises with the batch before it fades, where it does by more than 5 %
-    (the MoE caption says it for a mixture): the target's KV reads grow with the batch, the drafter's
-    much less, so a draft step becomes a smaller share of a target step. Empty where it does not rise,
-    or where the drafter's share does not fall (a fixed ratio: then this is not the reason)."""
+    """Why a dense target's gain rises with the batch, where it does by more than 5 % (the MoE caption
+    says it for a mixture): the target's KV reads grow with the batch, the drafter's much less, so a
+    draft step becomes a smaller share of a target step. Empty where it does not rise, or where the
+    drafter's share does not fall (a fixed ratio: then this is not the reason)."""
     m = setup.model
     if m.n_experts or sweep.rise_before_peak <= 0.05 or sweep.cost_ratio is None:
         return ""
@@ -306,26 +306,39 @@ def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
     if not c_peak < c0:
         return ""
     kv = float(m.kv_bytes_per_sequence(context))
-    why = (f"each of its {m.n_heads} attention heads keeps its own keys and values"
-           if m.n_kv_heads == m.n_heads and not m.is_mla
-           else f"beside {m.weight_dtype.upper()} weights" if m.weight_bytes_per_element < 2 else "")
+    a_gpu = " a GPU" if m.tp > 1 else ""
+    notes = [f"each of its {m.n_heads} attention heads keeps its own keys and values"
+             if m.n_kv_heads == m.n_heads and not m.is_mla else "",
+             f"its windowed layers hold at most {m.sliding_window:,} tokens"
+             if m.sliding_window and context > m.sliding_window else ""]
+    notes = "; ".join(n for n in notes if n)
+    crossover = spec.kv_outweighs_weights_batch(m, context)
+    weights = f"the {fmt.bytes_(m.weight_bytes)} of {m.weight_dtype.upper()} weights{a_gpu}"
+    if crossover <= 1:
+        outweighs = f"even one sequence's cache outweighs {weights}"
+    elif crossover <= peak_batch:
+        outweighs = f"from batch ~{crossover:,.0f} those reads outweigh {weights}"
+    else:
+        outweighs = (f"at batch {peak_batch:,} those reads are {peak_batch / crossover:.0%} of what it reads "
+                     f"for {weights}")
     drafter = ("Medusa's heads read no KV cache" if method.held_heads else
-               f"The draft model ({spec.draft_model_for(m).name}) holds far less cache"
+               f"The draft model ({spec.draft_model_for(m).name}"
+               + ("" if spec.shares_vocab(m, method) else ", standing in") + ") holds far less cache"
                if method.drafter == "model" else
                "The draft head keeps one layer of KV cache" if method.drafter == "head" else
                "The drafter reads no KV cache")
-    per_gpu = " a GPU" if m.tp > 1 else ""
-    return (f"**Here the gain rises with the batch first**, from {float(sweep.speedup[0]):.2f}× at batch 1 "
-            f"to {peak:.2f}× at batch {peak_batch:,}. At {context:,} cached tokens a sequence holds "
-            f"{fmt.bytes_(kv)} of KV cache{per_gpu}" + (f" ({why})" if why else "")
-            + ", which a target decode step reads to make one token; from batch "
-            f"~{spec.kv_outweighs_weights_batch(m, context):,.0f} those reads outweigh the "
-            f"{fmt.bytes_(m.weight_bytes)} of weights. "
+    to_the_end = sweep.peak_index == sweep.last_fitting
+    return ("**Here the gain rises with the batch"
+            + (" up to the largest that fits**" if to_the_end else " before it falls**")
+            + f", from {float(sweep.speedup[0]):.2f}× at batch 1 to {peak:.2f}× at batch {peak_batch:,}. "
+            f"At {context:,} cached tokens a sequence holds {fmt.bytes_(kv)} of KV cache{a_gpu}"
+            + (f" ({notes})" if notes else "")
+            + f", which a target decode step reads to make one token; {outweighs}. "
             f"{drafter}, so a draft step falls from {c0:.2f} to {c_peak:.2f} of a target step, and the "
             "verify pass reads each sequence's cache once for all its drafted positions. MagicDec "
             "(Sadhukhan et al., 2024) measured gains that rise with the batch at long contexts; the gains "
-            "that fall from batch 1 (EAGLE-3 Table 3) were measured on Llama-3.1-8B, whose 8 KV heads keep "
-            "the cache small, at short prompts.")
+            "that fall with the batch in EAGLE-3's Table 3 (batch 2-64) were measured on Llama-3.1-8B, "
+            "whose 8 KV heads keep the cache small, at short prompts.")
 
 
 def _span(a: int, b: int) -> str:

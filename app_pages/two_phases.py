@@ -225,7 +225,8 @@ if model.n_experts:
     before = ("while its steps stay memory-bound at every batch" if not math.isfinite(crossover) else
               "long before the step turns compute-bound" if nearly_all < crossover / 2 else
               "before the step turns compute-bound" if nearly_all < crossover else
-              "and the step turns compute-bound about then")
+              "and the step turns compute-bound about then" if nearly_all <= 1.5 * crossover else
+              "only after the step has turned compute-bound")
     routing = ("uniform routing, E(1 − (1 − k/E)^B)" if not model.routing_skew else
                f"routing skew {model.routing_skew:g}: the r-th most popular expert's share ∝ r^−"
                f"{model.routing_skew:g}, Σ_e 1 − (1 − π_e)^B")

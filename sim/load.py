@@ -1074,11 +1074,12 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     meets the targets at ``cap``'s rate, the rate climbs by 1 / ``step`` while the longer run still
     meets them (at most ``tries`` steps, never past ``ceiling_per_s``: the top of the rates the search
     spanned, a role's throughput bound; not where ``cap`` is at that ceiling, already a lower
-    bound), and where it climbed, ``COARSE_BISECTIONS`` geometric bisections against the rate above
-    that missed narrow it. Otherwise from ``cap``'s rate down by
-    ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where none does,
-    coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer long prompts
-    can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
+    bound); a climb that reaches the ceiling, or meets at every step, is flagged ``at_ceiling`` (a
+    lower bound: a role's "at most"), and where it stopped at a miss, ``COARSE_BISECTIONS``
+    geometric bisections against the rate above that missed narrow it. Otherwise from ``cap``'s rate
+    down by ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where
+    none does, coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer
+    long prompts can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
     geometric bisections against the rate above it that missed; where none of those meets either the
     capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0.
     ``mode`` and ``transfer_s`` (for ``stream``'s requests): a prefill-only or decode-only GPU's run,
@@ -1099,18 +1100,22 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
 
     fine = [float(r) for r in cap.rate_per_s * step ** np.arange(tries)]
     if meets(fine[0]):
-        held = fine[0]
+        held, at_ceiling = fine[0], cap.at_ceiling
         if not cap.at_ceiling:
-            for _ in range(tries):  # the longer run holds the short runs' figure: how much above it?
-                if held / step > ceiling_per_s or not meets(held / step):
-                    missed = min(held / step, ceiling_per_s)
+            for i in range(tries + 1):  # the longer run holds the short runs' figure: how much above it?
+                up = min(held / step, ceiling_per_s)
+                if i == tries or up <= held:  # six steps all met, or at the ceiling: a lower bound
+                    at_ceiling = True
+                    break
+                if not meets(up):
                     if held > fine[0]:  # it climbed: narrow it against the rate above that missed
+                        missed = up
                         for _ in range(COARSE_BISECTIONS):
                             mid = math.sqrt(held * missed)
                             held, missed = (mid, missed) if meets(mid) else (held, mid)
                     break
-                held /= step
-        return Capacity(held, cap.bracket, tuple(tested), cap.at_ceiling)
+                held = up
+        return Capacity(held, cap.bracket, tuple(tested), at_ceiling)
     for rate in fine[1:]:
         if meets(rate):  # the first confirmed
             return Capacity(rate, cap.bracket, tuple(tested), False)

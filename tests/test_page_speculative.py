@@ -443,7 +443,7 @@ def test_a_dense_target_whose_gain_rises_with_the_batch_says_why(params):
     batch chart's own."""
     at = open_app(PAGE, params)
     assert not at.exception
-    (cap,) = [c.value for c in at.caption if "rises with the batch first" in c.value]
+    (cap,) = [c.value for c in at.caption if "Here the gain rises with the batch" in c.value]
     model = params["model"]
     from sim.hardware import GPUS
     from sim.models import ALL_MODELS
@@ -455,10 +455,21 @@ def test_a_dense_target_whose_gain_rises_with_the_batch_says_why(params):
     assert "keeps its own keys and values" in cap and "MagicDec" in cap
     c = sweep.cost_ratio
     assert f"falls from {c[0]:.2f} to {c[sweep.peak_index]:.2f}" in cap
+    ends = sweep.peak_index == sweep.last_fitting  # a gain still rising at the largest batch that fits
+    assert ("up to the largest that fits" in cap) == ends and ("before it falls" in cap) == (not ends)
+    assert "standing in" in cap  # Llama-3.2-1B shares neither target's vocabulary
+
+
+def test_where_one_sequences_cache_outweighs_the_weights_the_rise_caption_says_so():
+    """Llama-2-7B at FP8 with 32k cached tokens: 16 GiB of KV cache a sequence against 6.5 GiB of
+    weights, so the batch at which the cache outweighs the weights is below 1 ("~0" had been shown)."""
+    at = open_app(PAGE, {"model": "Llama-2-7B", "weights": "fp8", "spec_context": "32768"})
+    (cap,) = [c.value for c in at.caption if "Here the gain rises with the batch" in c.value]
+    assert "even one sequence's cache outweighs" in cap and "batch ~0" not in cap
 
 
 def test_the_default_target_says_nothing_about_a_rise(page):
-    assert not [c for c in page.caption if "rises with the batch first" in c.value]
+    assert not [c for c in page.caption if "Here the gain rises with the batch" in c.value]
 
 
 def test_the_does_not_fit_label_stays_off_the_curve():

@@ -558,6 +558,7 @@ def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
                                      ceiling_per_s=0.8 * confirmed.rate_per_s)
     assert low.rate_per_s <= capped.rate_per_s <= 0.8 * confirmed.rate_per_s  # never past the ceiling
     assert all(r <= 0.8 * confirmed.rate_per_s for r, _ in capped.tested)
+    assert capped.at_ceiling == (capped.rate_per_s == 0.8 * confirmed.rate_per_s)  # at the ceiling: ">="
     ceiling = load.Capacity(0.7 * confirmed.rate_per_s, cap.bracket, (), True)  # already a lower bound
     kept = load.sustained_capacity(H100, model, ceiling, long_, "chunked", targets, chunk_tokens=4096)
     assert kept.rate_per_s == ceiling.rate_per_s and kept.at_ceiling and len(kept.tested) == 1

@@ -277,7 +277,7 @@ def day_figure(day: DashboardDay, slo: SLO) -> go.Figure:
 def day_frame(day: DashboardDay, slo: SLO) -> pd.DataFrame:
     """The day, window by window, in SI units."""
     return pd.DataFrame({
-        "hour": day.hours, "window_s": day.window_s, "load_vs_capacity": day.load,
+        "hour": day.hours, "window_s": day.window_s, "load_vs_flat_out": day.load,
         "arrivals": day.arrivals, "demand_tok_s": day.demand_tok_s,
         "utilization_gpu": day.utilization_gpu, "mfu": day.mfu, "mbu": day.mbu,
         "output_tok_s": day.output_tok_s, "goodput_tok_s": day.goodput_tok_s(slo),
