@@ -835,11 +835,11 @@ targets before the first that does not; {load.SWEEP_CAPACITY_ITERATIONS} bisecti
 prefix-caching capacities are found the same way on that section's own load curve, which adds
 {" and ".join(f"{f:g}" for f in PREFIX_EXTRA_LOADS)} × the saturation rate (a cache hit skips work the
 rate counts). Each capacity is then confirmed on a {CONFIRM_REQUESTS:,}-request run (the headline's
-length): where that run meets the targets at the rate found, the rate climbs by 1/0.93 while it still
-does (up to the load curve's top rate, a role's throughput bound; reaching it, or climbing six
-steps, makes the figure a lower bound), and {load.COARSE_BISECTIONS} bisections narrow it against
-the rate that missed; where it does not, the rate steps down by 0.93
-until it does (then coarser steps; none met: no capacity). A
+length): where that run meets the targets at the rate found, the rate climbs by
+1/{load.CONFIRM_STEP:g} while it still does (up to the load curve's top rate, a role's throughput
+bound; reaching it, or climbing {load.CONFIRM_TRIES} steps, makes the figure a lower bound), and
+{load.COARSE_BISECTIONS} bisections narrow it against the rate that missed; where it does not, the
+rate steps down by {load.CONFIRM_STEP:g} until it does (then coarser steps; none met: no capacity). A
 disaggregated role (no prefix cache) searches from 1/16 of its throughput bound up to the bound itself
 (prompts filling the largest step; decode at the largest batch the KV cache and max_num_seqs hold): a
 run of {SEARCH_REQUESTS} requests above it can still meet its targets, so a role met at its bound is

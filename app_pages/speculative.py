@@ -5,6 +5,7 @@ import streamlit as st
 from sim import speculative as spec
 from sim.cost import gemm_ridge_batch
 from sim.memory import engine_max_seqs
+from sim.models import MODELS
 from ui import format as fmt
 from ui import sim_cache
 from ui.feasibility import fits, fits_or_stop
@@ -328,6 +329,7 @@ def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
                "The draft head keeps one layer of KV cache" if method.drafter == "head" else
                "The drafter reads no KV cache")
     to_the_end = sweep.peak_index == sweep.last_fitting
+    measured, measured_model = spec.MEASURED_BATCH_GAIN["batches"], MODELS[spec.MEASURED_SETUP[1]]
     return ("**Here the gain rises with the batch"
             + (" up to the largest that fits**" if to_the_end else " before it falls**")
             + f", from {float(sweep.speedup[0]):.2f}× at batch 1 to {peak:.2f}× at batch {peak_batch:,}. "
@@ -337,8 +339,9 @@ def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
             f"{drafter}, so a draft step falls from {c0:.2f} to {c_peak:.2f} of a target step, and the "
             "verify pass reads each sequence's cache once for all its drafted positions. MagicDec "
             "(Sadhukhan et al., 2024) measured gains that rise with the batch at long contexts; the gains "
-            "that fall with the batch in EAGLE-3's Table 3 (batch 2-64) were measured on Llama-3.1-8B, "
-            "whose 8 KV heads keep the cache small, at short prompts.")
+            f"that fall with the batch in EAGLE-3's Table 3 (batch {measured[0]}-{measured[-1]}) were "
+            f"measured on {spec.MEASURED_SETUP[1]}, whose {measured_model.n_kv_heads} KV heads keep the "
+            "cache small, at short prompts.")
 
 
 def _span(a: int, b: int) -> str:
@@ -434,7 +437,7 @@ rises = _rise_caption(setup, method, by_batch, context)
 if rises:
     st.caption(rises)
 
-head_rise = float(by_batch.speedup.max() / by_batch.speedup[0]) - 1
+head_rise = by_batch.rise_before_peak  # over the batches that fit, as the rise caption counts it
 how_computed(
     r"""
 **Acceptance.** Each draft token is kept with probability $\alpha$, independently; a round stops at

@@ -1059,12 +1059,14 @@ def capacity(gpu: GPU, model: Model, stream: Stream, policy: str, targets: Targe
 COARSE_STEPS = (0.5, 0.2, 0.05)
 #: Geometric bisections that narrow a capacity found at a coarse step.
 COARSE_BISECTIONS = 3
+#: ``sustained_capacity``'s fine step (a share of the rate, down; its inverse, up) and how many it takes.
+CONFIRM_STEP, CONFIRM_TRIES = 0.93, 6
 
 
 def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, policy: str, targets: Targets,
                        *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, prefix_caching: bool = True,
-                       assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = 0.93,
-                       tries: int = 6, mode: str = "colocated", transfer_s=None,
+                       assumptions: Assumptions = DEFAULT_ASSUMPTIONS, step: float = CONFIRM_STEP,
+                       tries: int = CONFIRM_TRIES, mode: str = "colocated", transfer_s=None,
                        ceiling_per_s: float = math.inf) -> Capacity:
     """``cap`` (found on short runs) confirmed on ``stream``, a longer run of the same lengths: a short
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
