@@ -59,6 +59,10 @@ PAGE_CSS = """<style>
   [data-testid="stHorizontalBlock"] [data-testid="stMetricLabel"] * { white-space: normal !important; }
 }
 [data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
+/* a metric's value wraps at its spaces rather than ending in an ellipsis that hides its unit (a
+   narrow phone column: "0.00456 r..." for page 04's static goodput on some setups) */
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
+  white-space: normal !important; text-overflow: clip !important; overflow-wrap: break-word; }
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
 [data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: normal; }
 @media (max-width: 640px) {

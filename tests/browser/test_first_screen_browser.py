@@ -130,6 +130,18 @@ def _check_tables(page: Page, width: int) -> None:
         assert box is None or box["x"] + box["width"] <= width + 1, "a table is wider than the screen"
 
 
+# Metric text cut short: a value, label or delta whose text is wider than its box (Streamlit ends a
+# metric's value in an ellipsis, which hid page 04's "req/s" on a phone for some setups).
+_CUT_METRICS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMetric"] [data-testid="stMarkdownContainer"]'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => `${e.scrollWidth}>${e.clientWidth}: ${e.innerText.slice(0, 40)}`)"""
+
+
+def _check_metrics_uncut(page: Page) -> None:
+    assert page.evaluate(_CUT_METRICS_JS) == [], "a metric's text is cut off"
+
+
 def _in_first_screen(page: Page, locator, width: int, height: int, what: str) -> None:
     expect(locator.first).to_be_visible(timeout=TIMEOUT_MS)
     for i in range(locator.count()):
@@ -196,6 +208,7 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
         _in_first_screen(page, result(page), width, height, f"{path}: a result")
     _check_charts(page, width)
     _check_tables(page, width)
+    _check_metrics_uncut(page)
     if size == "desktop":
         _check_drawn_once(page)
     else:
@@ -210,3 +223,18 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
             "e => getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().height > 0 "
             "&& getComputedStyle(e.querySelector('.modebar') || e).opacity !== '0'"), "a toolbar shows"
     _check_charts(page, width)
+
+
+def test_a_long_metric_value_wraps_on_a_phone(sized_contexts, streamlit_server):
+    """Page 04 on 2 x H200 with Llama-3.1-70B in FP8: static batching's goodput is 0.00456 req/s,
+    wider than a phone's half-width metric. The value wraps at its space and keeps its unit."""
+    page = sized_contexts("phone").new_page()
+    try:
+        open_page(page, streamlit_server.url, "what-to-watch",
+                  "gpu=H200+SXM&model=Llama-3.1-70B&gpus=2&weights=fp8")
+        value = metric_value(page, "Goodput, static")
+        expect(value).to_contain_text("req/s", timeout=TIMEOUT_MS)
+        assert value.inner_text().count(".") == 1 and float(value.inner_text().split()[0]) < 0.01
+        _check_metrics_uncut(page)
+    finally:
+        page.close()
