@@ -40,6 +40,11 @@ PAGE_CSS = """<style>
   [data-testid="stHorizontalBlock"] > [data-testid="stElementContainer"]:has(> [data-testid="stMetric"]) {
     flex: 1 1 9rem; min-width: 0; }
   [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * { white-space: normal !important; }
+  /* a value wraps at its spaces rather than ending in an ellipsis that hides its unit ("0.00456 r..."
+     for page 04's static goodput on some setups); not on a laptop, where a metric is as wide as its
+     unwrapped value (min-content, below) */
+  [data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
+    white-space: normal !important; text-overflow: clip !important; }
   [data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
     white-space: normal !important; text-overflow: clip !important; height: auto !important; }
   [data-testid="stMainBlockContainer"] h2, [data-testid="stMainBlockContainer"] h3 { font-size: 1.2rem; }
@@ -59,10 +64,6 @@ PAGE_CSS = """<style>
   [data-testid="stHorizontalBlock"] [data-testid="stMetricLabel"] * { white-space: normal !important; }
 }
 [data-testid="stTable"] td, [data-testid="stTable"] th { white-space: normal; }
-/* a metric's value wraps at its spaces rather than ending in an ellipsis that hides its unit (a
-   narrow phone column: "0.00456 r..." for page 04's static goodput on some setups) */
-[data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
-  white-space: normal !important; text-overflow: clip !important; overflow-wrap: break-word; }
 [data-testid="stTable"] td div, [data-testid="stTable"] th div { display: block !important; max-width: 100%; }
 [data-testid="stTable"] code { white-space: normal; overflow-wrap: anywhere; word-break: normal; }
 @media (max-width: 640px) {
@@ -228,9 +229,9 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "batching_timeline": (74, 10, 13, 71),
     # paged-attention
     "paging_pool": (9, 4, 4, 10),
-    "paging_ledger": (179, 10, 81, 70),
+    "paging_ledger": (183, 23, 122, 70),
     "paging_resident": (66, 10, 50, 106),
-    "paging_card": (72, 10, 50, 115),
+    "paging_card": (76, 17, 50, 136),
     "paging_chunked": (73, 10, 50, 114),
     # speculative-decoding
     "spec_alpha_chart": (61, 16, 50, 66),

@@ -152,10 +152,11 @@ def _in_first_screen(page: Page, locator, width: int, height: int, what: str) ->
 
 
 #: Every page at both sizes under GPU_LIES_FULL_BROWSER=1; CI: every page on a phone (the tighter
-#: screen) and two at 1280 x 800.
+#: screen) and three at 1280 x 800 (page 02's: two of its charts had come to be drawn twice a change
+#: at 1280 px, unseen while only the full run opened it there).
 CASES = ci_sample([(size, path) for size in SIZES for path in FIRST_SCREEN],
                   [*(("phone", p) for p in FIRST_SCREEN), ("desktop", "two-phases"),
-                   ("desktop", "what-to-watch")])
+                   ("desktop", "paged-attention"), ("desktop", "what-to-watch")])
 
 
 @pytest.fixture(scope="module")
