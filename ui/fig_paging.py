@@ -67,7 +67,12 @@ def _figure(data: list[dict], layout: dict, *, height: int, title: str | None,
         extra.setdefault("legend", {}).update(entrywidth=1 / legend_columns, entrywidthmode="fraction")
     grid = {"gridcolor": COLORS["grid"], "zeroline": False}
     for key, value in layout.items():
-        extra[key] = {**grid, **value} if key.startswith(("xaxis", "yaxis")) else value
+        if key.startswith(("xaxis", "yaxis")):
+            extra[key] = {**grid, **value}
+        elif key == "legend":  # merged: the figure's own legend settings keep ``legend_below``'s place
+            extra[key] = {**extra.get(key, {}), **value}
+        else:
+            extra[key] = value
     return figure(data, extra, height=height, title=title)
 
 
@@ -228,8 +233,10 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
                   xaxis=dict(range=[0, 104], **PERCENT_TICKS),
                   yaxis=dict(autorange="reversed"))
+    # The legend stays on top, one entry a line in the page's narrow column (below the bars, in the
+    # few pixels right of the long category labels, its entries ran into each other).
     return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
-                   legend_below=-0.2, bottom_px=70)
+                   bottom_px=70)
 
 
 def resident_figure(comparison: Comparison, step: int) -> go.Figure:
@@ -306,9 +313,12 @@ def card_figure(fit: CardFit, measured: dict | None = None, offline: list[dict] 
         shapes.append(_vline(fit.compute_bound_batch, COLORS["compute"]))
         x = math.log10(max(fit.compute_bound_batch, 1.0))
         left = x <= x_lo + 0.5 * (x_hi - x_lo)  # the text runs away from the nearer edge
-        notes.append(dict(x=x, y=1, yref="paper", showarrow=False,
-                          # the first whole batch at or past the crossover, as the page's metric says
-                          text=f"whole step compute-bound from batch "
+        notes.append(dict(x=x, y=1, yref="paper", yanchor="top", showarrow=False,
+                          align="left" if left else "right",
+                          # the first whole batch at or past the crossover, as the page's metric says; on
+                          # three short lines: on one (about 215 px) it ran off a phone's chart where
+                          # the line sits near the middle (Llama-3.1-405B on 8 x H200: batch 143)
+                          text=f"whole step<br>compute-bound<br>from batch "
                                f"{max(math.ceil(fit.compute_bound_batch), 1):,}",
                           xanchor="left" if left else "right",
                           xshift=4 if left else -4, font=dict(color=COLORS["compute"], size=12)))
