@@ -22,11 +22,8 @@ from tests.browser.helpers import (
     open_page,
     watch_outside,
 )
+from tests.browser.layout_checks import SIZES, check_charts, check_metrics_uncut, check_tables
 from ui.layout import CHART_MARGINS
-
-SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
-         "phone": dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                       device_scale_factor=2)}
 
 
 def _points(selector: str):
@@ -50,62 +47,6 @@ FIRST_SCREEN = {
     "under-load": (".st-key-load_policy", [_metric("p99 TBT"), _metric("GPU utilization")]),
 }
 
-# Boxes of the parts of every Plotly chart on the page, in page coordinates.
-_CHART_PARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((plot, i) => {
-  const box = (el) => { const r = el.getBoundingClientRect();
-                        return r.width > 0 && r.height > 0 ? [r.left, r.top, r.right, r.bottom] : null; };
-  const all = (sel) => Array.from(plot.querySelectorAll(sel)).map(box).filter(Boolean);
-  const legend = plot.querySelector('.legend .bg');
-  const bar = plot.querySelector('.modebar-container');
-  const shown = bar && getComputedStyle(bar).display !== 'none'
-                && getComputedStyle(plot.querySelector('.modebar') || bar).opacity !== '0';
-  const key = (plot.closest('[class*="st-key-"]') || {}).className || '';
-  return {
-    name: (key.match(/st-key-[\\w-]+/) || ['chart ' + i])[0],
-    svg: box(plot.querySelector('.main-svg')),
-    title: all('.gtitle'), legend: legend ? [box(legend)].filter(Boolean) : [],
-    axis_titles: all('.g-xtitle text, .g-ytitle text, [class*="g-x"][class$="title"] text, '
-                     + '[class*="g-y"][class$="title"] text'),
-    labels: all('.textpoint text, .bartext, .annotation-text'),
-    plot_areas: all('.nsewdrag'),
-    modebar: shown ? all('.modebar-group') : [],
-  };
-})"""
-
-
-def _overlap(a, b, slack: float = 1.0) -> bool:
-    return (min(a[2], b[2]) - max(a[0], b[0]) > slack) and (min(a[3], b[3]) - max(a[1], b[1]) > slack)
-
-
-def _inside(inner, outer, slack: float = 1.5) -> bool:
-    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
-            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)
-
-
-def _check_charts(page: Page, width: int) -> None:
-    for chart in page.evaluate(_CHART_PARTS_JS):
-        name, svg = chart["name"], chart["svg"]
-        if svg is None:
-            continue
-        assert svg[2] - svg[0] <= width + 1, f"{name} is wider than the screen"
-        for part in ("title", "legend", "axis_titles", "labels"):
-            for b in chart[part]:
-                assert _inside(b, svg), f"{name}: a {part} entry is cut off at {b} (chart {svg})"
-        for legend in chart["legend"]:
-            for other in chart["title"] + chart["axis_titles"]:
-                assert not _overlap(legend, other), f"{name}: the legend covers a title"
-        for title in chart["title"]:
-            for area in chart["plot_areas"]:
-                assert not _overlap(title, area), f"{name}: the title sits on the plot"
-        titles = chart["axis_titles"]
-        for i, a in enumerate(titles):
-            for b in titles[i + 1:]:
-                assert not _overlap(a, b), f"{name}: two axis titles overlap"
-        for tool in chart["modebar"]:
-            for other in chart["title"] + chart["legend"]:
-                assert not _overlap(tool, other), f"{name}: the toolbar covers a title or legend"
-
-
 def _check_drawn_once(page: Page) -> None:
     """At the defaults on a 1280-px page no chart's automargin widens its margins: Plotly would draw
     that chart twice on every change (``ui.layout.CHART_MARGINS``; scripts/chart_margins.py)."""
@@ -114,32 +55,6 @@ def _check_drawn_once(page: Page) -> None:
             fits = all(laid <= (base or 0) for laid, base in zip(chart["laid"], chart["base"], strict=True))
             assert fits, f"{chart['key']} was laid out with margins {chart['laid']}, sent with " \
                 f"{chart['base']}: it is drawn twice on every change (update ui.layout.CHART_MARGINS)"
-
-
-_OVERFLOWING_CELLS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stTable"] td'))
-  .filter(td => td.scrollWidth > td.clientWidth + 1)
-  .map(td => `${td.scrollWidth}>${td.clientWidth}: ${td.innerText.slice(0, 40)}`)"""
-
-
-def _check_tables(page: Page, width: int) -> None:
-    """Tables fit the screen and no cell's text runs into the next (data grids scroll in their own
-    frame, with the first column pinned)."""
-    assert page.evaluate(_OVERFLOWING_CELLS_JS) == [], "a table cell's text overflows"
-    for table in page.get_by_test_id("stTable").all():
-        box = table.bounding_box()
-        assert box is None or box["x"] + box["width"] <= width + 1, "a table is wider than the screen"
-
-
-# Metric text cut short: a value, label or delta whose text is wider than its box (Streamlit ends a
-# metric's value in an ellipsis, which hid page 04's "req/s" on a phone for some setups).
-_CUT_METRICS_JS = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMetric"] [data-testid="stMarkdownContainer"]'))
-  .filter(e => e.scrollWidth > e.clientWidth + 1)
-  .map(e => `${e.scrollWidth}>${e.clientWidth}: ${e.innerText.slice(0, 40)}`)"""
-
-
-def _check_metrics_uncut(page: Page) -> None:
-    assert page.evaluate(_CUT_METRICS_JS) == [], "a metric's text is cut off"
 
 
 def _in_first_screen(page: Page, locator, width: int, height: int, what: str) -> None:
@@ -207,9 +122,9 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
     _in_first_screen(page, page.locator(control), width, height, f"{path}: the control {control}")
     for result in results:
         _in_first_screen(page, result(page), width, height, f"{path}: a result")
-    _check_charts(page, width)
-    _check_tables(page, width)
-    _check_metrics_uncut(page)
+    check_charts(page, width)
+    check_tables(page, width)
+    check_metrics_uncut(page)
     if size == "desktop":
         _check_drawn_once(page)
     else:
@@ -223,7 +138,7 @@ def test_control_and_result_on_the_first_screen_and_charts_uncovered(sized_page,
         assert not bars.nth(i).evaluate(
             "e => getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().height > 0 "
             "&& getComputedStyle(e.querySelector('.modebar') || e).opacity !== '0'"), "a toolbar shows"
-    _check_charts(page, width)
+    check_charts(page, width)
 
 
 def test_a_long_metric_value_wraps_on_a_phone(sized_contexts, streamlit_server):
@@ -236,6 +151,22 @@ def test_a_long_metric_value_wraps_on_a_phone(sized_contexts, streamlit_server):
         value = metric_value(page, "Goodput, static")
         expect(value).to_contain_text("req/s", timeout=TIMEOUT_MS)
         assert value.inner_text().count(".") == 1 and float(value.inner_text().split()[0]) < 0.01
-        _check_metrics_uncut(page)
+        check_metrics_uncut(page)
+    finally:
+        page.close()
+
+
+def test_the_visual_sweeps_sample(sized_contexts, streamlit_server):
+    """CI's fixed sample of ``scripts/visual_sweep.py`` (every section x 11 setups x both screens): page
+    02 on a phone with Llama-3.1-405B in FP8 on 8 x H200, where the card chart's compute-bound label
+    had run off the chart."""
+    from scripts.visual_sweep import SETUPS, check_view
+
+    page = sized_contexts("phone").new_page()
+    try:
+        open_page(page, streamlit_server.url, "paged-attention", SETUPS[1])
+        expect(page.locator(".st-key-paging_card .main-svg").first).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)
+        check_view(page, SIZES["phone"]["viewport"]["width"])
     finally:
         page.close()
