@@ -1,8 +1,9 @@
 """Open every section under many sidebar setups, on a 390x844 phone and at 1280x800, in headless
-Chromium, and run the first-screen test's layout checks on each (``tests/browser/layout_checks.py``):
-no exception shown, no chart title, legend, axis title or label cut off or covered, no table wider
-than the screen, no metric text cut short. The CI run makes these checks at the defaults only; a
-label that fits the default model's numbers can run off the chart for another's.
+Chromium (page 05 with its lower sections open), and run the first-screen test's layout checks on
+each (``tests/browser/layout_checks.py``): no exception shown, no chart title, legend, axis title or
+label cut off or covered, no table wider than the screen, no metric text cut short. The CI run makes
+these checks at the defaults only; a label that fits the default model's numbers can run off the
+chart for another's.
 
 Usage: python scripts/visual_sweep.py [--sizes phone,desktop] [--setups 0:10] [--shots DIR]
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import sync_playwright
 
+from scripts.chart_margins import OPEN_ALL
 from tests.browser.conftest import CHROMIUM_ARGS, Server, chromium_path
 from tests.browser.helpers import open_page
 from tests.browser.layout_checks import SIZES, check_charts, check_metrics_uncut, check_tables
@@ -76,7 +78,9 @@ def main() -> int:
                     for section in SECTIONS:
                         views += 1
                         try:
-                            open_page(page, server.url, section.url_path, query)
+                            extra = OPEN_ALL.get(section.url_path)  # page 05's lower sections open
+                            link = f"{query}&{extra}" if extra else query
+                            open_page(page, server.url, section.url_path, link)
                             page.wait_for_timeout(600)  # Plotly lays out legends after the first paint
                             check_view(page, width)
                             print(f"ok    {size:7} {section.url_path:22} {query}", flush=True)
