@@ -419,3 +419,24 @@ def test_the_capacity_is_not_below_a_rate_the_headline_run_holds():
     rate = next(float(c.value.split("at **")[1].split(" req/s")[0]) for c in at.caption
                 if "requests at **" in c.value)
     assert number(metric(at, CAP)) >= rate
+
+
+@pytest.mark.parametrize("gpus_per_instance", [1, 4])
+def test_the_split_charts_axis_title_fits_a_phone(gpus_per_instance):
+    """The P:D split chart's axis title names the instances; with several GPUs each, on one line
+    ("8 instances of 4 GPUs split into prefill (P) and decode (D)") it ran past a phone's 330-px chart
+    (scripts/visual_sweep.py): it breaks after the instances, each line at most 45 characters."""
+    import json
+
+    from sim.load import Disaggregation
+    from ui.fig_load import disagg_figure
+    from ui.theme import Spec
+
+    d = Disaggregation(colocated_per_gpu=1.0, prefill_per_gpu=3.0, decode_per_gpu=1.5, n_gpus=8,
+                       splits=((2, 6, 1.1), (4, 4, 1.2)), transfer_s_mean=0.01, link_bytes_per_s=4.5e11,
+                       gpus_per_instance=gpus_per_instance)
+    fig = disagg_figure(d)
+    layout = fig._layout if isinstance(fig, Spec) else json.loads(fig.to_json())["layout"]
+    title = layout["xaxis"]["title"]["text"]
+    assert "split into prefill (P) and decode (D)" in title.replace("<br>", " ")
+    assert max(len(line) for line in title.split("<br>")) <= 45

@@ -141,7 +141,7 @@ def test_figures_are_valid_plotly():
     # (text on a NaN bar is not drawn: the output panel's bar is NaN)
     none_fit = validated(scenario_figure(measure(scenario_runs(g, MODELS["Llama-3.1-70B"]))))
     util_trace = none_fit.data[0]
-    assert "does not fit on this card" in util_trace.text
+    assert "does not fit" in util_trace.text  # short: a longer text ran past a phone's chart
     assert next(p for t, p in zip(util_trace.text, util_trace.textposition, strict=True)
                 if t.startswith("does not fit")) == "outside"
 

@@ -422,9 +422,10 @@ def disagg_figure(d: Disaggregation) -> go.Figure:
     return _fig(
         traces,
         dict(
-            xaxis=dict(title=(f"{d.n_gpus} GPUs" if d.gpus_per_instance == 1 else
-                              f"{d.n_gpus} instances of {d.gpus_per_instance} GPUs")
-                       + " split into prefill (P) and decode (D)"),
+            # two lines where the instances have several GPUs: on one, the title ran past a phone's chart
+            xaxis=dict(title=(f"{d.n_gpus} GPUs " if d.gpus_per_instance == 1 else
+                              f"{d.n_gpus} instances of {d.gpus_per_instance} GPUs<br>")
+                       + "split into prefill (P) and decode (D)"),
             yaxis=dict(title="capacity per GPU (req/s)", rangemode="tozero"),
             shapes=[shape],
             annotations=[note],

@@ -156,8 +156,9 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
         dict(type="bar", orientation="h", y=labels, x=np.where(missing, 0, util), xaxis="x", yaxis="y",
              name="nvidia-smi utilization", marker=dict(color=COLORS["utilization"]),
              # A row that did not run says so beside its empty bar (Plotly draws no text on a NaN bar,
-             # so the output panel could not carry it).
-             text=["does not fit on this card" if mi else f"{u:.0f}%"
+             # so the output panel could not carry it), in the caption's words and short: "does not fit
+             # on this card" ran past a phone's chart (gpt-oss-120b on one H100).
+             text=["does not fit" if mi else f"{u:.0f}%"
                    for u, mi in zip(util, missing, strict=True)],
              textposition=["outside" if mi else "inside" for mi in missing], cliponaxis=False,
              insidetextanchor="end",
