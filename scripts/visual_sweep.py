@@ -1,10 +1,11 @@
-"""Open every section under many sidebar setups, on a 390x844 phone and at 1280x800, in headless
-Chromium (page 05 with its lower sections open; every other setup with each section's main control
-moved off its default), and run the first-screen test's layout checks on
-each (``tests/browser/layout_checks.py``): no exception shown, no chart title, legend, axis title or
-label cut off or covered, no table wider than the screen, no metric text cut short. The CI run makes
-these checks at the defaults only; a label that fits the default model's numbers can run off the
-chart for another's.
+"""Open every page (the start page, the six sections, Your numbers, Sources) under many sidebar
+setups, on a 390x844 phone and at 1280x800, in headless Chromium (page 05 with its lower sections
+open; every other setup with each section's main control moved off its default), wait until the page
+has stopped changing, and run the first-screen test's layout checks on each
+(``tests/browser/layout_checks.py``): no exception shown, no chart title, legend, axis title or label
+cut off or covered, no table wider than the screen, no metric text cut short. The CI run makes these
+checks at the defaults only; a label that fits the default model's numbers can run off the chart for
+another's.
 
 Usage: python scripts/visual_sweep.py [--sizes phone,desktop] [--setups 0:10] [--shots DIR]
 
@@ -26,7 +27,7 @@ from scripts.chart_margins import OPEN_ALL
 from tests.browser.conftest import CHROMIUM_ARGS, Server, chromium_path
 from tests.browser.helpers import open_page
 from tests.browser.layout_checks import SIZES, check_charts, check_metrics_uncut, check_tables
-from ui.nav import SECTIONS
+from ui.nav import ALL_PAGES
 
 #: Sidebar setups (URL query strings) chosen to differ from the defaults in what the pages draw:
 #: tensor parallelism, FP8/INT4/FP4 weights, mixture-of-experts and MLA models, small cards, a model
@@ -110,12 +111,12 @@ def main() -> int:
                 page = context.new_page()
                 width = SIZES[size]["viewport"]["width"]
                 for i, query in enumerate(setups, start=start):
-                    for section in SECTIONS:
+                    for section in ALL_PAGES:
                         views += 1
                         try:
                             extra = [OPEN_ALL.get(section.url_path, "")]  # page 05's lower sections open
                             if i % 2:
-                                extra.append(MOVED[section.url_path])
+                                extra.append(MOVED.get(section.url_path, ""))
                             link = "&".join(part for part in (query, *extra) if part)
                             open_page(page, server.url, section.url_path, link)
                             settle(page)  # also lets Plotly lay out legends after the first paint
