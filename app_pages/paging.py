@@ -110,7 +110,7 @@ with right:
                      "recomputed).")
     share = {p: cmp.run(p).mean_token_share for p in ("reserved", "paged")}
     chart(
-        view("ledger", pool_key, lambda: ledger_figure(cmp, step)), key="paging_ledger",
+        view("ledger", pool_key, lambda: ledger_figure(cmp, step)), key="paging_ledger", legend_at="above",
         alt=f"Ledger of the pool. Over the run, token states fill {share['reserved']:.0%} of it under "
             f"reserved and {share['paged']:.0%} under paged.",
     )

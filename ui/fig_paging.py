@@ -232,11 +232,11 @@ def ledger_figure(comparison: Comparison, step: int) -> go.Figure:
     ) for i, part in enumerate(LEDGER)]
     layout = dict(barmode="stack", legend=dict(traceorder="normal"),
                   xaxis=dict(range=[0, 104], **PERCENT_TICKS),
-                  yaxis=dict(autorange="reversed"))
-    # The legend stays on top, one entry a line in the page's narrow column (below the bars, in the
-    # few pixels right of the long category labels, its entries ran into each other).
-    return _figure(data, layout, height=340, title="Where the memory goes (share of the pool's token slots)",
-                   bottom_px=70)
+                  yaxis=dict(autorange="reversed"),
+                  margin=dict(t=10, b=70))  # nothing drawn above the bars: title and legend are page text
+    # The page draws the legend as text above the chart (``legend_at``): Plotly's, on top, stacked its
+    # five entries one a line in the page's narrow column; below the bars they ran into each other.
+    return _figure(data, layout, height=300, title="Where the memory goes (share of the pool's token slots)")
 
 
 def resident_figure(comparison: Comparison, step: int) -> go.Figure:

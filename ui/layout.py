@@ -229,7 +229,7 @@ CHART_MARGINS: dict[str, tuple[int, int, int, int]] = {
     "batching_timeline": (74, 10, 13, 71),
     # paged-attention
     "paging_pool": (9, 4, 4, 10),
-    "paging_ledger": (183, 23, 122, 70),
+    "paging_ledger": (183, 23, 10, 70),
     "paging_resident": (66, 10, 50, 106),
     "paging_card": (76, 17, 50, 136),
     "paging_chunked": (73, 10, 50, 114),
