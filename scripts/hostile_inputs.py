@@ -2,7 +2,7 @@
 
 Usage:
     python scripts/hostile_inputs.py                     # 10,000 generated links, 300 in Chromium
-    python scripts/hostile_inputs.py --cases 300 --browser-every 30    # what CI runs (a fixed sample)
+    python scripts/hostile_inputs.py --cases 300 --browser-every 60    # what CI runs (a fixed sample)
 
 Generates ``--cases`` links (seeded, so a run is reproducible): a page of the app, and a query
 string of real setting keys (the page's and the global ones) and unknown keys, with values drawn
