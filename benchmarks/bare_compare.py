@@ -1,6 +1,6 @@
 """Click-to-chart of the app against a bare Streamlit + Plotly page with the same widgets.
 
-Usage: python -m benchmarks.bare_compare [--changes 15]
+Usage: python -m benchmarks.bare_compare [--changes 15] [--real-figures] [--sidebar]
 
 Writes the bare page itself (a temporary script: each main control's widget, with the same kind,
 key, options and URL binding, and one small Plotly chart per control, keyed like the chart the app
@@ -9,6 +9,11 @@ same input on both in headless Chromium with benchmarks.browser_timing's clock (
 watched chart's new data drawn; and -> the page settled, its last change to the document). The two
 are interleaved change by change in one run, so the machine's load hits both alike. Reports medians
 and the ratio app / bare per control.
+
+``--real-figures`` adds the bare page drawing the app's own figure for each control; ``--sidebar``
+adds the bare page with the app's own sidebar (``ui.setup.render_setup_controls``: the setup's
+widgets, captions and assumptions) in place of its one GPU selectbox. Each extra page is timed in the
+same interleaving, and its columns say what that part of the app costs a bare page.
 """
 
 from __future__ import annotations
@@ -94,11 +99,25 @@ def _figures():
 """)
 
 
+SIDEBAR_APP = BARE_APP.replace(
+    'from sim.hardware import GPUS\n',
+    'from sim.hardware import GPUS\nfrom ui.setup import render_setup_controls\n',
+).replace(
+    'with st.sidebar:\n    gpu = st.selectbox("GPU", list(GPUS), key="gpu", bind="query-params")',
+    'with st.sidebar:  # the app\'s own sidebar, as the app draws it on a first run\n'
+    '    gpu = render_setup_controls().gpu.name')
+
+
 def _real_columns(key: str, app_ms: float, bare_ms: float, real_ms: float) -> str:
     """The table's three columns of the bare page drawing the app's figure (none for NOT_A_FIGURE)."""
     if key_chart(key) in NOT_A_FIGURE:
         return " – | – | – |"
     return f" {real_ms:.0f} ms | {real_ms / bare_ms:.2f}x | {app_ms / real_ms:.2f}x |"
+
+
+def _sidebar_columns(app_ms: float, bare_ms: float, sidebar_ms: float) -> str:
+    """The table's three columns of the bare page with the app's sidebar."""
+    return f" {sidebar_ms:.0f} ms | {sidebar_ms / bare_ms:.2f}x | {app_ms / sidebar_ms:.2f}x |"
 
 
 def key_chart(key: str) -> str:
@@ -127,6 +146,8 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=15)
     parser.add_argument("--real-figures", action="store_true",
                         help="add the bare page drawing the app's own figure for each control")
+    parser.add_argument("--sidebar", action="store_true",
+                        help="add the bare page with the app's own sidebar")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=ROOT, prefix=".bare-") as tmp, \
@@ -136,6 +157,8 @@ def main() -> None:
             figures = Path(tmp) / "figures.json"
             figures.write_text(json.dumps(real_figures()))
             scripts["real"] = REAL_APP.replace("FIGURES_JSON", repr(str(figures)))
+        if args.sidebar:
+            scripts["sidebar"] = SIDEBAR_APP
         servers = {"app": Server()}
         for name, text in scripts.items():
             script = Path(tmp) / f"{name}_app.py"
@@ -177,15 +200,18 @@ def main() -> None:
           f"per control, medians ({os.cpu_count()} cores, load average {load0:.1f} -> "
           f"{os.getloadavg()[0]:.1f}):")
     print()
-    real = args.real_figures
+    real, side = args.real_figures, args.sidebar
     print("| Page | Control | App | Bare page | App / bare |"
           + (" Bare page, app's figure | Its figure / bare | App / its figure |" if real else "")
+          + (" Bare page, app's sidebar | Its sidebar / bare | App / bare with its sidebar |" if side else "")
           + " Settled: app | Settled: bare |")
-    print("|---|---|---:|---:|---:|" + ("---:|---:|---:|" if real else "") + "---:|---:|")
+    extra = "---:|---:|---:|"
+    print("|---|---|---:|---:|---:|" + (extra if real else "") + (extra if side else "") + "---:|---:|")
     for path, key, med, med_settled in rows:
         a, b = med["app"], med["bare"]
         print(f"| {path} | `{key}` | {a:.0f} ms | {b:.0f} ms | {a / b:.2f}x |"
               + (_real_columns(key, a, b, med["real"]) if real else "")
+              + (_sidebar_columns(a, b, med["sidebar"]) if side else "")
               + f" {med_settled['app']:.0f} ms | {med_settled['bare']:.0f} ms |")
 
 

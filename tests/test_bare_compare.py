@@ -86,3 +86,24 @@ def test_real_figures_page_draws_the_bare_chart_where_the_app_has_no_figure(tmp_
     at = AppTest.from_file(str(script)).run()
     assert not at.exception
     assert _names(at)["batching_gauges"] is None  # the bare page's unnamed three-point line
+
+
+def test_sidebar_page_draws_the_apps_own_sidebar(tmp_path):
+    """--sidebar's page: the bare page's charts, and in its sidebar every widget of the app's setup
+    (the same keys), the GPU among them, which still drives its chart."""
+    from benchmarks.bare_compare import SIDEBAR_APP
+
+    assert SIDEBAR_APP != BARE_APP
+    script = tmp_path / "sidebar.py"
+    script.write_text(SIDEBAR_APP)
+    at = AppTest.from_file(str(script)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(_names(at)) == {control.chart for _, control in MAIN}
+    keys = {w.key for kind in ("selectbox", "radio", "slider", "number_input", "button")
+            for w in at.sidebar.get(kind)}
+    assert {"gpu", "model", "weights", "kv", "gpus", "price", "compute_eff", "memory_eff",
+            "overhead_us", "graph_us", "launch_us", "setup_reset"} <= keys
+    before = json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]["y"]
+    at.selectbox(key="gpu").set_value("A100 80GB SXM").run()
+    assert not at.exception
+    assert json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]["y"] != before
