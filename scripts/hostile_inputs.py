@@ -1,8 +1,8 @@
-"""Hostile links at scale through a real server (and a real browser for a sample of them).
+"""Hostile links and pastes at scale through a real server (and a real browser for a sample of them).
 
 Usage:
-    python scripts/hostile_inputs.py                     # 10,000 generated links, 300 in Chromium
-    python scripts/hostile_inputs.py --cases 300 --browser-every 60    # what CI runs (a fixed sample)
+    python scripts/hostile_inputs.py              # 10,000 links and 2,000 pastes, every 33rd in Chromium
+    python scripts/hostile_inputs.py --cases 300 --pastes 120 --browser-every 60    # what CI runs
 
 Generates ``--cases`` links (seeded, so a run is reproducible): a page of the app, and a query
 string of real setting keys (the page's and the global ones) and unknown keys, with values drawn
@@ -10,20 +10,33 @@ from valid values, malformed numbers, numbers in other scripts' digits, huge and
 control characters, and injection strings (backticks, markdown links and images, HTML, javascript:
 links, Streamlit's own markdown directives), each carrying a marker host.
 
+And ``--pastes`` pasted inputs, half of each kind: a benchmark's output on Your numbers (a fixture of
+every format the page reads, tests/fixtures/bench, with words or JSON fields replaced by injection
+strings and odd numbers, blocks repeated past the record cap, or no benchmark at all), and a
+config.json in the sidebar's custom model on any page (a real config from sim/configs with fields
+replaced by injection strings, wrong types, NaN, huge numbers; or not JSON, cut short, nested
+thousands deep, larger than the text area takes).
+
 Every link is opened on a server this script starts, by a headless websocket reader
-(scripts/st_client.py; ``--concurrency`` at a time). Counted: exceptions (an exception element or a
-compile error), disconnects (the socket closed or a run never finished), and live markup: the marker
-inside any element other than a code block (the only place a link's text may appear, as plain text).
-Every ``--browser-every``-th link is also opened in headless Chromium, where no link, image or element
-from the input may exist and no request may leave the server. Exits 1 on any failure.
+(scripts/st_client.py; ``--concurrency`` at a time), and each paste typed into its text area there.
+Counted: exceptions (an exception element or a compile error), disconnects (the socket closed or a
+run never finished), and live markup: the marker inside any element that is not text shown as text
+(a code block, the text area itself, a data frame), or, in a chart, inside a tag Plotly would draw.
+Every ``--browser-every``-th link and paste is also opened in headless Chromium (the pastes there
+alternately pasted and uploaded as a file, and the page must show that it read them), where no link,
+image or element from the input may exist and no request may leave the server. Exits 1 on any
+failure.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
+import json
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -32,12 +45,14 @@ from urllib.parse import urlencode, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
 from websockets.exceptions import ConnectionClosed
 
 from scripts.load_test import CHANGES, SIDEBAR_CHANGES
 from scripts.st_client import ProtocolError, Reader
-from tests.browser.conftest import CHROMIUM_ARGS, Server, chromium_path
-from ui.nav import HOME, SECTIONS, SOURCES
+from tests.browser.conftest import CHROMIUM_ARGS, ROOT, Server, chromium_path
+from ui.custom_model import CUSTOM_MODEL, TEXT_KEY
+from ui.nav import HOME, SECTIONS, SOURCES, YOURS
 
 MARK = "hostile.invalid"
 PAGES = ["" if s is HOME else s.url_path for s in (HOME, *SECTIONS, SOURCES)]  # home is at /
@@ -54,6 +69,106 @@ LIVE_SELECTOR = (f"a[href*='{MARK}'], img[src*='{MARK}'], iframe[src*='{MARK}'],
                  "a[href^='javascript:'], [onerror]")
 MALFORMED = ["", "NaN", "inf", "-1", "1e309", "0x10", "1,5", "٣", "３", "1\u2003", "true", "[]", "💥",
              "../../etc/passwd", "' OR 1=1 --", "9" * 400]
+
+
+#: Where a pasted benchmark and a pasted config.json go: (page url path, link, text area's key).
+YOURS_PASTE = (YOURS.url_path, "", "yours_text")
+CONFIG_LINK = urlencode([("model", CUSTOM_MODEL)])  # the sidebar's model selector, bound to the link
+CONFIG_FILES = sorted((ROOT / "sim" / "configs").glob("*.json"))
+BENCH_FILES = sorted(f for f in (ROOT / "tests" / "fixtures" / "bench").iterdir()
+                     if f.suffix in (".txt", ".json", ".jsonl", ".csv"))
+ODD_VALUES = [*INJECTIONS, "", "NaN", float("nan"), -1, 0, 1e308, 10**30, 2**63, 0.5, None, [], {}, True,
+              "٣", "１２８", [[[[[[[[1]]]]]]]], "x" * 5000]
+#: Elements that show text as text (never markdown or HTML): the input may appear in them.
+PLAIN_KINDS = frozenset({"code", "text_area", "arrow_data_frame"})
+#: Markup from an injection string that Plotly would draw (its labels take a subset of HTML).
+LIVE_IN_CHART = re.compile(r"<\s*(a|img|iframe|script|b)\b[^>]*(hostile\.invalid|pwned)", re.I)
+
+
+def _with_marker(rng: random.Random, text: str) -> str:
+    return text if MARK in text else text + "\n" + rng.choice(INJECTIONS)
+
+
+def hostile_config(rng: random.Random) -> str:
+    """A config.json as a reader might paste it: a real one (sim/configs) with fields replaced by
+    injection strings, wrong types, NaN, huge numbers and deep nesting; or not JSON at all, cut short,
+    nested thousands deep, or larger than the text area takes."""
+    roll = rng.random()
+    if roll < 0.06:
+        return rng.choice(INJECTIONS)
+    if roll < 0.10:
+        depth = rng.randint(7, 5000)
+        return "[" * depth + json.dumps(rng.choice(INJECTIONS)) + "]" * depth
+    config = json.loads(rng.choice(CONFIG_FILES).read_text())
+    keys = [*config, "model_type", "architectures", "_name_or_path", "torch_dtype", "quantization_config"]
+    for _ in range(rng.randint(1, 5)):
+        key = rng.choice(keys) if rng.random() < 0.85 else rng.choice(INJECTIONS)
+        config[key] = copy.deepcopy(rng.choice(ODD_VALUES))
+    if MARK not in json.dumps(config):
+        config["_name_or_path"] = rng.choice(INJECTIONS)
+    text = json.dumps(config, indent=rng.choice([None, 2]))
+    if rng.random() < 0.08:
+        text = text[:rng.randint(1, len(text))]
+    if rng.random() < 0.04:
+        text += " " * 70_000  # past MAX_CONFIG_BYTES: the text area stops at its max_chars
+    return text
+
+
+def _mutate_json(rng: random.Random, value):
+    """A parsed benchmark record with string fields set to injection strings and numbers made odd."""
+    if isinstance(value, dict):
+        return {k: _mutate_json(rng, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mutate_json(rng, v) for v in value[:50]]
+    if rng.random() < 0.15:
+        return copy.deepcopy(rng.choice(ODD_VALUES))
+    return value
+
+
+def hostile_benchmark(rng: random.Random) -> str:
+    """A benchmark's output as a reader might paste it (or upload it): one of the fixtures of every
+    format the page reads, with words or JSON fields replaced by injection strings and odd numbers,
+    blocks repeated past the page's record cap, or something else entirely."""
+    roll = rng.random()
+    if roll < 0.05:
+        return rng.choice(INJECTIONS)
+    if roll < 0.08:
+        depth = rng.randint(33, 5000)
+        return '{"a":' * depth + json.dumps(rng.choice(INJECTIONS)) + "}" * depth
+    path = rng.choice(BENCH_FILES)
+    text = path.read_text()
+    if path.suffix in (".json", ".jsonl") and rng.random() < 0.6:
+        records = [json.loads(line) for line in text.splitlines() if line.strip()] \
+            if path.suffix == ".jsonl" else [json.loads(text)]
+        text = "\n".join(json.dumps(_mutate_json(rng, record)) for record in records)
+    else:  # words of the text replaced: labels, numbers, names, CSV cells
+        parts = re.split(r"(\s+|[,:=\"{}\[\]])", text)
+        words = [i for i, t in enumerate(parts) if t and not re.fullmatch(r"\s+|[,:=\"{}\[\]]", t)]
+        for i in rng.sample(words, min(len(words), rng.randint(1, 6))):
+            parts[i] = rng.choice([*INJECTIONS, *MALFORMED, json.dumps(rng.choice(INJECTIONS))[1:-1]])
+        text = "".join(parts)
+    if rng.random() < 0.04:
+        text = "\n".join([text] * rng.randint(2, 600))[:200_000]  # a sweep past the record cap
+    return _with_marker(rng, text)
+
+
+def generate_paste(rng: random.Random) -> tuple[str, str, str, str]:
+    """(page, link, text area's key, text): a pasted benchmark on Your numbers, or a pasted config.json
+    in the sidebar (the custom model selected through the link) on any page."""
+    if rng.random() < 0.5:
+        return (*YOURS_PASTE, hostile_benchmark(rng))
+    return rng.choice(PAGES), CONFIG_LINK, TEXT_KEY, hostile_config(rng)
+
+
+def live_markup(kind: str, proto: bytes) -> bool:
+    """Whether an element shows the marker as markup: anywhere but in an element that shows text as
+    text, or, in a chart, inside a tag Plotly would draw."""
+    if MARK.encode() not in proto or kind in PLAIN_KINDS:
+        return False
+    if kind == "plotly_chart":
+        spec = json.dumps(json.loads(PlotlyChart.FromString(proto).spec), ensure_ascii=False)
+        return bool(LIVE_IN_CHART.search(spec))
+    return True
 
 
 def generate(rng: random.Random) -> tuple[str, str]:
@@ -84,24 +199,32 @@ async def check_ws(url: str, cases: list[tuple[str, str]], concurrency: int, cou
 
     async def worker() -> None:
         while not queue.empty():
-            path, query = queue.get_nowait()
-            where = f"/{path}?{query}"
+            path, query, *paste = queue.get_nowait()  # a link, or (link, text area's key, text)
+            where = f"/{path}?{query}" + (f" + {paste[0]} = {paste[1][:80]!r}" if paste else "")
             try:
                 reader = await Reader.open(url, path, query, timeout_s=60, keep_elements=True)
+                if paste:
+                    await reader.set(*paste)
             except (ConnectionClosed, ProtocolError, OSError, TimeoutError) as e:
                 counts["disconnects"] += 1
                 failures.append(f"disconnect {type(e).__name__}: {where}")
+                continue
+            except ValueError as e:  # the text area was not there to paste into
+                counts["not_pasted"] += 1
+                failures.append(f"not pasted ({e}): {where}")
+                await reader.close()
                 continue
             result = reader.last
             if result.errors:
                 counts["exceptions"] += 1
                 failures.append(f"exception {result.errors[:1]}: {where}")
             for kind, proto in result.elements_seen:
-                if MARK.encode() in proto and kind != "code":
+                if live_markup(kind, proto):
                     counts["live_markup"] += 1
                     failures.append(f"marker in a {kind} element: {where}")
                     break
             counts["ws_checked"] += 1
+            counts["pastes_checked"] += bool(paste)
             if counts["ws_checked"] % 500 == 0:
                 print(f"{counts['ws_checked']:,} links checked, {len(failures)} failures", flush=True)
             await reader.close()
@@ -124,13 +247,16 @@ def check_browser(url: str, cases: list[tuple[str, str]], counts: dict, failures
         page.on("request", lambda r: outside.append(r.url)
                 if urlsplit(r.url).netloc not in ("", own) and not r.url.startswith(("data:", "blob:"))
                 else None)
-        for path, query in cases:
-            where = f"/{path}?{query}"
+        for n, (path, query, *paste) in enumerate(cases):
+            where = f"/{path}?{query}" + (f" + {paste[0]} = {paste[1][:80]!r}" if paste else "")
             try:
                 open_page(page, url, path, query)
-            except AssertionError as exc:  # the page never showed its title: count it, go on
+                if paste:  # every other one pasted into its text area, the others uploaded as a file
+                    _paste_or_upload(page, *paste, upload=n % 2 == 1)
+                    counts["browser_uploads" if n % 2 else "browser_pastes"] += 1
+            except AssertionError as exc:  # the page never showed its title, or the input: count it, go on
                 counts["browser_not_loaded"] += 1
-                failures.append(f"browser: page did not load ({str(exc).splitlines()[0]}): {where}")
+                failures.append(f"browser: page or input did not load ({str(exc).splitlines()[0]}): {where}")
                 continue
             live = page.evaluate("(sel) => document.querySelectorAll(sel).length"
                                  " + (window.__pwned !== undefined ? 1 : 0)", LIVE_SELECTOR)
@@ -146,19 +272,55 @@ def check_browser(url: str, cases: list[tuple[str, str]], counts: dict, failures
         browser.close()
 
 
+#: The text area's label, and the file its uploader takes, for each paste's key.
+_UPLOADS = {TEXT_KEY: ("config.json", "config.json", "application/json"),
+            "yours_text": ("Benchmark output or rows", "benchmark.txt", "text/plain")}
+#: What the page shows once it has read the input, whatever it made of it (a paste the page never
+#: received would show none of these).
+READ = {TEXT_KEY: ("Read as", "cannot be used", "too large to be a config.json"),
+        "yours_text": ("Could not read", "The model's error on each of your runs", "are read.")}
+
+
+def _paste_or_upload(page, key: str, text: str, upload: bool) -> None:
+    """As a reader would: paste ``text`` into the text area keyed ``key`` (committed with Ctrl+Enter),
+    or upload it as a file through the uploader beside it; then wait for the page to settle."""
+    from scripts.visual_sweep import settle
+
+    label, name, mime = _UPLOADS[key]
+    if upload:
+        if key == "yours_text":  # its uploader is in a popover
+            page.get_by_role("button", name="Upload a file").click()
+        scope = page.get_by_test_id("stSidebar") if key == TEXT_KEY else page.get_by_test_id("stPopoverBody")
+        scope.locator("input[type=file]").set_input_files(
+            {"name": name, "mimeType": mime, "buffer": text.encode("utf-8", "surrogatepass")})
+    else:
+        box = page.get_by_label(label, exact=True)
+        box.fill(text)
+        box.press("Control+Enter")
+    settle(page, quiet_ms=800)
+    shown = page.locator("body").inner_text()
+    if not any(text in shown for text in READ[key]):
+        raise AssertionError(f"the {'upload' if upload else 'paste'} was not read: none of {READ[key]} shown")
+
+
 def run(cases_n: int, browser_every: int, concurrency: int, seed: int,
-        browser_only: bool = False) -> tuple[dict, list[str]]:
+        browser_only: bool = False, pastes_n: int = 0) -> tuple[dict, list[str]]:
+    """``cases_n`` generated links and ``pastes_n`` pasted benchmarks and config.json files (half
+    each), every ``browser_every``-th of each also in Chromium (pastes there alternately pasted and
+    uploaded)."""
     rng = random.Random(seed)
     cases = [generate(rng) for _ in range(cases_n)]
-    counts = dict(ws_checked=0, browser_checked=0, browser_not_loaded=0, exceptions=0, live_markup=0,
-                  disconnects=0, outside_requests=0)
+    pastes = [generate_paste(rng) for _ in range(pastes_n)]
+    counts = dict(ws_checked=0, pastes_checked=0, not_pasted=0, browser_checked=0, browser_pastes=0,
+                  browser_uploads=0, browser_not_loaded=0, exceptions=0, live_markup=0, disconnects=0,
+                  outside_requests=0)
     failures: list[str] = []
     server = Server()
     try:
         if not browser_only:
-            asyncio.run(check_ws(server.url, cases, concurrency, counts, failures))
+            asyncio.run(check_ws(server.url, cases + pastes, concurrency, counts, failures))
         if browser_every:
-            check_browser(server.url, cases[::browser_every], counts, failures)
+            check_browser(server.url, cases[::browser_every] + pastes[::browser_every], counts, failures)
         if server.proc.poll() is not None:
             failures.append("server exited")
     finally:
@@ -168,7 +330,9 @@ def run(cases_n: int, browser_every: int, concurrency: int, seed: int,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--cases", type=int, default=10_000, help="generated links")
+    parser.add_argument("--pastes", type=int, default=2_000,
+                        help="generated pastes: half benchmark outputs (Your numbers), half config.json")
     parser.add_argument("--browser-every", type=int, default=33, help="0: no browser")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
@@ -176,8 +340,10 @@ def main() -> int:
                         help="only the Chromium sample of the same generated links")
     args = parser.parse_args()
     t0 = time.monotonic()
-    counts, failures = run(args.cases, args.browser_every, args.concurrency, args.seed, args.browser_only)
-    print(f"{args.cases:,} generated links (seed {args.seed}) in {time.monotonic() - t0:.0f} s")
+    counts, failures = run(args.cases, args.browser_every, args.concurrency, args.seed, args.browser_only,
+                           args.pastes)
+    print(f"{args.cases:,} generated links and {args.pastes:,} pastes (seed {args.seed}) in "
+          f"{time.monotonic() - t0:.0f} s")
     print()
     print("| Measure | Count |")
     print("|---|---:|")

@@ -23,7 +23,8 @@ Errors are counted, not raised in the middle of a run: an ``exception`` element,
 stops with a compile error, a ``page_not_found``. A timeout or a closed socket raises.
 
 Only the widget kinds the app uses are encoded (sliders, select sliders, selectboxes, radios,
-segmented controls and pills, checkboxes and toggles, number inputs); :meth:`Reader.set` raises
+segmented controls and pills, checkboxes and toggles, number inputs, text areas; not file uploads,
+which go over HTTP, not the websocket); :meth:`Reader.set` raises
 ``ValueError`` for anything else and for a value the widget does not offer.
 """
 
@@ -43,7 +44,8 @@ from streamlit.runtime.state.common import user_key_from_element_id
 from websockets.asyncio.client import ClientConnection, connect
 
 # Element kinds whose state the frontend sends back on every rerun.
-WIDGET_KINDS = frozenset({"slider", "selectbox", "radio", "button_group", "checkbox", "number_input"})
+WIDGET_KINDS = frozenset({"slider", "selectbox", "radio", "button_group", "checkbox", "number_input",
+                          "text_area"})
 MAX_MESSAGE_BYTES = 64 * 2**20
 
 
@@ -92,6 +94,13 @@ def _element_value(kind: str, el: Any) -> WidgetState:
             ws.int_value = int(value)
         else:
             ws.double_value = value
+    elif kind == "text_area":
+        if el.set_value:
+            ws.string_value = el.value
+        elif el.HasField("default"):
+            ws.string_value = el.default
+        else:
+            return None  # no text and no default: the frontend sends nothing
     return ws
 
 
@@ -131,6 +140,9 @@ def encode(kind: str, el: Any, value: Any) -> tuple[WidgetState, list[str]]:
         else:
             ws.double_value = float(value)
         return ws, [str(value)]
+    if kind == "text_area":  # typed or pasted: the frontend stops at the widget's max_chars
+        ws.string_value = str(value)[:el.max_chars] if el.max_chars else str(value)
+        return ws, [ws.string_value]
     raise ValueError(f"{user_key_from_element_id(el.id)}: cannot set a {kind}")
 
 

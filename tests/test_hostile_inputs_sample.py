@@ -1,6 +1,8 @@
-"""CI's fixed sample of scripts/hostile_inputs.py: 300 generated hostile links through a real server
-(websocket readers), 5 of them (every 60th) in Chromium too: 0 exceptions, 0 live markup, 0
-disconnects, 0 outside requests. The long run (10,000 links) is the script's; its counts are in the README."""
+"""CI's fixed sample of scripts/hostile_inputs.py: 300 generated hostile links and 120 generated pastes
+(60 benchmark outputs on Your numbers, 60 config.json files in the sidebar) through a real server
+(websocket readers), every 60th of each in Chromium too (of the pastes, one pasted and one uploaded as
+a file): 0 exceptions, 0 live markup, 0 disconnects, 0 outside requests. The long run (10,000 links,
+2,000 pastes) is the script's; its counts are in the README."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from scripts.hostile_inputs import run
 
 
 @pytest.mark.browser
-def test_300_hostile_links_fixed_sample():
+def test_300_hostile_links_and_120_pastes_fixed_sample():
     # In its own thread: pytest-playwright's sync API holds this thread's event loop.
     with ThreadPoolExecutor(1) as pool:
-        counts, failures = pool.submit(run, 300, 60, 4, 0).result()
-    assert counts["ws_checked"] == 300 and counts["browser_checked"] == 5
+        counts, failures = pool.submit(run, 300, 60, 4, 0, False, 120).result()
+    assert counts["ws_checked"] == 420 and counts["pastes_checked"] == 120
+    assert counts["browser_checked"] == 7
+    assert counts["browser_pastes"] == 1 and counts["browser_uploads"] == 1
     assert not failures, failures[:10]
