@@ -18,6 +18,7 @@ from ui.yours import (
     APPLIED_KEY,
     FIT_NAMES,
     LABELS,
+    MAX_PASTE_CHARS,
     PRIOR_WEIGHT,
     apply_to_sidebar,
     assumptions_table,
@@ -29,7 +30,6 @@ from ui.yours import (
     slider_values,
 )
 
-MAX_PASTE_CHARS = 200_000
 #: Two real rows of measured.csv as a reader would type them: the EAGLE-3 paper's SGLang baseline
 #: (batch-1 decode, BF16) and TensorRT-LLM's offline throughput (FP8, 3,000 requests).
 EXAMPLE = shipped_csv(("eag-01", "tpo-01"))
@@ -60,11 +60,14 @@ def _example() -> None:
     st.session_state["yours_text"] = EXAMPLE
 
 
+# No max_chars: Streamlit's text area drops a paste longer than that whole, without a word, so the
+# cap is checked below, where it can say so.
 text = st.text_area(
-    "Benchmark output or rows", key="yours_text", height=140, max_chars=MAX_PASTE_CHARS,
+    "Benchmark output or rows", key="yours_text", height=140,
     placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
     help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not "
-         "name their GPU or model ran on the sidebar's setup.")
+         f"name their GPU or model ran on the sidebar's setup. At most {MAX_PASTE_CHARS:,} characters "
+         "(a larger file: upload it).")
 st.session_state[_SAVED] = text
 with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     with st.popover("Upload a file", icon=":material/upload_file:"):
@@ -73,6 +76,12 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
               icon=":material/science:", type="tertiary")
 source, origin = text, "the text box"
+if upload is None and len(text) > MAX_PASTE_CHARS:
+    st.error(f"The pasted text is {len(text):,} characters; at most {MAX_PASTE_CHARS:,} are read. Upload "
+             f"it as a file instead (up to {MAX_BYTES // 1_000_000} MB), or paste the summary lines only.",
+             icon=":material/block:")
+    next_link(__file__)
+    stop_page()
 if upload is not None:
     if upload.size > MAX_BYTES:
         st.error(f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read.",

@@ -140,8 +140,10 @@ def encode(kind: str, el: Any, value: Any) -> tuple[WidgetState, list[str]]:
         else:
             ws.double_value = float(value)
         return ws, [str(value)]
-    if kind == "text_area":  # typed or pasted: the frontend stops at the widget's max_chars
-        ws.string_value = str(value)[:el.max_chars] if el.max_chars else str(value)
+    if kind == "text_area":  # typed or pasted whole
+        if el.max_chars and len(str(value)) > el.max_chars:  # the frontend drops such a paste, silently
+            raise ValueError(f"{user_key_from_element_id(el.id)}: longer than the text area's max_chars")
+        ws.string_value = str(value)
         return ws, [ws.string_value]
     raise ValueError(f"{user_key_from_element_id(el.id)}: cannot set a {kind}")
 

@@ -7,6 +7,7 @@ import json
 import random
 from urllib.parse import parse_qsl
 
+import pytest
 from streamlit.proto.Code_pb2 import Code
 from streamlit.proto.Markdown_pb2 import Markdown
 from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
@@ -88,7 +89,9 @@ def test_generated_benchmarks_are_both_read_and_refused_and_carry_the_marker():
 def test_a_text_area_is_set_as_a_browser_would():
     el = TextArea(id="$$ID-abc-yours_text", label="Benchmark output or rows", max_chars=5, default="")
     assert _element_value("text_area", el).string_value == ""
-    state, _ = encode("text_area", el, "abcdefgh")
-    assert state.string_value == "abcde"  # the frontend stops at max_chars
+    state, _ = encode("text_area", el, "abcde")
+    assert state.string_value == "abcde"
+    with pytest.raises(ValueError, match="max_chars"):  # the frontend drops a longer paste whole
+        encode("text_area", el, "abcdef")
     el = TextArea(id="$$ID-abc-x", label="x")  # no default, nothing typed: nothing sent
     assert _element_value("text_area", el) is None

@@ -58,6 +58,8 @@ def test_the_link_carries_the_custom_model():
     (_config("Llama-3.1-8B", model_type="qwen3_next"), "hybrid linear attention"),
     (_config("Llama-3.1-8B", hidden_size=-1), "hidden_size = -1"),
     ('{"model_type": "<b>x</b>"}', "not one this loader knows"),
+    # Over the cap: refused with a word (a max_chars on the text area would drop the paste silently).
+    (_config("Llama-3.1-8B") + " " * 70_000, "at most 65,536 are read"),
 ])
 def test_a_bad_config_is_refused_and_the_default_model_shown(text, says):
     at = open_app(PAGE)
@@ -164,3 +166,11 @@ def test_leaving_the_custom_model_takes_its_config_out_of_page_04s_links():
     at.sidebar.selectbox(key="model").set_value("Llama-3.1-8B").run()
     assert not at.exception
     assert not any(f"{PARAM}=" in link for link in at.dataframe[0].value["Open it"])
+
+
+def test_the_config_box_takes_any_length_so_the_cap_can_be_named():
+    """Streamlit's text area drops a paste longer than its max_chars whole, without a word (seen in
+    Chromium: scripts/hostile_inputs.py); the loader's own cap says what it is instead."""
+    at = open_app(PAGE)
+    at.sidebar.selectbox(key="model").set_value(CUSTOM_MODEL).run()
+    assert not at.sidebar.text_area(key=TEXT_KEY).proto.max_chars

@@ -9,6 +9,7 @@ import pytest
 
 from sim.cost import DEFAULT_ASSUMPTIONS
 from tests.conftest import metric, ms, number, open_app
+from ui.yours import MAX_PASTE_CHARS
 
 PAGE = "app_pages/yours.py"
 TWO_PHASES = "app_pages/two_phases.py"
@@ -161,3 +162,19 @@ def test_a_fit_with_as_many_assumptions_as_rows_says_so():
     m = next(x for x in at.metric if x.label == "After the fit")
     assert metric(at, "Rows read") == "1"
     assert m.delta == "2 assumptions on 1 row" and "no evidence" in m.help
+
+
+def test_a_paste_over_the_cap_is_named_not_dropped():
+    """No max_chars on the text area (Streamlit drops a longer paste whole, silently): the page reads
+    the length and says what the cap is and what to do."""
+    at = open_app(PAGE)
+    assert not at.text_area(key="yours_text").proto.max_chars
+    block = (FIXTURES / "vllm_serve_summary.txt").read_text()
+    at.text_area(key="yours_text").set_value(block * (MAX_PASTE_CHARS // len(block) + 1)).run()
+    assert not at.exception
+    assert at.error and f"at most {MAX_PASTE_CHARS:,} are read" in at.error[0].value
+    assert "Upload it as a file" in at.error[0].value
+    assert not at.metric
+    at.text_area(key="yours_text").set_value(block).run()  # under the cap: read
+    assert not at.exception and not at.error
+    assert metric(at, "Rows read")

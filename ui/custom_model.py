@@ -59,10 +59,12 @@ def forget() -> None:
 def render_custom_model() -> Model | None:
     """Draw the paste / upload controls and return the custom model (None: nothing usable yet,
     with the reason shown). Call inside the sidebar, under the model selector."""
-    text = st.text_area("config.json", key=TEXT_KEY, height=110, max_chars=MAX_CONFIG_BYTES,
-                        placeholder=PLACEHOLDER,
+    # No max_chars: Streamlit's text area drops a paste longer than that whole, without a word; the
+    # loader refuses a config over MAX_CONFIG_BYTES and says so.
+    text = st.text_area("config.json", key=TEXT_KEY, height=110, placeholder=PLACEHOLDER,
                         help="A Hugging Face config.json (dense Llama/Mistral/Qwen/GPT-J, Mixtral, "
-                             "Qwen3-MoE, DeepSeek-V3 MLA, gpt-oss, Llama 4). Read as JSON, never run.")
+                             "Qwen3-MoE, DeepSeek-V3 MLA, gpt-oss, Llama 4). Read as JSON, never run. "
+                             f"At most {MAX_CONFIG_BYTES // 1024} KB.")
     upload = st.file_uploader("or upload config.json (64 KB at most)", type=["json"], key=FILE_KEY,
                               max_upload_size=1, help=f"At most {MAX_CONFIG_BYTES // 1024} KB.")
     raw: str | bytes | None = None

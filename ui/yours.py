@@ -31,6 +31,8 @@ LABELS = {v[0]: v[4] for v in SLIDERS.values()}
 
 
 PRIOR_WEIGHT = 0.1
+#: The most a paste into the page's text box may hold, in characters (a larger file is uploaded: 1 MB).
+MAX_PASTE_CHARS = 200_000
 
 
 def default_fit_names(rows) -> list[str]:
