@@ -56,14 +56,27 @@ def plain(text: str) -> None:
     st.code(text, language=None, wrap_lines=True)
 
 
+_TOO_LONG = "_yours_too_long"  # the length of a paste over the cap, which the text box then drops
+
+
 def _example() -> None:
     st.session_state["yours_text"] = EXAMPLE
+    st.session_state[_TOO_LONG] = 0
 
 
-# No max_chars: Streamlit's text area drops a paste longer than that whole, without a word, so the
-# cap is checked below, where it can say so.
+def _keep_under_cap() -> None:
+    """A paste over the cap is not kept (it would go to the browser and back on every rerun): the text
+    box is emptied and the page says why."""
+    n = len(st.session_state.get("yours_text") or "")
+    st.session_state[_TOO_LONG] = n if n > MAX_PASTE_CHARS else 0
+    if n > MAX_PASTE_CHARS:
+        st.session_state["yours_text"] = ""
+
+
+# No max_chars: Streamlit's text area drops a paste longer than that whole, without a word. A paste
+# over the cap is dropped here instead, with the reason (_keep_under_cap).
 text = st.text_area(
-    "Benchmark output or rows", key="yours_text", height=140,
+    "Benchmark output or rows", key="yours_text", height=140, on_change=_keep_under_cap,
     placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
     help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not "
          f"name their GPU or model ran on the sidebar's setup. At most {MAX_PASTE_CHARS:,} characters "
@@ -76,10 +89,11 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
               icon=":material/science:", type="tertiary")
 source, origin = text, "the text box"
-if upload is None and len(text) > MAX_PASTE_CHARS:
-    st.error(f"The pasted text is {len(text):,} characters; at most {MAX_PASTE_CHARS:,} are read. Upload "
-             f"it as a file instead (up to {MAX_BYTES // 1_000_000} MB), or paste the summary lines only.",
-             icon=":material/block:")
+too_long = st.session_state.get(_TOO_LONG) or (len(text) if len(text) > MAX_PASTE_CHARS else 0)
+if upload is None and too_long:
+    st.error(f"The pasted text was {too_long:,} characters, so it was not kept: at most "
+             f"{MAX_PASTE_CHARS:,} are read. Upload it as a file instead (up to {MAX_BYTES // 1_000_000} "
+             "MB), or paste the summary lines only.", icon=":material/block:")
     next_link(__file__)
     stop_page()
 if upload is not None:

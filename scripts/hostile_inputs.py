@@ -2,7 +2,8 @@
 
 Usage:
     python scripts/hostile_inputs.py              # 10,000 links and 2,000 pastes, every 33rd in Chromium
-    python scripts/hostile_inputs.py --cases 300 --pastes 120 --browser-every 60    # what CI runs
+    python scripts/hostile_inputs.py --cases 300 --pastes 120 --browser-every 60 --paste-browser-every 30
+                                                  # what CI runs
 
 Generates ``--cases`` links (seeded, so a run is reproducible): a page of the app, and a query
 string of real setting keys (the page's and the global ones) and unknown keys, with values drawn
@@ -46,13 +47,16 @@ from urllib.parse import urlencode, urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
+from streamlit.proto.TextArea_pb2 import TextArea
 from websockets.exceptions import ConnectionClosed
 
 from scripts.load_test import CHANGES, SIDEBAR_CHANGES
 from scripts.st_client import ProtocolError, Reader
+from sim.configs import MAX_CONFIG_BYTES
 from tests.browser.conftest import CHROMIUM_ARGS, ROOT, Server, chromium_path
 from ui.custom_model import CUSTOM_MODEL, TEXT_KEY
 from ui.nav import HOME, SECTIONS, SOURCES, YOURS
+from ui.yours import MAX_PASTE_CHARS
 
 MARK = "hostile.invalid"
 PAGES = ["" if s is HOME else s.url_path for s in (HOME, *SECTIONS, SOURCES)]  # home is at /
@@ -80,7 +84,7 @@ BENCH_FILES = sorted(f for f in (ROOT / "tests" / "fixtures" / "bench").iterdir(
 ODD_VALUES = [*INJECTIONS, "", "NaN", float("nan"), -1, 0, 1e308, 10**30, 2**63, 0.5, None, [], {}, True,
               "٣", "１２８", [[[[[[[[1]]]]]]]], "x" * 5000]
 #: Elements that show text as text (never markdown or HTML): the input may appear in them.
-PLAIN_KINDS = frozenset({"code", "text_area", "arrow_data_frame"})
+PLAIN_KINDS = frozenset({"code", "dataframe"})
 #: Markup from an injection string that Plotly would draw (its labels take a subset of HTML).
 LIVE_IN_CHART = re.compile(r"<\s*(a|img|iframe|script|b)\b[^>]*(hostile\.invalid|pwned)", re.I)
 
@@ -147,9 +151,13 @@ def hostile_benchmark(rng: random.Random) -> str:
         for i in rng.sample(words, min(len(words), rng.randint(1, 6))):
             parts[i] = rng.choice([*INJECTIONS, *MALFORMED, json.dumps(rng.choice(INJECTIONS))[1:-1]])
         text = "".join(parts)
-    if rng.random() < 0.04:
-        text = "\n".join([text] * rng.randint(2, 600))[:200_000]  # a sweep past the record cap
-    return _with_marker(rng, text)
+    text = _with_marker(rng, text)
+    roll = rng.random()
+    if roll < 0.04:  # a sweep past the record cap, within the paste cap
+        text = "\n".join([text] * rng.randint(2, 600))[:MAX_PASTE_CHARS]
+    elif roll < 0.06:  # past the paste cap: the page must say so, not drop it silently
+        text = "\n".join([text] * (MAX_PASTE_CHARS // len(text) + 2))
+    return text
 
 
 def generate_paste(rng: random.Random) -> tuple[str, str, str, str]:
@@ -161,9 +169,18 @@ def generate_paste(rng: random.Random) -> tuple[str, str, str, str]:
 
 
 def live_markup(kind: str, proto: bytes) -> bool:
-    """Whether an element shows the marker as markup: anywhere but in an element that shows text as
-    text, or, in a chart, inside a tag Plotly would draw."""
-    if MARK.encode() not in proto or kind in PLAIN_KINDS:
+    """Whether an element shows the input (its marker host, or an injected element's id) as markup:
+    anywhere but in an element that shows text as text (a code block, a data frame, a text area's own
+    value: its label and help are markdown and still count), or, in a chart, inside a tag Plotly
+    would draw."""
+    if kind in PLAIN_KINDS:
+        return False
+    if kind == "text_area":
+        box = TextArea.FromString(proto)
+        box.ClearField("value")
+        box.ClearField("default")
+        proto = box.SerializeToString()
+    if MARK.encode() not in proto and b"pwned" not in proto:
         return False
     if kind == "plotly_chart":
         spec = json.dumps(json.loads(PlotlyChart.FromString(proto).spec), ensure_ascii=False)
@@ -201,6 +218,7 @@ async def check_ws(url: str, cases: list[tuple[str, str]], concurrency: int, cou
         while not queue.empty():
             path, query, *paste = queue.get_nowait()  # a link, or (link, text area's key, text)
             where = f"/{path}?{query}" + (f" + {paste[0]} = {paste[1][:80]!r}" if paste else "")
+            reader = None
             try:
                 reader = await Reader.open(url, path, query, timeout_s=60, keep_elements=True)
                 if paste:
@@ -208,6 +226,8 @@ async def check_ws(url: str, cases: list[tuple[str, str]], concurrency: int, cou
             except (ConnectionClosed, ProtocolError, OSError, TimeoutError) as e:
                 counts["disconnects"] += 1
                 failures.append(f"disconnect {type(e).__name__}: {where}")
+                if reader is not None:
+                    await reader.close()
                 continue
             except ValueError as e:  # the text area was not there to paste into
                 counts["not_pasted"] += 1
@@ -226,7 +246,7 @@ async def check_ws(url: str, cases: list[tuple[str, str]], concurrency: int, cou
             counts["ws_checked"] += 1
             counts["pastes_checked"] += bool(paste)
             if counts["ws_checked"] % 500 == 0:
-                print(f"{counts['ws_checked']:,} links checked, {len(failures)} failures", flush=True)
+                print(f"{counts['ws_checked']:,} inputs checked, {len(failures)} failures", flush=True)
             await reader.close()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -248,13 +268,16 @@ def check_browser(url: str, cases: list[tuple[str, str]], counts: dict, failures
         page.on("request", lambda r: outside.append(r.url)
                 if urlsplit(r.url).netloc not in ("", own) and not r.url.startswith(("data:", "blob:"))
                 else None)
-        for n, (path, query, *paste) in enumerate(cases):
+        for path, query, *paste in cases:  # a link, or (link, text area's key, text, upload?)
             where = f"/{path}?{query}" + (f" + {paste[0]} = {paste[1][:80]!r}" if paste else "")
             try:
                 open_page(page, url, path, query)
-                if paste:  # every other one pasted into its text area, the others uploaded as a file
-                    _paste_or_upload(page, *paste, upload=n % 2 == 1)
-                    counts["browser_uploads" if n % 2 else "browser_pastes"] += 1
+                if paste:
+                    key, text, upload = paste
+                    _paste_or_upload(page, key, text, upload)
+                    mode = "uploads" if upload else "pastes"
+                    counts[f"browser_{mode}"] += 1
+                    counts[f"browser_{mode}_{key}"] = counts.get(f"browser_{mode}_{key}", 0) + 1
             except AssertionError as exc:  # the page never showed its title, or the input: count it, go on
                 counts["browser_not_loaded"] += 1
                 failures.append(f"browser: page or input did not load ({str(exc).splitlines()[0]}): {where}")
@@ -282,6 +305,13 @@ READ = {TEXT_KEY: ("Read as", "cannot be used", "too large to be a config.json")
         "yours_text": ("Could not read", "Rows read", "are read.")}
 
 
+def _over_cap(key: str, text: str) -> bool:
+    """Whether a paste of ``text`` is over the text area's cap (which the page then empties)."""
+    if key == TEXT_KEY:
+        return len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES
+    return len(text) > MAX_PASTE_CHARS
+
+
 def _paste_or_upload(page, key: str, text: str, upload: bool) -> None:
     """As a reader would: paste ``text`` into the text area keyed ``key`` (through the clipboard,
     Ctrl+V, then Ctrl+Enter to apply it), or upload it as a file through the uploader beside it; then
@@ -302,18 +332,30 @@ def _paste_or_upload(page, key: str, text: str, upload: bool) -> None:
         page.evaluate("(text) => navigator.clipboard.writeText(text)", text)
         box.focus()
         page.keyboard.press("Control+V")
+        # The whole paste reached the box (a textarea keeps every line break as \n), or none of it
+        # where it is over the cap.
+        pasted = box.input_value()
+        if pasted != text.replace("\r\n", "\n").replace("\r", "\n"):
+            raise AssertionError(f"the paste reached the text box changed ({len(pasted):,} of "
+                                 f"{len(text):,} characters)")
         box.press("Control+Enter")
     settle(page, quiet_ms=800)
     shown = page.locator("body").inner_text()
-    if not any(text in shown for text in READ[key]):
+    if not any(said in shown for said in READ[key]):
         raise AssertionError(f"the {'upload' if upload else 'paste'} was not read: none of {READ[key]} shown")
+    if not upload and _over_cap(key, text):
+        if page.get_by_label(label, exact=True).input_value():
+            raise AssertionError("a paste over the cap was kept in the text box")
+        if "at most" not in shown:
+            raise AssertionError("a paste over the cap was dropped without naming the cap")
 
 
 def run(cases_n: int, browser_every: int, concurrency: int, seed: int,
-        browser_only: bool = False, pastes_n: int = 0) -> tuple[dict, list[str]]:
+        browser_only: bool = False, pastes_n: int = 0,
+        paste_browser_every: int | None = None) -> tuple[dict, list[str]]:
     """``cases_n`` generated links and ``pastes_n`` pasted benchmarks and config.json files (half
-    each), every ``browser_every``-th of each also in Chromium (pastes there alternately pasted and
-    uploaded)."""
+    each). Every ``browser_every``-th link is also opened in Chromium, and of each kind of paste every
+    ``paste_browser_every``-th (default: ``browser_every``), alternately pasted and uploaded."""
     rng = random.Random(seed)
     cases = [generate(rng) for _ in range(cases_n)]
     pastes = [generate_paste(rng) for _ in range(pastes_n)]
@@ -326,7 +368,11 @@ def run(cases_n: int, browser_every: int, concurrency: int, seed: int,
         if not browser_only:
             asyncio.run(check_ws(server.url, cases + pastes, concurrency, counts, failures))
         if browser_every:
-            check_browser(server.url, cases[::browser_every] + pastes[::browser_every], counts, failures)
+            step = paste_browser_every or browser_every
+            in_browser = [(*paste, i % 2 == 1)  # (page, link, key, text, uploaded?)
+                          for key in (YOURS_PASTE[2], TEXT_KEY)
+                          for i, paste in enumerate([p for p in pastes if p[2] == key][::step])]
+            check_browser(server.url, cases[::browser_every] + in_browser, counts, failures)
         if server.proc.poll() is not None:
             failures.append("server exited")
     finally:
@@ -340,6 +386,8 @@ def main() -> int:
     parser.add_argument("--pastes", type=int, default=2_000,
                         help="generated pastes: half benchmark outputs (Your numbers), half config.json")
     parser.add_argument("--browser-every", type=int, default=33, help="0: no browser")
+    parser.add_argument("--paste-browser-every", type=int, default=None,
+                        help="of each kind of paste, every n-th in Chromium (default: --browser-every)")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--browser-only", action="store_true",
@@ -347,7 +395,7 @@ def main() -> int:
     args = parser.parse_args()
     t0 = time.monotonic()
     counts, failures = run(args.cases, args.browser_every, args.concurrency, args.seed, args.browser_only,
-                           args.pastes)
+                           args.pastes, args.paste_browser_every)
     print(f"{args.cases:,} generated links and {args.pastes:,} pastes (seed {args.seed}) in "
           f"{time.monotonic() - t0:.0f} s")
     print()

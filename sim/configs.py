@@ -151,14 +151,19 @@ def _depth(obj, limit: int) -> int:
     return deepest
 
 
+def too_large(n_bytes: int) -> str:
+    """Why a config of ``n_bytes`` bytes (over MAX_CONFIG_BYTES) is refused."""
+    return (f"the config is {n_bytes:,} bytes; at most {MAX_CONFIG_BYTES:,} are read (a real config.json is "
+            "a few KB)")
+
+
 def parse_config_text(text: str | bytes) -> dict:
     """The JSON object in ``text`` (a pasted or uploaded config.json). Raises ConfigError for text
     over MAX_CONFIG_BYTES, not UTF-8, not JSON, NaN/Infinity, nesting deeper than MAX_DEPTH, or a
     top level that is not an object."""
     raw = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"the config is {len(raw):,} bytes; at most {MAX_CONFIG_BYTES:,} are read "
-                          "(a real config.json is a few KB)")
+        raise ConfigError(too_large(len(raw)))
     try:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -43,6 +43,13 @@ def test_markup_is_told_from_text_shown_as_text():
     assert not live_markup("plotly_chart", _chart(f"run https://{MARK} ok"))
     assert live_markup("plotly_chart", _chart(f"<a href='https://{MARK}'>x</a>"))
     assert live_markup("plotly_chart", _chart(f"<img src=https://{MARK}/i.png>"))
+    assert live_markup("plotly_chart", _chart("<b id=pwned>x</b>"))  # an injected element, no host
+    assert live_markup("markdown", Markdown(body="<b id=pwned>x</b>").SerializeToString())
+    # A text area shows its own value as text; its label and help are markdown.
+    assert not live_markup("text_area", TextArea(label="config.json", value=link).SerializeToString())
+    assert not live_markup("text_area", TextArea(label="config.json", default=link).SerializeToString())
+    assert live_markup("text_area", TextArea(label="config.json", help=link).SerializeToString())
+    assert not live_markup("dataframe", b"any bytes " + MARK.encode())
 
 
 def test_pastes_are_reproducible_and_of_both_kinds():

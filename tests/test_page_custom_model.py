@@ -174,3 +174,18 @@ def test_the_config_box_takes_any_length_so_the_cap_can_be_named():
     at = open_app(PAGE)
     at.sidebar.selectbox(key="model").set_value(CUSTOM_MODEL).run()
     assert not at.sidebar.text_area(key=TEXT_KEY).proto.max_chars
+
+
+def test_a_config_over_the_cap_is_not_kept():
+    """Refused with its size, and emptied from the box: otherwise it would travel to the browser and
+    back on every rerun and be refused again on every page."""
+    at = open_app(PAGE)
+    at.sidebar.selectbox(key="model").set_value(CUSTOM_MODEL).run()
+    at.sidebar.text_area(key=TEXT_KEY).input(_config("Llama-3.1-8B") + " " * 70_000).run()
+    assert not at.exception
+    assert at.sidebar.text_area(key=TEXT_KEY).value == ""
+    assert "at most 65,536 are read" in " ".join(c.value for c in at.sidebar.code)
+    at.sidebar.text_area(key=TEXT_KEY).input(_config("Qwen3-8B")).run()  # a real one: read
+    assert not at.exception
+    assert "at most 65,536" not in " ".join(c.value for c in at.sidebar.code)
+    assert PARAM in at.query_params

@@ -175,6 +175,11 @@ def test_a_paste_over_the_cap_is_named_not_dropped():
     assert at.error and f"at most {MAX_PASTE_CHARS:,} are read" in at.error[0].value
     assert "Upload it as a file" in at.error[0].value
     assert not at.metric
+    # Not kept: it would travel to the browser and back on every rerun, and come back with the page.
+    assert at.text_area(key="yours_text").value == ""
+    assert not at.session_state["_yours_saved_text"]
+    at.run()
+    assert at.error and "so it was not kept" in at.error[0].value  # still said on the next rerun
     at.text_area(key="yours_text").set_value(block).run()  # under the cap: read
     assert not at.exception and not at.error
     assert metric(at, "Rows read")

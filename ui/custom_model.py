@@ -18,6 +18,7 @@ from sim.configs import (
     encode_spec,
     load_text,
     model_from_spec,
+    too_large,
 )
 from sim.models import Model
 
@@ -25,6 +26,8 @@ CUSTOM_MODEL = "Custom (paste config.json)"
 #: The link's parameter (and session key) holding the custom model's fields.
 PARAM = "cfg"
 TEXT_KEY, FILE_KEY = "custom_cfg_text", "custom_cfg_file"
+#: The size in bytes of a paste over MAX_CONFIG_BYTES, which the text box then drops (0: none).
+TOO_LARGE_KEY = "_custom_cfg_too_large"
 PLACEHOLDER = '{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, ...}'
 
 
@@ -56,18 +59,32 @@ def forget() -> None:
         del st.query_params[PARAM]
 
 
+def _keep_under_cap() -> None:
+    """A paste over the cap is not kept (it would go to the browser and back on every rerun, and be
+    refused on every page): the text box is emptied and the sidebar says why."""
+    size = len((st.session_state.get(TEXT_KEY) or "").encode("utf-8", "replace"))
+    st.session_state[TOO_LARGE_KEY] = size if size > MAX_CONFIG_BYTES else 0
+    if size > MAX_CONFIG_BYTES:
+        st.session_state[TEXT_KEY] = ""
+
+
 def render_custom_model() -> Model | None:
     """Draw the paste / upload controls and return the custom model (None: nothing usable yet,
     with the reason shown). Call inside the sidebar, under the model selector."""
-    # No max_chars: Streamlit's text area drops a paste longer than that whole, without a word; the
-    # loader refuses a config over MAX_CONFIG_BYTES and says so.
+    # No max_chars: Streamlit's text area drops a paste longer than that whole, without a word. A paste
+    # over MAX_CONFIG_BYTES is dropped here instead, with the reason (_keep_under_cap).
     text = st.text_area("config.json", key=TEXT_KEY, height=110, placeholder=PLACEHOLDER,
+                        on_change=_keep_under_cap,
                         help="A Hugging Face config.json (dense Llama/Mistral/Qwen/GPT-J, Mixtral, "
                              "Qwen3-MoE, DeepSeek-V3 MLA, gpt-oss, Llama 4). Read as JSON, never run. "
                              f"At most {MAX_CONFIG_BYTES // 1024} KB.")
     upload = st.file_uploader("or upload config.json (64 KB at most)", type=["json"], key=FILE_KEY,
                               max_upload_size=1, help=f"At most {MAX_CONFIG_BYTES // 1024} KB.")
     raw: str | bytes | None = None
+    if upload is None and st.session_state.get(TOO_LARGE_KEY):
+        _problem("This config cannot be used, so the default model is shown:",
+                 too_large(st.session_state[TOO_LARGE_KEY]))
+        return None
     if upload is not None:
         if upload.size > MAX_CONFIG_BYTES:
             _problem("That file is too large to be a config.json.",
