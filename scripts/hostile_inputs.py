@@ -93,16 +93,26 @@ def _with_marker(rng: random.Random, text: str) -> str:
     return text if MARK in text else text + "\n" + rng.choice(INJECTIONS)
 
 
+def _not_the_format(rng: random.Random, p_alone: float, p_nested: float, opener: str, closer: str,
+                    min_depth: int) -> str | None:
+    """Instead of the expected text: an injection string alone (chance ``p_alone``), or one nested
+    ``min_depth`` to 5,000 levels deep (up to ``p_nested``); else None."""
+    roll = rng.random()
+    if roll < p_alone:
+        return rng.choice(INJECTIONS)
+    if roll < p_nested:
+        depth = rng.randint(min_depth, 5000)
+        return opener * depth + json.dumps(rng.choice(INJECTIONS)) + closer * depth
+    return None
+
+
 def hostile_config(rng: random.Random) -> str:
     """A config.json as a reader might paste it: a real one (sim/configs) with fields replaced by
     injection strings, wrong types, NaN, huge numbers and deep nesting; or not JSON at all, cut short,
     nested thousands deep, or larger than the text area takes."""
-    roll = rng.random()
-    if roll < 0.06:
-        return rng.choice(INJECTIONS)
-    if roll < 0.10:
-        depth = rng.randint(7, 5000)
-        return "[" * depth + json.dumps(rng.choice(INJECTIONS)) + "]" * depth
+    junk = _not_the_format(rng, 0.06, 0.10, "[", "]", 7)
+    if junk is not None:
+        return junk
     config = json.loads(rng.choice(CONFIG_FILES).read_text())
     keys = [*config, "model_type", "architectures", "_name_or_path", "torch_dtype", "quantization_config"]
     for _ in range(rng.randint(1, 5)):
@@ -133,12 +143,9 @@ def hostile_benchmark(rng: random.Random) -> str:
     """A benchmark's output as a reader might paste it (or upload it): one of the fixtures of every
     format the page reads, with words or JSON fields replaced by injection strings and odd numbers,
     blocks repeated past the page's record cap, or something else entirely."""
-    roll = rng.random()
-    if roll < 0.05:
-        return rng.choice(INJECTIONS)
-    if roll < 0.08:
-        depth = rng.randint(33, 5000)
-        return '{"a":' * depth + json.dumps(rng.choice(INJECTIONS)) + "}" * depth
+    junk = _not_the_format(rng, 0.05, 0.08, '{"a":', "}", 33)
+    if junk is not None:
+        return junk
     path = rng.choice(BENCH_FILES)
     text = path.read_text()
     if path.suffix in (".json", ".jsonl") and rng.random() < 0.6:
