@@ -75,3 +75,28 @@ def test_an_uploaded_result_file_is_read(page: Page, streamlit_server):
     expect(page.get_by_text("vllm_serve_result.json", exact=False).first).to_be_visible(timeout=TIMEOUT_MS)
     expect(metric_value(page, "Rows read")).to_have_text(re.compile(r"^[1-9]"), timeout=TIMEOUT_MS)
     expect_no_exception(page)
+
+
+def test_a_paste_over_the_cap_is_named_not_dropped(browser: Browser, streamlit_server, browser_context_args):
+    """Streamlit's text area drops a paste longer than its max_chars whole, without a word: the box
+    has none, and a real paste (the clipboard, Ctrl+V) over the page's cap gets a message naming the
+    cap, its text not kept in the box."""
+    from ui.yours import MAX_PASTE_CHARS
+
+    ctx = browser.new_context(**browser_context_args, permissions=["clipboard-read", "clipboard-write"])
+    outside = watch_outside(ctx)
+    page = ctx.new_page()
+    open_page(page, streamlit_server.url, "your-numbers")
+    block = (FIXTURES / "vllm_serve_summary.txt").read_text(encoding="utf-8")
+    text = block * (MAX_PASTE_CHARS // len(block) + 1)
+    page.evaluate("(text) => navigator.clipboard.writeText(text)", text)
+    box = page.locator(".st-key-yours_text textarea")
+    box.focus()
+    page.keyboard.press("Control+V")
+    assert len(box.input_value()) > MAX_PASTE_CHARS  # the whole paste reached the box
+    box.press("Control+Enter")
+    expect(page.get_by_text(f"at most {MAX_PASTE_CHARS:,} are read")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(box).to_have_value("", timeout=TIMEOUT_MS)
+    expect_no_exception(page)
+    ctx.close()
+    assert not outside, outside[:5]
