@@ -185,6 +185,10 @@ def test_a_config_over_the_cap_is_not_kept():
     assert not at.exception
     assert at.sidebar.text_area(key=TEXT_KEY).value == ""
     assert "at most 65,536 are read" in " ".join(c.value for c in at.sidebar.code)
+    at.sidebar.selectbox(key="model").set_value("Llama-3.1-8B").run()  # away and back: afresh
+    at.sidebar.selectbox(key="model").set_value(CUSTOM_MODEL).run()
+    assert not at.exception
+    assert "at most 65,536" not in " ".join(c.value for c in at.sidebar.code)
     at.sidebar.text_area(key=TEXT_KEY).input(_config("Qwen3-8B")).run()  # a real one: read
     assert not at.exception
     assert "at most 65,536" not in " ".join(c.value for c in at.sidebar.code)

@@ -54,9 +54,11 @@ def _problem(headline: str, detail: str) -> None:
 
 
 def forget() -> None:
-    """The custom model is not selected: keep it out of the link."""
+    """The custom model is not selected: keep it out of the link, and drop the word on a paste that
+    was over the cap (coming back to the custom model starts afresh)."""
     if PARAM in st.query_params:
         del st.query_params[PARAM]
+    st.session_state.pop(TOO_LARGE_KEY, None)
 
 
 def _keep_under_cap() -> None:
