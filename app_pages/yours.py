@@ -14,6 +14,7 @@ from sim.truth import RowError
 from ui import format as fmt
 from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link, stop_page
 from ui.setup import current_setup
+from ui.state import drop_over_cap
 from ui.yours import (
     APPLIED_KEY,
     FIT_NAMES,
@@ -64,19 +65,11 @@ def _example() -> None:
     st.session_state[_TOO_LONG] = 0
 
 
-def _keep_under_cap() -> None:
-    """A paste over the cap is not kept (it would go to the browser and back on every rerun): the text
-    box is emptied and the page says why."""
-    n = len(st.session_state.get("yours_text") or "")
-    st.session_state[_TOO_LONG] = n if n > MAX_PASTE_CHARS else 0
-    if n > MAX_PASTE_CHARS:
-        st.session_state["yours_text"] = ""
-
-
 # No max_chars: Streamlit's text area drops a paste longer than that whole, without a word. A paste
-# over the cap is dropped here instead, with the reason (_keep_under_cap).
+# over the cap is dropped here instead, and the page says why (ui.state.drop_over_cap).
 text = st.text_area(
-    "Benchmark output or rows", key="yours_text", height=140, on_change=_keep_under_cap,
+    "Benchmark output or rows", key="yours_text", height=140,
+    on_change=drop_over_cap("yours_text", _TOO_LONG, MAX_PASTE_CHARS),
     placeholder="============ Serving Benchmark Result ============\nSuccessful requests: ...",
     help="Formats: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ". Runs that do not "
          f"name their GPU or model ran on the sidebar's setup. At most {MAX_PASTE_CHARS:,} characters "
@@ -89,7 +82,7 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
               icon=":material/science:", type="tertiary")
 source, origin = text, "the text box"
-too_long = st.session_state.get(_TOO_LONG) or (len(text) if len(text) > MAX_PASTE_CHARS else 0)
+too_long = st.session_state.get(_TOO_LONG)
 if upload is None and too_long:
     st.error(f"The pasted text was {too_long:,} characters, so it was not kept: at most "
              f"{MAX_PASTE_CHARS:,} are read. Upload it as a file instead (up to {MAX_BYTES // 1_000_000} "

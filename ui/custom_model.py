@@ -21,6 +21,7 @@ from sim.configs import (
     too_large,
 )
 from sim.models import Model
+from ui.state import drop_over_cap
 
 CUSTOM_MODEL = "Custom (paste config.json)"
 #: The link's parameter (and session key) holding the custom model's fields.
@@ -61,22 +62,14 @@ def forget() -> None:
     st.session_state.pop(TOO_LARGE_KEY, None)
 
 
-def _keep_under_cap() -> None:
-    """A paste over the cap is not kept (it would go to the browser and back on every rerun, and be
-    refused on every page): the text box is emptied and the sidebar says why."""
-    size = len((st.session_state.get(TEXT_KEY) or "").encode("utf-8", "replace"))
-    st.session_state[TOO_LARGE_KEY] = size if size > MAX_CONFIG_BYTES else 0
-    if size > MAX_CONFIG_BYTES:
-        st.session_state[TEXT_KEY] = ""
-
-
 def render_custom_model() -> Model | None:
     """Draw the paste / upload controls and return the custom model (None: nothing usable yet,
     with the reason shown). Call inside the sidebar, under the model selector."""
     # No max_chars: Streamlit's text area drops a paste longer than that whole, without a word. A paste
-    # over MAX_CONFIG_BYTES is dropped here instead, with the reason (_keep_under_cap).
+    # over MAX_CONFIG_BYTES is dropped here instead, and the sidebar says why (ui.state.drop_over_cap).
     text = st.text_area("config.json", key=TEXT_KEY, height=110, placeholder=PLACEHOLDER,
-                        on_change=_keep_under_cap,
+                        on_change=drop_over_cap(TEXT_KEY, TOO_LARGE_KEY, MAX_CONFIG_BYTES,
+                                                lambda t: len(t.encode("utf-8", "replace"))),
                         help="A Hugging Face config.json (dense Llama/Mistral/Qwen/GPT-J, Mixtral, "
                              "Qwen3-MoE, DeepSeek-V3 MLA, gpt-oss, Llama 4). Read as JSON, never run. "
                              f"At most {MAX_CONFIG_BYTES // 1024} KB.")

@@ -166,6 +166,19 @@ def reset_button(prefix: str, after: Callable[[], None] | None = None) -> None:
 _APP_RERUN_KEY = "_rerun_app"
 
 
+def drop_over_cap(key: str, flag_key: str, cap: int, size: Callable[[str], int] = len) -> Callable[[], None]:
+    """An ``on_change`` for the text area keyed ``key``: a text whose ``size`` is over ``cap`` is not
+    kept (it would travel to the browser and back on every rerun); the box is emptied and the size
+    kept under ``flag_key`` (0 when within the cap), for the page to say why. (A ``max_chars`` would
+    have Streamlit drop such a paste whole, without a word.)"""
+    def callback() -> None:
+        n = size(st.session_state.get(key) or "")
+        st.session_state[flag_key] = n if n > cap else 0
+        if n > cap:
+            st.session_state[key] = ""
+    return callback
+
+
 def request_app_rerun() -> None:
     """Ask for a rerun of the whole app after this page's run (a callback of a widget on a page that
     changes the sidebar's setup: a page runs as a fragment, so its widgets rerun the page alone)."""
