@@ -93,7 +93,12 @@ def _track_requests(page: Page) -> None:
 
 def wait_idle(page: Page) -> None:
     """Wait for the app to render a title, for no script run to be in progress and for no element to
-    be a loading placeholder."""
+    be a loading placeholder.
+
+    A run in progress shows as greyed-out elements: Streamlit 1.67 marks an element
+    ``data-stale="true"`` while a run that has started has not drawn it again (as
+    ``tests/browser/rapid.py``'s settling check reads it), whereas its running indicator
+    (``stStatusWidget``) appears only after a delay, so a short run never shows it. Both are checked."""
     for _ in range(2):  # twice: a page that reloaded itself (the watchdog) is waited for again
         expect(page.locator("h1").first).to_be_visible(timeout=TIMEOUT_MS)
         expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
@@ -101,6 +106,7 @@ def wait_idle(page: Page) -> None:
             expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=PLACEHOLDER_TIMEOUT_MS)
         except AssertionError as err:  # say what the placeholders wait for: the next run can be read
             raise AssertionError(f"{err}\n{_placeholder_report(page)}") from None
+        expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=TIMEOUT_MS)
 
 
 def _placeholder_report(page: Page) -> str:
