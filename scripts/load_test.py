@@ -246,6 +246,18 @@ class RssSampler(threading.Thread):
         before = [mib for when, mib in self.samples if when <= t]
         return before[-1] if before else self.samples[0][1]
 
+    def medians(self, t0: float, t1: float, period_s: float = 60.0) -> list[float]:
+        """The median sample of each whole ``period_s`` from ``t0`` to ``t1`` (a trend the single samples
+        above hide: each run allocates and frees tens of MiB, so one sample reads a moment, not a level)."""
+        out = []
+        start = t0
+        while start + period_s <= t1 + 1e-9:
+            window = [mib for when, mib in self.samples if start <= when < start + period_s]
+            if window:
+                out.append(statistics.median(window))
+            start += period_s
+        return out
+
 
 # --- the run ---------------------------------------------------------------------------------
 
@@ -394,6 +406,10 @@ def main() -> int:
           f"{cold_mib:.0f} → {start_mib:.0f} → {peak_mib:.0f} → {end_mib:.0f} MiB "
           f"(VmHWM {peak_hwm_mib:.0f} MiB) |")
     print(f"| Server RSS at 0, ¼, ½, ¾, end of the load | {timeline} MiB |")
+    minutes = sampler.medians(t0, t_load_end)
+    if minutes:
+        print(f"| Server RSS, median of each minute of the load | "
+              f"{' → '.join(f'{m:.0f}' for m in minutes)} MiB |")
     if stats.errors:
         print()
         print("Errors (first 20):")
