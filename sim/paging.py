@@ -520,7 +520,7 @@ def card_fit(
 
     memory = gpu.hbm_bytes * memory_utilization
     budget = kv_budget_bytes(gpu, model, memory_utilization)  # after weights and activations
-    budget_tokens = max(budget, 0.0) / model.kv_bytes_per_token
+    budget_tokens = max(budget, 0.0) // model.kv_bytes_per_token  # whole tokens, as kv_budget_tokens
     slots = {"reserved": reserved_slots, "paged": paged_slots}
     batch = {k: int(budget_tokens // v) for k, v in slots.items()}
 

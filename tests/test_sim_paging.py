@@ -257,6 +257,17 @@ def test_card_fit_paged_slots_are_tokens_rounded_up_to_pages():
     assert card_fit(H100, LLAMA8, page_tokens=16).slots_per_request["paged"] > fit.context_tokens
 
 
+@pytest.mark.parametrize("gpu_name", sorted(GPUS))
+def test_card_fit_batch_counts_whole_tokens_of_the_budget(gpu_name):
+    """The batch a policy keeps resident is the budget's whole tokens (``kv_budget_tokens``, as page
+    05's scheduler counts them) over the slots a request holds, on every GPU and preset model."""
+    for name in sorted(MODELS):
+        fit = card_fit(GPUS[gpu_name], MODELS[name])
+        for policy, slots in fit.slots_per_request.items():
+            assert fit.batch[policy] == int(fit.kv_budget_tokens // slots), (name, policy)
+            assert fit.batch[policy] * slots <= fit.kv_budget_tokens
+
+
 def test_card_fit_model_too_big_for_the_card():
     fit = card_fit(H100, LLAMA70)  # 141 GB of bf16 weights vs 72 GB usable
     assert not fit.fits
