@@ -224,7 +224,11 @@ GPUS: dict[str, GPU] = {
             gemm_eff_measured=(("bf16", 668.4 / 1307.4), ("fp8", 1222.9 / 2614.9)),  # mle-04, az-03
             hbm_eff_measured=4.1 / 5.3,  # az-07
             # ml-engineering, 4 GiB: 2 GPUs 47.671 GB/s (one 64 GB/s peer link), 8 GPUs 312.912.
-            allreduce_busbw=((2, 47.671 * GB), (8, 312.912 * GB)),
+            # The board is a full mesh, so n GPUs all-reduce over their n - 1 peer links: 4 GPUs
+            # over 3, at the 8-GPU run's share of its 7 links (312.912 / 448 = 0.698; the 2-GPU run
+            # reached 0.745 of its one), 134.1 GB/s. Derived, not measured: without it a 4-GPU
+            # replica would take the one-link figure, and per GPU run slower than at 2 or 8 GPUs.
+            allreduce_busbw=((2, 47.671 * GB), (4, 3 * 64 * 312.912 / 448 * GB), (8, 312.912 * GB)),
             interconnect="Infinity Fabric, 7 peer links of 64 GB/s per direction",
         ),
         GPU(

@@ -225,3 +225,24 @@ def test_a_measured_share_outside_0_1_is_refused(field, value):
 
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(GPUS["H100 SXM"], **{field: value})
+
+
+@pytest.mark.parametrize("gpu_name", sorted(GPUS))
+def test_a_four_gpu_replica_is_not_the_slowest_per_gpu(gpu_name):
+    """Per GPU, a replica of 4 decodes and prefills at least as fast as the slower of 2 and 8. MI300X's
+    board is a full mesh, so 4 GPUs all-reduce over 3 peer links (derived: 3 x 64 GB/s at the 8-GPU
+    run's 0.698 of its 7), not over the 2-GPU run's one link, which made 4 GPUs the slowest."""
+    gpu = GPUS[gpu_name]
+    if not gpu.allreduce_busbw:
+        pytest.skip("no tensor parallelism on this GPU")
+    base = MODELS["Llama-3.1-70B"]
+    decode_per_gpu, prefill_per_gpu = {}, {}
+    for n in (2, 4, 8):
+        m = base.with_tp(n)
+        decode_per_gpu[n] = 256 / float(decode_step_cost(gpu, m, 256, 512).time_s) / n
+        prefill_per_gpu[n] = 8192 / float(prefill_cost(gpu, m, 8192).time_s) / n
+    for per_gpu in (decode_per_gpu, prefill_per_gpu):
+        assert per_gpu[4] >= min(per_gpu[2], per_gpu[8]), per_gpu
+    if gpu_name == "MI300X":
+        assert gpu.allreduce_bandwidth(4) == pytest.approx(3 / 7 * gpu.allreduce_bandwidth(8))
+        assert gpu.allreduce_bandwidth(2) < gpu.allreduce_bandwidth(4) < gpu.allreduce_bandwidth(8)

@@ -29,7 +29,9 @@ KNOWN_GAPS = {
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
               "model allows there (0.655 of MI300X's best measured FP8 GEMM, itself 47 % of peak): "
               "their latencies give about the BF16 rate, and priced as FP8 weights with BF16 math "
-              "the row is within 10 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math).",
+              "the row is within 10 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math). AMD's own "
+              "2025 vLLM table on the card shows the same decode gap at batch 32 and up with short "
+              "prompts (tests/test_sim_rocm_latency_table.py).",
     "goss-01": "gpt-oss-120b on one H100 barely fits: after vLLM's padded MXFP4 experts (65.9 GiB) "
                "and its start-up reserve the model leaves 0.57 GiB of KV cache, and the queued run's "
                "throughput follows that room (1.6 GiB reproduces its throughput and mean TTFT, not its "
