@@ -68,21 +68,22 @@ def engine_max_batched_tokens(gpu: GPU | None) -> int:
     return MAX_BATCHED_TOKENS_DEFAULT
 
 
-def forward_workspace_bytes(model: Model) -> float:
-    """One GPU's activations for a forward pass over MAX_BATCHED_TOKENS tokens, bytes: one layer's
-    widest live tensors (hidden in and out, the GPU's share of the MLP's up/gate output and of
-    q/k/v)."""
+def forward_workspace_bytes(model: Model, gpu: GPU | None = None) -> float:
+    """One GPU's activations for the start-up profile's forward pass, bytes: one layer's widest live
+    tensors (hidden in and out, the GPU's share of the MLP's up/gate output and of q/k/v) for the
+    engine's largest step on ``gpu`` (``engine_max_batched_tokens``: 8,192 tokens, 2,048 on the A100,
+    L40S and L4; None: 8,192, as TensorRT-LLM's default ``max_num_tokens``)."""
     widest = (2 * model.hidden + model.mlp_matrices * model.intermediate_per_gpu
               + (model.heads_per_gpu + 2 * model.kv_heads_per_gpu) * model.head_dim)
-    return MAX_BATCHED_TOKENS * widest * ACTIVATION_BYTES
+    return engine_max_batched_tokens(gpu) * widest * ACTIVATION_BYTES
 
 
 def sampler_warmup_bytes(model: Model, gpu: GPU | None = None) -> float:
     """The sampler's start-up run on one GPU, bytes: ``engine_max_seqs`` rows (at most
-    MAX_BATCHED_TOKENS) of logits over the whole vocabulary (tensor-parallel engines gather the
+    ``engine_max_batched_tokens``) of logits over the whole vocabulary (tensor-parallel engines gather the
     logits on every GPU) at SAMPLER_WARMUP_BYTES_PER_LOGIT each. For a 201k-token vocabulary
     (gpt-oss) on an H100: 1,024 rows, 4.2 GiB."""
-    rows = min(engine_max_seqs(gpu), MAX_BATCHED_TOKENS)
+    rows = min(engine_max_seqs(gpu), engine_max_batched_tokens(gpu))
     return rows * float(model.vocab) * SAMPLER_WARMUP_BYTES_PER_LOGIT
 
 
@@ -90,7 +91,7 @@ def activation_bytes(model: Model, gpu: GPU | None = None) -> float:
     """Peak of the engine's start-up profile run on one GPU, bytes: the larger of the forward pass's
     workspace (``forward_workspace_bytes``) and the sampler's warm-up (``sampler_warmup_bytes``;
     they run one after the other), plus the fixed reserve."""
-    return max(forward_workspace_bytes(model), sampler_warmup_bytes(model, gpu)) + FIXED_RESERVE_BYTES
+    return max(forward_workspace_bytes(model, gpu), sampler_warmup_bytes(model, gpu)) + FIXED_RESERVE_BYTES
 
 
 @dataclass(frozen=True)

@@ -76,11 +76,11 @@ def test_the_reserve_is_the_larger_of_the_two_profile_runs(name, gpu):
     heads and MLP) but not the warm-up (the logits are gathered whole on every GPU)."""
     m, g = ALL_MODELS[name], GPUS[gpu]
     a = activation_bytes(m, g) - FIXED_RESERVE_BYTES
-    fwd, warm = forward_workspace_bytes(m), sampler_warmup_bytes(m, g)
+    fwd, warm = forward_workspace_bytes(m, g), sampler_warmup_bytes(m, g)
     assert a in (fwd, warm) and a >= fwd and a >= warm and a < fwd + warm
     split = m.with_tp(8) if m.n_heads % 8 == 0 and m.intermediate % 8 == 0 else None
     if split is not None and not m.n_experts:
-        assert forward_workspace_bytes(split) < fwd
+        assert forward_workspace_bytes(split, g) < fwd
         assert sampler_warmup_bytes(split, g) == warm
 
 
@@ -300,3 +300,19 @@ def test_the_same_source_pages_tensor_parallel_runs():
     assert [r.gpus for r in rows] == [2, 4]
     for pred in truth.predict_all(rows):
         assert abs(pred.error) <= 0.35, (pred.row.id, pred.model_value, pred.row.value)
+
+
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+def test_the_forward_workspace_is_the_engines_largest_step_on_that_gpu(gpu):
+    """vLLM's profile run is a forward pass over ``max_num_batched_tokens``, the same step size page
+    00's TTFT chart cuts prompts into: 2,048 tokens on the A100, L40S and L4, 8,192 elsewhere (and
+    for TensorRT-LLM's 'free' policy, whose ``max_num_tokens`` default is 8,192 on every GPU)."""
+    from sim.memory import engine_max_batched_tokens
+
+    g, m = GPUS[gpu], ALL_MODELS["Llama-3.1-70B"].with_tp(2)
+    tokens = engine_max_batched_tokens(g)
+    expected = forward_workspace_bytes(m) * tokens / MAX_BATCHED_TOKENS
+    assert forward_workspace_bytes(m, g) == pytest.approx(expected)
+    assert activation_bytes(m, g) >= forward_workspace_bytes(m, g) + FIXED_RESERVE_BYTES
+    if tokens < MAX_BATCHED_TOKENS:
+        assert activation_bytes(m, g) < forward_workspace_bytes(m) + FIXED_RESERVE_BYTES
