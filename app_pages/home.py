@@ -25,8 +25,9 @@ identical on that dashboard. Each section below takes one serving technique, let
 and off, and shows both. The Sources page has a glossary: every word means one thing on every page.
 """)
 setup = current_setup()
-# The two numbers are one batch-1 decode after a prompt: shown only where that request fits.
-PROMPT_TOKENS, CONTEXT_TOKENS = 2048, 512
+# The two numbers are one batch-1 decode step right after a prompt (its KV cache holds the prompt):
+# shown only where that request fits.
+PROMPT_TOKENS = CONTEXT_TOKENS = 2048
 if fits_or_say(setup, 1, PROMPT_TOKENS,
                f"One request ({fmt.a_count(PROMPT_TOKENS)}-token prompt) on this setup", levers=None):
     batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=PROMPT_TOKENS, batch=1,
@@ -36,7 +37,7 @@ if fits_or_say(setup, 1, PROMPT_TOKENS,
     left.metric("What the dashboard shows: nvidia-smi utilization",
                 fmt.percent(util), border=True,
                 help=define("GPU utilization (utilization.gpu)")
-                + f" Here: batch-1 decode, {CONTEXT_TOKENS} tokens of context: "
+                + f" Here: batch-1 decode right after {fmt.a_count(PROMPT_TOKENS)}-token prompt: "
                      + ("a kernel is almost always running." if util >= BUSY_UTILIZATION else
                         "a kernel runs except in the host's time between steps (scheduling, sampling)."))
     right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
