@@ -53,3 +53,19 @@ def test_the_glossarys_ridge_and_knee_hold_on_every_preset():
             assert achievable_knee(gpu, model) < gpu.ridge_point(model.compute_precision)
     h100 = GPUS["H100 SXM"]
     assert (round(achievable_knee(h100, m)), round(h100.ridge_point("bf16"))) == (198, 295)
+
+
+def test_mfu_names_the_peak_it_is_measured_against():
+    """MFU divides by the spec peak of the precision the weights' GEMMs run in (StepCost.peak_flops):
+    FP8 weights on an H100 against the FP8 peak, weight-only INT8 against BF16's. The glossary says so,
+    so an FP8 step's lower MFU for the same FLOPs is not read as less work."""
+    from sim.cost import decode_step_cost
+    from sim.models import MODELS
+    from ui.glossary import define
+
+    h100, llama = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    for weights, peak in (("bf16", "bf16"), ("fp8", "fp8"), ("int8", "bf16")):
+        cost = decode_step_cost(h100, llama.with_precision(weights, "bf16"), 1, 512)
+        assert cost.peak_flops == h100.peak_flops(peak)
+    text = define("MFU")
+    assert "FP8 weights are measured against a peak twice BF16's" in text

@@ -26,8 +26,12 @@ GLOSSARY: dict[str, str] = {
                                          "chip it used (NVML). On AMD GPUs (MI300X) amd-smi's GPU "
                                          "activity reads the same way; the pages say nvidia-smi for "
                                          "both.",
-    "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' spec peak. Here it "
-           "counts every FLOP the GPU executes (padding, rejected drafts, a draft model included), as "
+    "MFU": "Model FLOP/s utilization: FLOPs done per second over the tensor cores' spec peak at the "
+           "precision the model's matrix multiplies run in: BF16 for 16-bit weights and for weight-only "
+           "INT8 and INT4, FP8 for FP8 weights on GPUs with FP8 tensor cores, FP4 for FP4 weights on "
+           "Blackwell. So FP8 weights are measured against a peak twice BF16's: the same FLOPs read half "
+           "the MFU. Here it counts every FLOP the GPU executes (padding, rejected drafts, a draft "
+           "model included), as "
            "DCGM's tensor-pipe activity does; the training-style MFU, 2 x parameters x delivered tokens "
            "per second, leaves those out and reads lower wherever work is wasted.",
     "MBU": "Model bandwidth utilization: bytes moved per second over the memory's peak bandwidth. What "
