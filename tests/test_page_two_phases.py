@@ -343,6 +343,21 @@ def test_routing_skew_is_a_sidebar_setting_for_mixtures_only():
     assert not [s for s in dense.slider if s.key == "skew"]
 
 
+def test_how_this_is_computed_gives_the_expert_count_the_routing_uses():
+    """With routing skew set, the step model's mixture row gives the skewed count the code prices
+    (sum over experts of 1 - (1 - pi_r)^T), not the uniform E (1 - (1 - k/E)^T)."""
+    def mixture_row(at):
+        text = " ".join(m.value for e in at.expander for m in e.markdown)
+        return next(line for line in text.splitlines() if "MLP of a mixture" in line)
+
+    params = {"model": "Mixtral-8x7B", "gpus": "2", "phases_batch": "16"}
+    uniform = mixture_row(open_how(open_app(PAGE, params)))
+    assert r"E\,(1-(1-k/E)^T)" in uniform and "skew" not in uniform
+    skewed = mixture_row(open_how(open_app(PAGE, {**params, "skew": "1.5"})))
+    assert r"\sum_r 1-(1-\pi_r)^T" in skewed and "routing skew 1.5" in skewed and "r^{-1.5}" in skewed
+    assert r"E\,(1-(1-k/E)^T)" not in skewed
+
+
 def test_past_the_cuda_graph_size_the_page_says_what_the_launches_cost():
     """Batch 1,024 runs without CUDA graphs (vLLM captures up to 512 tokens): for a small model on a
     B200 the launches cost more than the batch gains, and throughput falls from batch 512; the page

@@ -57,8 +57,11 @@ def step_model_md(model) -> str:
                     r"router's $2T\,d\,E$ "
                     + (r"+ the shared experts' $2T\cdot 3\,d\,d_s$ " if model.shared_intermediate else "")
                     + r"($k$ of $E$ experts a token, width $d_e$) | the experts the step's tokens reach, "
-                    r"$E\,(1-(1-k/E)^T)$ of them (the slowest GPU's under expert parallelism) + "
-                    r"activations |")
+                    + (rf"$\sum_r 1-(1-\pi_r)^T$ of them at routing skew {model.routing_skew:g} "
+                       rf"($\pi_r \propto r^{{-{model.routing_skew:g}}}$ for the $r$-th most popular "
+                       r"expert, summing to $k$, each at most 1; "
+                       if model.routing_skew else r"$E\,(1-(1-k/E)^T)$ of them (")
+                    + r"the slowest GPU's under expert parallelism) + activations |")
     if model.is_mla:
         rows.append(r"| attention, MLA (per layer) | $2H\,(d_{qk}+d_v)\,P$ (un-absorbed) + the latent "
                     r"projections in QKV | $K$ tokens of the latent cache ($d_c + d_{rope}$ a token) |")
