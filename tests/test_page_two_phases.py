@@ -322,6 +322,23 @@ def test_a_gpu_without_microbenchmarks_says_its_ceilings_are_assumed():
     assert len(b200) == 1 and "No STREAM microbenchmark" in b200[0] and "GEMM" not in b200[0]
 
 
+def test_mi300x_names_the_published_runs_the_model_is_not_fitted_to():
+    """On MI300X the sidebar says how the model compares with AMD's published vLLM table (computed
+    from sim/data/published.csv, not typed in); on a card with none it says nothing."""
+    from sim.measured import published_summary
+
+    def note(at):
+        return [c.value for c in at.sidebar.caption if c.value.startswith("Published runs")]
+
+    assert note(open_app(PAGE)) == []
+    shown = note(open_app(PAGE, {"gpu": "MI300X"}))
+    s = published_summary("MI300X")
+    assert len(shown) == 1
+    assert f"within {s.small_max_abs_error:.0%} of each up to batch 8" in shown[0]
+    assert f"{s.large_error_range[0]:.0%} to {s.large_error_range[1]:.0%} above them" in shown[0]
+    assert "Llama-3.1-70B at batch 128 with 128-token prompts" in shown[0]
+
+
 def test_routing_skew_is_a_sidebar_setting_for_mixtures_only():
     """Mixtral on 2 GPUs at batch 16: a skewed router touches fewer experts, so the decode step shrinks; the
     caption says which routing it assumes, the setup label says it, and a link with it reopens it."""

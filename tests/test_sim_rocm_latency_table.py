@@ -2,8 +2,9 @@
 
 ROCm/vllm ``docs/dev-docker/README.md`` (commit 040de12d) gives ``benchmark_latency.py`` times for
 Llama-3.1-70B and -405B (AMD's FP8-KV checkpoints) on 8 x MI300X with TP8, vLLM v0.10.0 on ROCm
-6.4.1: batch 1 to 128, 128 or 2,048 prompt tokens, 2,048 out. The fixture holds them as static-batch
-rows (batch x 2,048 / latency); the latency command sets no ``--kv-cache-dtype``, so the KV cache is
+6.4.1: batch 1 to 128, 128 or 2,048 prompt tokens, 2,048 out. ``sim/data/published.csv`` holds them
+as static-batch rows (batch x 2,048 / latency), and the sidebar summarises them on MI300X
+(``sim.measured.published_summary``); the latency command sets no ``--kv-cache-dtype``, so the KV cache is
 in the model's 16-bit dtype. The model is not fitted to them (they are not in measured.csv). They say
 where the model holds on this card and where it does not (README, the ora-03 bullet): within 15 % at
 batches up to 8, and for 405B with 2,048-token prompts at every batch; with 128-token prompts the
@@ -18,7 +19,7 @@ import pytest
 
 from sim.truth import parse_rows, predict_all
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "rocm_vllm_mi300x_latency.csv"
+FIXTURE = Path(__file__).resolve().parents[1] / "sim" / "data" / "published.csv"
 ROWS = parse_rows(FIXTURE.read_text(encoding="utf-8"))
 PREDICTED = {p.row.id: p for p in predict_all(ROWS)}
 
@@ -72,3 +73,20 @@ def test_the_model_is_never_below_this_engine():
                                  if r.batch > 8])
 def test_larger_batches_within_25_percent(rid):
     assert abs(PREDICTED[rid].error) <= 0.25, PREDICTED[rid].error
+
+
+def test_the_sidebars_summary_is_these_rows():
+    """``sim.measured.published_summary`` (the sidebar's note on MI300X) summarises exactly these
+    rows at the fitted defaults, and says nothing for a GPU with no published runs."""
+    from sim.hardware import GPUS
+    from sim.measured import SMALL_BATCH, published_rows, published_summary
+
+    assert [r.id for r in published_rows()] == [r.id for r in ROWS]
+    s = published_summary("MI300X")
+    small = [abs(p.error) for p in PREDICTED.values() if p.row.batch <= SMALL_BATCH]
+    large = [p.error for p in PREDICTED.values() if p.row.batch > SMALL_BATCH]
+    assert s.runs == 32 and s.batches == (1, 128)
+    assert s.small_max_abs_error == pytest.approx(max(small))
+    assert s.large_error_range == pytest.approx((min(large), max(large)))
+    assert s.worst.id == max(PREDICTED.values(), key=lambda p: abs(p.error)).row.id == "rocm-70b-128-b128"
+    assert all(published_summary(name) is None for name in GPUS if name != "MI300X")

@@ -23,6 +23,7 @@ from sim.cost import (
     calibration_step_s,
 )
 from sim.hardware import CUSTOM_GPU_NAME, DEFAULT_GPU, GPU, GPUS, custom_gpu
+from sim.measured import SMALL_BATCH, published_summary
 from sim.models import (
     ALL_MODELS,
     DEFAULT_MODEL,
@@ -277,6 +278,18 @@ def _setup_controls(draw) -> Setup:
         draw.caption(f"No {' or '.join(typical)} microbenchmark of this GPU in measured.csv: it takes "
                      f"NVIDIA's measured GPUs' typical {', '.join(shares[t] for t in typical)} (an "
                      "assumption), and the efficiencies below are shares of that.")
+
+    published = published_summary(gpu.name)
+    if published is not None:
+        w, (lo, hi) = published.worst, published.large_error_range
+        draw.caption(
+            f"Published runs on this card, not fitted to: {fmt.counted(published.runs, 'run')} of "
+            f"{published.engine}, {' and '.join(published.models)} at batch {published.batches[0]} to "
+            f"{published.batches[1]}. At its fitted defaults the model is within "
+            f"{published.small_max_abs_error:.0%} of each up to batch {SMALL_BATCH}, and "
+            + (f"{lo:.0%} to {hi:.0%} above them" if lo >= 0 else f"{lo:+.0%} to {hi:+.0%} off them")
+            + f" at larger batches, the most for {w.model} at batch {w.batch} with "
+            f"{w.prompt_tokens:,}-token prompts (README, *The model*: ora-03).")
 
     price = render_price(gpu.name, model.tp, draw)
 
