@@ -44,7 +44,8 @@ CUDA graph (steps over the capture size) a run of kernels takes at least their C
 $t_\text{op}=\max(\ldots + n\,t_\text{kernel},\; n\,t_\text{launch})$. `nvidia-smi` utilization is
 the share of wall time with a kernel running, $\sum t_\text{op}/t_\text{step}$; MFU = FLOP /
 ($F_\text{spec}\,t_\text{step}$) and MBU = bytes / ($B_\text{spec}\,t_\text{step}$), against the spec
-sheet's peaks.
+sheet's peaks ($F_\text{spec}$ at the precision the weights' GEMMs run in: FP8 weights against the FP8
+peak).
 """
 
 
