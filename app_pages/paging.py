@@ -372,8 +372,8 @@ quarter of the steps, while the start-up burst settles.
   last fills. No free page: the most recently admitted request is preempted (vLLM's recompute: it
   frees its pages and returns to the head of the queue, keeping the tokens it has written).
 
-**The ledger** (token slots, summing to {POOL_TOKENS:,} at every step): token states; reserved
-but unused (whole pages past a sequence's last filled one); last-page slack
+**The ledger** (token slots, summing to {POOL_TOKENS:,} at every step): token states; reserved,
+still empty (whole pages past a sequence's last filled one); last-page slack
 ($\lceil n/b\rceil b - n$ for a sequence of $n$ tokens, at most $b-1$); free runs too short to use
 (free pages, all in runs shorter than the next queued request's reservation, although together they
 would hold it: external fragmentation); free (including free pages too few in total for the next

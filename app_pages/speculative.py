@@ -461,9 +461,11 @@ $$t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
 where $t_\text{verify}(B, v, c)$ is one target step over the $v$ drafted positions of each sequence
 ($v = k+1$ for a chain, the tree's nodes for a tree), every one of them sampled, and
 $t_\text{draft}$ one step of the drafter over $w$ tokens per sequence (1 for a chain, the tree's
-width) with its kernels' costs but not the host's, which the round pays once. At batch 1 a dense
-model's verify pass reads the same weights as a decode step and costs about the same (a mixture of
-experts reads every expert its $v$ tokens reach, more than one token's); its FLOP grow
+width) with its kernels' costs but not the host's, which the round pays once (a manual cost ratio
+$c$ prices a draft step as $c$ times a whole target step, host time included, as the closed form
+below does). At batch 1 a dense model's verify pass reads the same weights as a decode step and
+costs about the same (a mixture of experts reads every expert its $v$ tokens reach, more than one
+token's); its FLOP grow
 $v$-fold, which matters once $vB$ tokens per pass reach the GEMMs' ridge. The best $k$ is the
 argmax over $k = 1..16$ of the same expression.
 

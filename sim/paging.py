@@ -17,7 +17,7 @@ cache (its prefill happens in the step it is admitted, which also yields its fir
 
 Every page of the pool is in exactly one state per step; the ledger (in token slots) sums them:
     token states        tokens actually cached
-    reserved but unused pages a sequence holds beyond its last filled one (reserved policy)
+    reserved still empty pages a sequence holds beyond its last filled one (reserved policy)
     last-page slack     the empty slots of each sequence's partly filled last page
     free runs too short free pages in runs shorter than the next waiting request's reservation
     free                the rest
@@ -77,7 +77,7 @@ DEFAULT_MEMORY_UTILIZATION = 0.9
 # Page states (codes of ``PagingRun.state``).
 FREE, FULL, PARTIAL, RESERVED_EMPTY, STRANDED = 0, 1, 2, 3, 4
 #: Ledger columns, in order; the page states that feed them are STRANDED and FREE for the last two.
-LEDGER = ("token states", "reserved but unused", "last-page slack", "free runs too short", "free")
+LEDGER = ("token states", "reserved still empty", "last-page slack", "free runs too short", "free")
 
 
 @dataclass(frozen=True)

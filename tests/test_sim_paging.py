@@ -62,7 +62,7 @@ def test_v14_reserved_token_share_is_about_a_fifth(v14):
     assert 0.15 <= v14.reserved.mean_token_share <= 0.40
     # Where it goes: mostly reservation for tokens not yet (or never) written.
     share = dict(zip(LEDGER, v14.reserved.mean_ledger_share, strict=True))
-    assert share["reserved but unused"] > 0.5
+    assert share["reserved still empty"] > 0.5
     assert share["last-page slack"] < 0.01
 
 
@@ -71,7 +71,7 @@ def test_v14_paged_token_share_at_least_95_percent(v14):
     assert v14.paged.waiting.min() > 0
     assert v14.paged.mean_token_share >= 0.95
     share = dict(zip(LEDGER, v14.paged.mean_ledger_share, strict=True))
-    assert share["reserved but unused"] == 0
+    assert share["reserved still empty"] == 0
     assert share["free runs too short"] == 0
     assert share["last-page slack"] < 0.04
     assert v14.paged.mean_resident > 4 * v14.reserved.mean_resident
@@ -86,7 +86,7 @@ def test_defaults_paged_fits_clearly_more_and_reserved_loses_memory_to_reservati
     r = dict(zip(LEDGER, c.reserved.mean_ledger_share, strict=True))
     p = dict(zip(LEDGER, c.paged.mean_ledger_share, strict=True))
     assert r["token states"] < 0.35 < 0.85 < p["token states"]
-    assert r["reserved but unused"] > 0.3 and r["free runs too short"] > 0.1
+    assert r["reserved still empty"] > 0.3 and r["free runs too short"] > 0.1
     assert c.reserved.total_preemptions == 0 < c.paged.total_preemptions
     assert c.paged.total_finished > 2 * c.reserved.total_finished
     assert not c.reserved.rejected.any()
