@@ -111,4 +111,9 @@ PAPERS: tuple[Source, ...] = (
            "benchmark's, the rate of the requests that meet them); 2 prefill + 1 decode GPUs: 3.3 "
            "rps/GPU vs 1.6 colocated",
            "Zhong et al., DistServe (OSDI 2024)", "https://arxiv.org/abs/2401.09670"),
+    Source("Published vLLM runs on MI300X", "the sidebar's note on MI300X; not fitted to",
+           "Llama-3.1-70B and -405B FP8 on 8 x MI300X, vLLM v0.10.0 on ROCm 6.4.1, benchmark_latency.py "
+           "at batch 1-128 with 128 or 2,048 prompt tokens and 2,048 out (sim/data/published.csv)",
+           "AMD, ROCm/vllm docs/dev-docker/README.md (commit 040de12d)",
+           "https://github.com/ROCm/vllm/blob/040de12d45c16d6de6ad386cc57dd68b8c5b805e/docs/dev-docker/README.md"),
 )
