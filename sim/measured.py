@@ -55,14 +55,13 @@ class PublishedSummary:
     """How the model compares with one GPU's published runs: signed errors, (model - measured) /
     measured, over the static-batch runs at small batches (<= SMALL_BATCH) and at larger ones."""
 
-    gpu_name: str
     engine: str
     models: tuple[str, ...]
     runs: int
     batches: tuple[int, int]  # smallest and largest batch
     small_max_abs_error: float  # largest |error| at batch <= SMALL_BATCH
     large_error_range: tuple[float, float]  # (min, max) signed error at larger batches
-    worst: Row | None = None  # the run with the largest |error|
+    worst: Row  # the run with the largest |error|
 
 
 @lru_cache(maxsize=64)
@@ -79,7 +78,7 @@ def published_summary(gpu_name: str, assumptions: Assumptions = DEFAULT_ASSUMPTI
         return None
     batches = [r.batch or 1 for r, _ in errors]
     return PublishedSummary(
-        gpu_name=gpu_name, engine=errors[0][0].engine,
+        engine=errors[0][0].engine,
         models=tuple(dict.fromkeys(r.model for r, _ in errors)), runs=len(errors),
         batches=(min(batches), max(batches)), small_max_abs_error=max(small),
         large_error_range=(min(large), max(large)),
