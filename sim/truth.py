@@ -237,11 +237,12 @@ def row_lengths(row: Row) -> tuple[int, int]:
 def static_batch_time_s(gpu, model, batch: int, prompt: int, output: int,
                         assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
     """Seconds for a static batch: one prefill of ``batch`` prompts (each samples its first token),
-    then ``output - 1`` decode steps with contexts prompt + 1 .. prompt + output - 1."""
+    then ``output - 1`` decode steps, the j-th on prompt + j - 1 cached tokens (its input token, the
+    j-th sampled, is written in that step), as ``sim.batching`` counts them."""
     pre_p, pre_k = attention_sums(model, prompt, 0)
     pre = step_cost(gpu, model, batch * prompt, batch * pre_p, batch * pre_k, assumptions,
                     sampled_tokens=batch)
-    c = prompt + np.arange(1, max(output, 1))
+    c = prompt + np.arange(0, max(output - 1, 0))
     dec_p, dec_k = attention_sums(model, 1, c)
     dec = step_cost(gpu, model, np.full(c.size, float(batch)), batch * dec_p, batch * dec_k, assumptions)
     return float(pre.time_s) + float(dec.time_s.sum())

@@ -31,7 +31,9 @@ KNOWN_GAPS = {
               "their latencies give about the BF16 rate, and priced as FP8 weights with BF16 math "
               "the row is within 10 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math). AMD's own "
               "2025 vLLM table on the card shows the same decode gap at batch 32 and up with short "
-              "prompts (tests/test_sim_rocm_latency_table.py).",
+              "prompts (tests/test_sim_rocm_latency_table.py), and this 2024 engine is already 20 % "
+              "slower than the model at batch 1, where AMD's 2025 one is within 3 % "
+              "(tests/test_sim_oracle_mi300x_sweep.py).",
     "goss-01": "gpt-oss-120b on one H100 barely fits: after vLLM's padded MXFP4 experts (65.9 GiB) "
                "and its start-up reserve the model leaves 0.57 GiB of KV cache, and the queued run's "
                "throughput follows that room (1.6 GiB reproduces its throughput and mean TTFT, not its "
