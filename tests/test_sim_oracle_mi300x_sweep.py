@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from sim.measured import published_rows, shipped_rows
-from sim.truth import parse_rows, predict_all
+from sim.truth import parse_rows, predict_all, row_setup
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "oracle_mi300x_405b.csv"
 ROWS = parse_rows(FIXTURE.read_text(encoding="utf-8"))
@@ -73,11 +73,11 @@ def test_the_offline_runs_decode_heavier_is_further_off():
 
 
 def test_v0s_chunked_prefill_would_take_ora_03_to_30_percent_and_changes_nothing_with_room():
-    """``scripts/v0_chunked_static.py`` (the README's scheduling check): with a step budget that holds
+    """``scripts/ora03_checks.py`` (the README's scheduling check): with a step budget that holds
     the whole batch's prompts it is the model's static batch exactly; at V0's 512 tokens, ora-03's
     batch takes 216 steps instead of 128 and the model's error falls from +42 % to +30 %."""
-    from scripts.v0_chunked_static import chunked_static_time_s
-    from sim.truth import row_setup, static_batch_time_s
+    from scripts.ora03_checks import chunked_static_time_s
+    from sim.truth import static_batch_time_s
 
     for rid in ("ora-lat-b8", "ora-lat-b256"):
         r = next(x for x in ROWS if x.id == rid)
@@ -90,3 +90,18 @@ def test_v0s_chunked_prefill_would_take_ora_03_to_30_percent_and_changes_nothing
     chunked, steps = chunked_static_time_s(gpu, model, 256, 128, 128)
     assert steps == 216
     assert r.batch * 128 / chunked / r.value - 1 == pytest.approx(0.30, abs=0.01)
+
+
+def test_rccls_measured_all_reduce_would_put_the_sweep_within_18_percent():
+    """``scripts/ora03_checks.py`` (the README's all-reduce check): with every all-reduce on RCCL's
+    measured curve, the whole 2024 sweep lands between -18 % and +19 % (ora-01 -14 %, ora-03 +18 %),
+    where the model's own one-shot all-reduce leaves it at +20 % to +51 %. At batch 1 (32 KB messages)
+    RCCL's curve adds about 36 us an all-reduce."""
+    from scripts.ora03_checks import library_allreduce_extra_s, sweep
+
+    errors = {b: measured / rccl - 1 for b, measured, _, _, _, rccl in sweep()}
+    assert all(-0.18 <= e <= 0.19 for e in errors.values()), errors
+    assert errors[1] == pytest.approx(-0.136, abs=0.005) and errors[256] == pytest.approx(0.181, abs=0.005)
+    gpu, model = row_setup(SWEEP[0])
+    per_all_reduce = float(library_allreduce_extra_s(gpu, model, 1)) / (model.n_layers * 2)
+    assert per_all_reduce == pytest.approx(36e-6, abs=3e-6)
