@@ -298,9 +298,12 @@ def online_tpot_s(gpu, model, prompt: int, output: int, *, qps: float | None = N
     """Mean time per output token in steady state (see the module docstring). A Poisson rate at or
     above what the server sustains (``online_max_qps``; with ``concurrency`` too, what that cap
     sustains) runs with its batch at the cap, as a closed loop there: the fixed point had no
-    solution and ran off to 1e41 s (a reader's vLLM sweep at 30 req/s)."""
+    solution and ran off to 1e41 s (a reader's vLLM sweep at 30 req/s). A closed loop of more
+    clients than the server runs at once (``online_cap``: its KV cache, its ``max_num_seqs``) decodes
+    at that cap; the rest wait for a slot, which lengthens their TTFT, not the TPOT."""
     if qps is None:
-        return _closed_loop(gpu, model, prompt, output, float(concurrency or 1), assumptions)[0]
+        n = online_cap(gpu, model, prompt, output, concurrency or 1)
+        return _closed_loop(gpu, model, prompt, output, float(n), assumptions)[0]
     cap = online_cap(gpu, model, prompt, output, concurrency)
     full_tpot, full_qps = _closed_loop(gpu, model, prompt, output, float(cap), assumptions)
     if qps >= full_qps:

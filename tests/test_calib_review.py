@@ -197,3 +197,21 @@ def test_what_a_second_review_found_in_the_online_and_trtllm_fixes():
     assert pred.model_value is None and "at least 2 output tokens" in pred.reason
     _, rate = truth._closed_loop(H100, LLAMA8, 128, 1, 64.0, DEFAULT_ASSUMPTIONS)
     assert rate <= 1.0 / (truth.prefill_time_s(H100, LLAMA8, 128) - DEFAULT_ASSUMPTIONS.host_overhead_s)
+
+
+def test_a_closed_loop_beyond_what_the_kv_cache_holds_decodes_at_the_cap():
+    """``vllm bench serve --max-concurrency 256`` with 8,000-token prompts on one H100 + Llama-3.1-8B:
+    the KV cache holds 51 such requests, so the engine decodes 51 and queues the rest. The model
+    priced all 256 decoding at once (241 ms a token against 53 ms at the cap) and refused a measured
+    30 ms as 'below the floor'."""
+    cap = truth.online_cap(H100, LLAMA8, 8000, 500)
+    assert 40 < cap < 64
+    at_cap = truth.online_tpot_s(H100, LLAMA8, 8000, 500, concurrency=cap)
+    for c in (64, 256, 4096):
+        assert truth.online_tpot_s(H100, LLAMA8, 8000, 500, concurrency=c) == pytest.approx(at_cap)
+    assert truth.online_tpot_s(H100, LLAMA8, 8000, 500, concurrency=cap - 8) < at_cap
+    row = dict.fromkeys(truth.COLUMNS, "") | dict(
+        id="c256", kind="tpot_ms", value="30", unit="ms", concurrency="256", prompt_tokens="8000",
+        output_tokens="500", engine="vLLM")
+    (pred,) = price(reader_rows([row], H100, LLAMA8), DEFAULT_ASSUMPTIONS)
+    assert pred.model_value == pytest.approx(1e3 * at_cap) and pred.model_value < 60
