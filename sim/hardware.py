@@ -193,8 +193,10 @@ GPUS: dict[str, GPU] = {
             # mle-02's note: "H200 is the same" as H100 for BF16; mle-05 for FP8.
             gemm_eff_measured=(("bf16", 794.5 / 989.4), ("fp8", 1453.4 / 1978.9)),
             hbm_eff_measured=4.18 / 4.8,  # az-06
-            # ml-engineering's H200 sweep, 8 GiB: 4 GPUs 363.3, 8 GPUs 473.1 GB/s (NCCL's choice).
-            allreduce_busbw=((4, 363.3 * GB), (8, 473.1 * GB)),
+            # 8 GPUs: Azure's nccl-tests 8 GB run, 480.94 GB/s, the H100's source (ml-engineering's
+            # sweep read 473.1 and put the H200, on the same NVLink 4 and NVSwitch, below the H100);
+            # 4 GPUs: that sweep's 363.3 GB/s, as for the H100.
+            allreduce_busbw=((4, 363.3 * GB), (8, 480.94 * GB)),
             interconnect="NVLink 4 + NVSwitch, 450 GB/s per direction",
         ),
         GPU(
