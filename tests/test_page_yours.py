@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim.cost import DEFAULT_ASSUMPTIONS
-from tests.conftest import metric, ms, number, open_app
+from tests.conftest import metric, ms, number, open_app, open_data
 from ui.yours import MAX_PASTE_CHARS
 
 PAGE = "app_pages/yours.py"
@@ -108,6 +108,12 @@ def test_pasted_markup_is_shown_as_plain_text_only():
         assert "evil.example" not in element.value, element.value
     spec = json.loads(next(c for c in at.get("plotly_chart") if "yours_errors" in c.proto.id).proto.spec)
     assert all("<b>x</b>" not in y for t in spec["data"] for y in t["y"])
+    assert all("<b>x</b>" not in h for t in spec["data"] for h in t["hovertemplate"])
+    # A table shows text as written (a dataframe renders no HTML): the engine reads as pasted, not as
+    # '&lt;b&gt;x...' (it was escaped for Plotly and shown escaped there).
+    open_data(at, "yours_data")
+    (table,) = [d.value for d in at.dataframe if "conditions" in d.value.columns]
+    assert any(c.startswith(evil + ";") for c in table["conditions"]), list(table["conditions"])
 
 
 @pytest.mark.parametrize("row", [

@@ -15,7 +15,7 @@ import pyarrow as pa
 from sim.metrics import ALERTS, BATCH_SLOTS, SLO, DashboardDay, Scenario, ScenarioRuns, ServingMetrics
 from ui import format as fmt
 from ui.format import percent, rate, seconds
-from ui.measured import conditions
+from ui.measured import conditions_html
 from ui.nav import SECTIONS
 from ui.theme import COLORS, figure
 
@@ -172,7 +172,7 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
     if offline:
         hover = [f"<b>{html.escape(pt.prediction.row.id)}</b>: measured {pt.prediction.row.value:,.4g} tok/s "
                  f"offline, the model {pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%})<br>"
-                 f"{conditions(pt.prediction.row)}<extra></extra>" for pt in offline]
+                 f"{conditions_html(pt.prediction.row)}<extra></extra>" for pt in offline]
         traces += [
             dict(type="bar", orientation="h", y=run_labels, x=[pt.prediction.model_value for pt in offline],
                  xaxis="x2", yaxis="y", name="model, the same run",

@@ -65,8 +65,14 @@ def _as_run(model, row: Row):
     return dataclasses.replace(model, int4_group=group)
 
 
+def conditions_html(row: Row) -> str:
+    """``conditions`` escaped for Plotly's hover text, which renders an HTML subset (the engine column
+    is free text)."""
+    return html.escape(conditions(row))
+
+
 def conditions(row: Row) -> str:
-    """The run's conditions in a few words (escaped: the engine column is free text)."""
+    """The run's conditions in a few words, as plain text (a table shows it as written)."""
     parts = []
     if row.batch:
         parts.append(f"batch {row.batch}")
@@ -82,7 +88,7 @@ def conditions(row: Row) -> str:
         parts.append(f"output {row.output_tokens:,}")
     if row.weights == "int4" and int4_group_for(row.engine) != INT4_GROUP:
         parts.append(f"INT4 in groups of {int4_group_for(row.engine)}")
-    return html.escape(f"{row.engine}; " + ", ".join(parts))
+    return f"{row.engine}; " + ", ".join(parts)
 
 
 def _batch(row: Row) -> int:
@@ -138,7 +144,7 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
         marker=dict(symbol="x-thin", size=13, color=COLORS["text"], line=dict(width=2, color=COLORS["text"])),
         hovertemplate=[
             f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:,.3~r}} TFLOP/s<br>"
-            f"{conditions(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
+            f"{conditions_html(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
             f"{pt.prediction.model_value:,.4g} ({pt.prediction.error:+.0%} in {html.escape(pt.row.unit)})"
             f"<br>{_compact_gap(pt)}"
             "<extra></extra>" for pt in points],
@@ -232,13 +238,13 @@ def batch_trace(preds: list[Prediction]) -> dict | None:
         x=[_batch(p.row) for p in pts], y=[p.row.value for p in pts],
         marker=dict(symbol="x", size=11, color=COLORS["text"]),
         hovertemplate=[f"<b>{html.escape(p.row.id)}</b>: {p.row.value:,.4g} tok/s measured<br>"
-                       f"{conditions(p.row)}<br>model at these conditions {p.model_value:,.4g} "
+                       f"{conditions_html(p.row)}<br>model at these conditions {p.model_value:,.4g} "
                        f"({p.error:+.0%})<extra></extra>" for p in pts],
     )
 
 
 def _hover(p: Prediction, what: str) -> str:
-    return (f"<b>{html.escape(p.row.id)}</b>: {what}<br>{conditions(p.row)}<br>model at these conditions "
+    return (f"<b>{html.escape(p.row.id)}</b>: {what}<br>{conditions_html(p.row)}<br>model at these conditions "
             f"{p.model_value:,.4g} {html.escape(p.row.unit)} ({p.error:+.0%})<extra></extra>")
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 from calib.fit import FitResult
 from sim.cost import Assumptions
 from sim.truth import Prediction
-from ui.measured import conditions
+from ui.measured import conditions, conditions_html
 from ui.state import request_app_rerun
 from ui.theme import COLORS, figure
 
@@ -84,7 +84,7 @@ def errors_figure(result: FitResult) -> go.Figure:
             marker=dict(color=color),
             hovertemplate=[f"<b>{html.escape(p.row.id)}</b> ({name.lower()}): model {p.model_value:,.4g} vs "
                            f"measured {p.row.value:,.4g} {html.escape(p.row.unit)}, %{{x:+.1f}}%<br>"
-                           f"{conditions(p.row)}<extra></extra>" for p in preds],
+                           f"{conditions_html(p.row)}<extra></extra>" for p in preds],
         ))
     layout = dict(barmode="group", xaxis=dict(title="Model's signed error, %", ticksuffix="%", zeroline=True,
                                               zerolinecolor=COLORS["text"]),
