@@ -445,6 +445,11 @@ def _caps() -> dict[str, float]:
             for p in load.POLICIES}
 
 
+def _lower_bounds() -> dict[str, bool]:
+    """Per policy, whether its capacity is only a lower bound (met at the load curve's top rate)."""
+    return {p: _capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s)[1] for p in load.POLICIES}
+
+
 def _sweeps() -> dict:
     """Each policy's load curve at these settings."""
     return {p: _sweep(setup, key, p, workload, _chunk(p, chunk)) for p in load.POLICIES}
@@ -452,19 +457,19 @@ def _sweeps() -> dict:
 
 def _curves_section() -> dict:
     """The load curves, each policy's capacity and the dashboard against the users."""
-    caps, sweeps = _caps(), _sweeps()
+    caps, bound, sweeps = _caps(), _lower_bounds(), _sweeps()
     st.metric(
         "Capacity",
-        _held(caps[policy]),
+        _held(caps[policy], bound[policy]),
         border=True,
-        delta=f"{other_policy}: {_held(caps[other_policy])}",
+        delta=f"{other_policy}: {_held(caps[other_policy], bound[other_policy])}",
         delta_color="off",
         delta_arrow="off",
         help=define("Capacity") + f" Here: {POLICY_LABEL[policy].lower()}, p99 TTFT ≤ {fmt.seconds(ttft_s)} "
         f"and p99 TBT ≤ {fmt.seconds(tbt_s)}.",
         width="content",
     )
-    capacities = ", ".join(f"{POLICY_LABEL[p]} {_held(caps[p])}" for p in load.POLICIES)
+    capacities = ", ".join(f"{POLICY_LABEL[p]} {_held(caps[p], bound[p])}" for p in load.POLICIES)
     for kind, name, target_s, target_text in (("tbt", "time between tokens", tbt_s, f"{tbt_ms} ms"),
                                               ("ttft", "time to first token", ttft_s, f"{ttft_s:g} s")):
         chart(
@@ -538,8 +543,9 @@ def _curves_section() -> dict:
         f"**{fmt.seconds(ch.tbt_pct(99))}**, and "
         + ("neither holds any load within the targets here"
            if max(caps["prefill-first"], caps["chunked"]) <= 0 else
-           f"the load each holds within the targets is **{_held(caps['prefill-first'])}** against "
-           f"**{_held(caps['chunked'])}**")
+           "the load each holds within the targets is "
+           f"**{_held(caps['prefill-first'], bound['prefill-first'])}** against "
+           f"**{_held(caps['chunked'], bound['chunked'])}**")
         + ((f": here chunked prefill holds less, since one {chunk:,}-token chunk step alone takes "
             f"{fmt.seconds(chunk_step_s)}, past the {fmt.seconds(tbt_s)} TBT target: every chunk stalls "
             "every decoding user, where prefill-first stalls them once a prompt. "
@@ -557,9 +563,12 @@ def _curves_section() -> dict:
     return sweeps
 
 
-def _held(rate_per_s: float) -> str:
-    """A rate held within the targets: 'none' where no rate is (one word wherever a 0 would show)."""
-    return fmt.rate(rate_per_s, "req/s") if rate_per_s > 0 else "none"
+def _held(rate_per_s: float, lower_bound: bool = False) -> str:
+    """A rate held within the targets: 'none' where no rate is (one word wherever a 0 would show), and
+    '≥' where it is only a lower bound (the load curve's top rate still met the targets)."""
+    if rate_per_s <= 0:
+        return "none"
+    return ("≥ " if lower_bound else "") + fmt.rate(rate_per_s, "req/s")
 
 
 def _role_holds(rate_per_s: float, at_bound: bool, target: str) -> str:
@@ -567,11 +576,6 @@ def _role_holds(rate_per_s: float, at_bound: bool, target: str) -> str:
     if rate_per_s <= 0:
         return f"meets the {target} target at no rate here"
     return f"holds {'at most ' if at_bound else ''}{fmt.rate(rate_per_s, 'req/s')} within the {target} target"
-
-
-def _cap_text(cap: tuple[float, bool]) -> str:
-    """A capacity, '≥' where the load curve's top rate still met the targets."""
-    return ("≥ " if cap[1] else "") + fmt.rate(cap[0], "req/s") if cap[0] > 0 else "none"
 
 
 def _prefix_section() -> tuple:
@@ -627,8 +631,8 @@ def _prefix_section() -> tuple:
     _compared(
         pm[3],
         "Capacity (prefix)",
-        _cap_text(cap_on if caching else cap_off),
-        delta=f"{word}: {_cap_text(cap_off if caching else cap_on)}",
+        _held(*(cap_on if caching else cap_off)),
+        delta=f"{word}: {_held(*(cap_off if caching else cap_on))}",
         help=define("Capacity") + " Same prefix settings, same rate-independent seed.",
     )
     hit, ideal = _hit_curve(setup, key, policy, workload, n_requests, load_pct, pk, share, prefix_tokens)

@@ -440,3 +440,19 @@ def test_the_split_charts_axis_title_fits_a_phone(gpus_per_instance):
     title = layout["xaxis"]["title"]["text"]
     assert "split into prefill (P) and decode (D)" in title.replace("<br>", " ")
     assert max(len(line) for line in title.split("<br>")) <= 45
+
+
+def test_a_capacity_that_is_only_a_lower_bound_says_so_in_both_sections():
+    """H100 + Llama-3.2-1B, prefill-first, 10 s / 200 ms: the load curve's top rate still meets the
+    targets, so the capacity is at least that rate. The prefix section (no shared prefix: the same
+    search) showed it with '≥' and the load-curves section without."""
+    at = open_app(PAGE, {"model": "Llama-3.2-1B", "load_share": "0"})
+    at.radio(key="load_preset").set_value("custom").run()
+    at.select_slider(key="load_tbt").set_value(200)
+    at.select_slider(key="load_ttft").set_value(10.0)
+    at = open_sections(at.run(), ("load_show_curves", "load_show_prefix"))
+    assert not at.exception
+    curves = next(m for m in at.metric if m.label == CAP)
+    prefix = metric(at, "Capacity (prefix)")
+    assert curves.value.startswith("≥ ") and prefix == curves.value, (curves.value, prefix)
+    assert "≥" not in curves.proto.delta  # chunked prefill's own capacity here is exact
