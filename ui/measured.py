@@ -244,8 +244,8 @@ def batch_trace(preds: list[Prediction]) -> dict | None:
 
 
 def _hover(p: Prediction, what: str) -> str:
-    return (f"<b>{html.escape(p.row.id)}</b>: {what}<br>{conditions_html(p.row)}<br>model at these conditions "
-            f"{p.model_value:,.4g} {html.escape(p.row.unit)} ({p.error:+.0%})<extra></extra>")
+    return (f"<b>{html.escape(p.row.id)}</b>: {what}<br>{conditions_html(p.row)}<br>model at these "
+            f"conditions {p.model_value:,.4g} {html.escape(p.row.unit)} ({p.error:+.0%})<extra></extra>")
 
 
 def ttft_trace(preds: list[Prediction]) -> dict | None:
