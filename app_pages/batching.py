@@ -4,9 +4,9 @@
 import streamlit as st
 
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
-from sim.metrics import BUSY_UTILIZATION, RATE_EXPONENTS, peak_context_tokens
+from sim.metrics import BUSY_UTILIZATION, RATE_EXPONENTS, longest_request_tokens, peak_context_tokens
 from ui import format as fmt
-from ui.feasibility import fits, fits_or_stop
+from ui.feasibility import fits, fits_or_stop, reads_or_say
 from ui.fig_batching import (
     TIMELINE_MAX_SLOTS,
     USEFUL_WORK_LABEL,
@@ -126,8 +126,8 @@ def _run_key(values: dict) -> tuple:
 
 
 def _fits(comparison: Comparison, slots: int) -> bool:
-    return all(fits(setup, slots, peak_context_tokens(r_))
-               for r_ in (comparison.static, comparison.continuous))
+    return setup.model.reads(longest_request_tokens(comparison.static)) and all(
+        fits(setup, slots, peak_context_tokens(r_)) for r_ in (comparison.static, comparison.continuous))
 
 
 # What a change moves is sent first (ui.layout.send_what_is_drawn): the gauges when no setting moved
@@ -159,6 +159,9 @@ other = comparison.run("static" if continuous else "continuous")
 # The fullest step of either policy must fit its KV cache. Where it does not, the notice takes the
 # gauges' place under the toggle: on a phone the settings fill the rest of the first screen.
 with gauges:
+    if not reads_or_say(setup, longest_request_tokens(run), "The longest request of this workload",
+                        levers="Pick a workload with shorter requests on this page"):
+        stop_page()
     for r_ in (run, other):
         fits_or_stop(setup, slots, peak_context_tokens(r_),
                      f"{fmt.counted(slots, 'slot')} at the fullest step of {r_.policy} batching",

@@ -10,7 +10,7 @@ from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
 from sim.metrics import BUSY_UTILIZATION
 from sim.paging import WORKLOADS as PAGING_WORKLOADS
 from ui import format as fmt
-from ui.feasibility import fits_or_stop, windowed_layers_note
+from ui.feasibility import fits_or_say, fits_or_stop, windowed_layers_note
 from ui.fig_load import (
     POLICY_LABEL,
     backlog_points,
@@ -324,9 +324,19 @@ tbt_ms = round(tbt_s * 1e3)
 targets = load.Targets(ttft_s, tbt_s)
 
 key = repr(setup)
-stream = _stream(workload, n_requests, 1.0)  # the lengths only: is the longest request possible here?
-longest = int((stream.prompt_tokens + stream.output_tokens).max())
-fits_or_stop(setup, 1, longest, f"The longest request of this workload ({longest:,} tokens)",
+
+
+def _longest(share: int = 0, prefix_tokens: int = 0, n_prefixes: int = 1) -> int:
+    """The longest request, prompt and output, of every stream the page runs at these settings: the
+    headline's and the capacity search's short and confirming runs (different lengths of stream draw
+    different requests), so that no run meets a request the card or the model cannot hold."""
+    return max(int((s.prompt_tokens + s.output_tokens).max()) for s in (
+        _stream(workload, n, 1.0, share, prefix_tokens, n_prefixes)
+        for n in sorted({n_requests, SEARCH_REQUESTS, CONFIRM_REQUESTS})))
+
+
+longest = _longest()
+fits_or_stop(setup, 1, longest, "The longest request of this workload",
              # the fixed workload's requests are the shorter: offered only from the long-tailed chat
              levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
                      else None))
@@ -600,6 +610,11 @@ def _prefix_section() -> tuple:
     # No shared prefix: the prefix settings change nothing, so the headline's runs and capacities (the
     # same cache entries) are these.
     prefix_args = (share, prefix_tokens, n_prefixes) if share else (0, 0, 1)
+    longest_prefixed = _longest(*prefix_args)
+    if not fits_or_say(setup, 1, longest_prefixed,
+                       "The longest request with its prefix",
+                       levers="Shorten the prefix or lower the share on this section", section=True):
+        return None
     on, off = (True, False) if share else (True, True)
     # The headline's run length, so that at a 0 % share these are the headline's numbers.
     p_on = _run(setup, key, policy, workload, n_requests, load_pct, pk, *prefix_args, on)

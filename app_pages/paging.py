@@ -19,7 +19,7 @@ from sim.paging import (
 )
 from ui import format as fmt
 from ui import sim_cache
-from ui.feasibility import fits_or_say, windowed_layers_note
+from ui.feasibility import fits_or_say, reads_or_say, windowed_layers_note
 from ui.fig_paging import (
     card_figure,
     card_table,
@@ -157,7 +157,12 @@ st.markdown(
     f"{WORKLOADS['sharegpt'].output_mean:.0f}) and {page_tokens}-token pages. The KV cache gets what "
     f"the weights and the engine's start-up reserve leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the "
     "card's memory.")
-if not fit.fits:
+card_reads = reads_or_say(setup, fit.longest_request_tokens,
+                          f"The longest prompt with room for {card_max:,} output tokens",
+                          levers="Lower the max output length on this section", section=True)
+if not card_reads:
+    pass  # said above; no numbers
+elif not fit.fits:
     st.error(
         f"**{setup.model.name} does not fit.** Its weights take {fmt.bytes_(fit.weight_bytes)}"
         + (f" a GPU (its share on {setup.model.tp} GPUs)" if setup.model.tp > 1 else "") + " and the "
@@ -311,7 +316,10 @@ batch = chunk_knobs.select_slider("Decode batch, sequences", BATCHES, value=32, 
 chunk = chunk_knobs.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk",
                                   bind="query-params")
 # A scenario of this section only: the pool and the card above keep their numbers where it does not fit.
-chunk_fits = fits_or_say(
+chunk_fits = reads_or_say(  # the decoders' 1,024 tokens are within every model's positions
+    setup, max(prompt, CHUNK_CONTEXT) + 1, "The long prompt with its first token",
+    levers="Shorten the long prompt on this page", section=True,
+) and fits_or_say(
     setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
     f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and {fmt.a_count(prompt)}-token prompt",
     levers="Lower the decode batch or the long prompt on this page", section=True)
@@ -434,7 +442,8 @@ every page (section 00).
 data_expander(lambda: {
     "Steps, both policies (ledger in token slots)": steps_table(cmp),
     f"Pages at step {step} ({policy})": pages_table(run, step),
-    **({"Real card": card_table(fit)} if fit.fits else {}),  # no rows for a card the weights overflow
+    # no rows for a card the weights overflow, or for requests longer than the model reads
+    **({"Real card": card_table(fit)} if fit.fits and card_reads else {}),
     **({"Chunked prefill steps": chunked_table(cp)} if chunk_fits else {}),
 }, key="paging_data")
 next_link(__file__)

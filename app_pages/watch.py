@@ -28,6 +28,7 @@ from sim.metrics import (
     SPEC_BATCH,
     SPEC_CONTEXT,
     dashboard_day,
+    longest_request_tokens,
     measure,
     peak_context_tokens,
     scenario_runs,
@@ -35,7 +36,7 @@ from sim.metrics import (
 from sim.paging import DEFAULT_MEMORY_UTILIZATION
 from sim.paging import simulate as paging_simulate
 from ui import format as fmt
-from ui.feasibility import fits_or_say, fits_or_stop, windowed_layers_note
+from ui.feasibility import fits_or_say, fits_or_stop, reads_or_say, windowed_layers_note
 from ui.fig_watch import (
     LINK_COLUMN,
     count_range,
@@ -258,7 +259,8 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
              column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=210),
                             "What is happening": st.column_config.TextColumn(width="large"),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
-st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. "
+st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card, or its "
+            "requests are longer than the model reads (the positions its config.json gives). "
             if not all(r.metrics.ran for r in rows) else "")
            + "– : the run does not model it (a steady state has no queue and no whole requests, so no "
            "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
@@ -271,9 +273,10 @@ windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card
                      "an engine that keeps the windowed layers' pages apart.")
 
 st.subheader("A day on the dashboard")
-day_fits = fits_or_say(setup, day.run.slots, peak_context_tokens(day.run),
-                       f"The day's {day.run.slots} continuous-batching slots at their fullest step",
-                       levers=None, section=True)
+day_fits = reads_or_say(setup, longest_request_tokens(day.run), "The day's longest request",
+                        section=True) and fits_or_say(
+    setup, day.run.slots, peak_context_tokens(day.run),
+    f"The day's {day.run.slots} continuous-batching slots at their fullest step", levers=None, section=True)
 if day_fits:
     st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.flat_out.slots} slots, the Anyscale workload)

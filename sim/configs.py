@@ -69,6 +69,7 @@ CAPS: dict[str, tuple[int, int]] = {
     "shared_intermediate": (0, 1 << 20), "dense_layers": (0, 1024), "window_layers": (0, 1024),
     "sliding_window": (0, 100_000_000), "q_lora_rank": (0, 65536), "kv_lora_rank": (0, 65536),
     "qk_nope_head_dim": (0, 1024), "qk_rope_head_dim": (0, 1024), "v_head_dim": (0, 1024),
+    "max_positions": (1, 1 << 31),
 }
 MAX_PARAMS = 10**13  # 10 trillion
 FLAGS = ("tied_embeddings", "qkv_bias", "o_bias", "qk_norm", "gated_mlp", "parallel_block",
@@ -81,7 +82,7 @@ SHORT = {"family": "t", "n_layers": "L", "hidden": "d", "n_heads": "H", "n_kv_he
          "qk_nope_head_dim": "qn", "qk_rope_head_dim": "qr", "v_head_dim": "vd", "quant_scope": "qs",
          "tied_embeddings": "tie", "qkv_bias": "qb", "o_bias": "ob", "qk_norm": "qkn", "gated_mlp": "g",
          "parallel_block": "pb", "lm_head_bias": "lb", "expert_bias": "eb", "router_bias": "rb",
-         "attn_sinks": "sk", "shipped_dtype": "sd"}
+         "attn_sinks": "sk", "shipped_dtype": "sd", "max_positions": "mp"}
 LONG = {v: k for k, v in SHORT.items()}
 #: The config.json field each spec field comes from (for messages).
 HF_NAME = {"n_layers": "num_hidden_layers", "hidden": "hidden_size", "n_heads": "num_attention_heads",
@@ -326,6 +327,9 @@ def spec_from_config(config: dict) -> Spec:
             _qwen3_moe(r, f)
         _window(r, f, family)
     _shipped(r, f, config)
+    positions = "n_positions" if gptj else "max_position_embeddings"
+    if r.has(positions):
+        f["max_positions"] = r.int(positions, lo=1, hi=1 << 40)
     r.finish()
     known_top = IGNORED_FIELDS
     unknown = sorted(k for k in config if k not in known_top)

@@ -318,7 +318,7 @@ def card_metrics(fit: CardFit, gpu: GPU, model: Model, policy: str,
     under a full queue: no TTFT, no request goodput."""
     check_choice("policy", policy, PAGING_POLICIES)
     batch = fit.run_batch[policy]  # what fits, at most the engine's max_num_seqs
-    if not fit.fits or batch < 1:
+    if not fit.fits or batch < 1 or not model.reads(fit.longest_request_tokens):
         return NOT_RUN
     cost = decode_step_cost(gpu, model, np.array([batch]), fit.context_tokens, assumptions)
     step = float(cost.time_s[0])
@@ -538,9 +538,16 @@ def scenario_runs(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASS
 
 def batching_fits(run: BatchingRun, gpu: GPU, model: Model) -> bool:
     """Whether the run's fullest step fits its KV cache on the card (``sim.memory``): its slots at the
-    mean context of that step. Page 01 shows no numbers for a run that does not (both of its modes
-    must fit), and the scenario rows follow it."""
-    return memory_plan(gpu, model, run.slots, peak_context_tokens(run)).fits
+    mean context of that step; and whether its longest request is within the model's positions
+    (``Model.reads``). Page 01 shows no numbers for a run that does not (both of its modes must fit),
+    and the scenario rows follow it."""
+    return (model.reads(longest_request_tokens(run))
+            and memory_plan(gpu, model, run.slots, peak_context_tokens(run)).fits)
+
+
+def longest_request_tokens(run: BatchingRun) -> int:
+    """The run's longest request, prompt and output together, tokens."""
+    return int((run.requests.prompt_tokens + run.requests.output_tokens).max())
 
 
 def peak_context_tokens(run: BatchingRun) -> int:
@@ -569,11 +576,12 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
         """Every (batch, context tokens) fits on the card: the same checks each page makes before it
         shows numbers (pages 00, 02's chunked prefill, 03 with its drafter); a row its page would
         refuse is blank."""
-        return all(memory_plan(g, m, b, c, drafter=drafter).fits for b, c in needs)
+        return all(m.reads(c) and memory_plan(g, m, b, c, drafter=drafter).fits for b, c in needs)
 
     phases_ok = fits((PHASES_BATCH, PHASES_CONTEXT + 1), (1, PHASES_PROMPT))
     chunk_batch = cp.decode_batch + 1
-    chunked_ok = fits((chunk_batch, cp.context_tokens + cp.prompt_tokens // chunk_batch + 1))
+    chunked_ok = (m.reads(max(cp.prompt_tokens, cp.context_tokens) + 1)
+                  and fits((chunk_batch, cp.context_tokens + cp.prompt_tokens // chunk_batch + 1)))
     plain_ok = fits((s.batch, s.context_tokens + 1))
     spec_ok = fits((s.batch, s.context_tokens + int(s.method.verified_per_seq(s.k))),
                    drafter=spec.drafter_held(m, s.method, s.k))

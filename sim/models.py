@@ -311,6 +311,10 @@ class Model:
             expert split by width. The same bytes per GPU; the slowest GPU's expert reads set a
             step (``expert_reads``). The all-reduce after the MLP stays: each GPU sums its experts'
             outputs for every token, as engines combine them under TP attention.
+        max_positions: the longest sequence, prompt and output together, in tokens, the model reads
+            (its config's ``max_position_embeddings``; GPT-J's ``n_positions``): an engine serves it at
+            most that long by default (vLLM's ``max_model_len``) and refuses a longer request. None:
+            the config does not say.
     """
 
     name: str
@@ -352,6 +356,7 @@ class Model:
     expert_parallel: bool = False
     routing_skew: float = 0.0
     int4_group: int = INT4_GROUP
+    max_positions: int | None = None
 
     def __post_init__(self) -> None:
         if self.weight_dtype not in WEIGHT_DTYPES:
@@ -375,6 +380,10 @@ class Model:
         if self.n_experts and not (1 <= self.experts_per_token <= self.n_experts):
             raise ValueError(f"experts_per_token must be in 1..{self.n_experts}, "
                              f"got {self.experts_per_token!r}")
+        if self.max_positions is not None and (not isinstance(self.max_positions, int)
+                                               or isinstance(self.max_positions, bool)
+                                               or self.max_positions <= 0):
+            raise ValueError(f"max_positions must be a positive integer or None, got {self.max_positions!r}")
         if self.dense_layers > self.n_layers or self.window_layers > self.n_layers:
             raise ValueError("dense_layers and window_layers cannot exceed n_layers")
         if self.window_layers and not (isinstance(self.sliding_window, int) and self.sliding_window > 0):
@@ -407,6 +416,11 @@ class Model:
                              f"{self.tp}")
 
     # ---- shapes ----
+
+    def reads(self, tokens: int) -> bool:
+        """Whether a sequence of ``tokens`` tokens (prompt and output together) is within the model's
+        positions (``max_positions``; always, where the config does not say)."""
+        return self.max_positions is None or int(tokens) <= self.max_positions
 
     @property
     def is_mla(self) -> bool:

@@ -447,6 +447,9 @@ class CardFit:
     #: decode throughput with every request that fits paged decoding at once (no max_num_seqs cap),
     #: tokens/s: what raising the cap would buy
     uncapped_paged_tokens_per_s: float = math.nan
+    #: the longest prompt with its ``max_output`` tokens, what an engine must admit (vLLM checks
+    #: prompt + max_tokens against its max_model_len), tokens
+    longest_request_tokens: int = 0
 
     @property
     def run_batch(self) -> dict[str, int]:
@@ -543,4 +546,5 @@ def card_fit(
         curve_batch=curve, curve_tokens_per_s=rate[:n],
         compute_bound_batch=compute_bound_batch(gpu, model, context, assumptions),
         max_seqs=max_seqs, uncapped_paged_tokens_per_s=float(rate[n + 2]),
+        longest_request_tokens=int(p.max()) + int(max_output),
     )

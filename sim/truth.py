@@ -460,6 +460,9 @@ def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
         p, o = row_lengths(row)
     except RowError as exc:
         return Prediction(row, None, str(exc))
+    if row.workload != "sharegpt" and not model.reads(p + o):
+        return Prediction(row, None, f"{p + o:,} tokens a request, more than the {model.max_positions:,} "
+                                     f"positions {model.name} reads (an engine refuses such a request)")
     if row.kind == "static_batch_tok_s":
         b = row.batch or 1
         return Prediction(row, b * o / static_batch_time_s(gpu, model, b, p, o, a))

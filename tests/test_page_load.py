@@ -456,3 +456,27 @@ def test_a_capacity_that_is_only_a_lower_bound_says_so_in_both_sections():
     prefix = metric(at, "Capacity (prefix)")
     assert curves.value.startswith("≥ ") and prefix == curves.value, (curves.value, prefix)
     assert "≥" not in curves.proto.delta  # chunked prefill's own capacity here is exact
+
+
+def test_requests_longer_than_the_model_reads_get_a_notice_not_numbers():
+    """GPT-J-6B reads 2,048 positions: the chat workload's long tail (up to 16k tokens) cannot run on
+    it, so the page stops with the limit named and offers the fixed-length workload, which runs."""
+    at = open_app(PAGE, {"model": "GPT-J-6B"})
+    assert not at.exception
+    assert "longer than the model reads" in at.error[0].value and "2,048" in at.error[0].value
+    assert "Pick the fixed-length workload" in " ".join(c.value for c in at.caption)
+    assert TBT not in [m.label for m in at.metric]
+    at = open_app(PAGE, {"model": "GPT-J-6B", "load_workload": "Fixed 1,024 → 128"})
+    assert not at.exception and not at.error
+    assert ms(metric(at, TBT)) > 0
+
+
+def test_a_prefix_too_long_for_the_kv_cache_says_so_in_its_section():
+    """A100 + Llama-3.1-70B FP8 with an 8,192-token prefix: a few prefixed requests need more KV cache
+    than the card has, so every rate's run turns them away and the capacity read 'none' with no
+    reason. The section now says what does not fit and shows no numbers; the headline still runs."""
+    at = open_sections(open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "Llama-3.1-70B", "weights": "fp8",
+                                       "kv": "fp8", "load_prefix": "8192"}), ("load_show_prefix",))
+    assert not at.exception
+    assert any("This section's scenario does not fit in memory" in e.value for e in at.error)
+    assert "Prefix hits" not in [m.label for m in at.metric] and ms(metric(at, TBT)) > 0

@@ -461,9 +461,18 @@ def test_a_dense_target_whose_gain_rises_with_the_batch_says_why(params):
 
 
 def test_where_one_sequences_cache_outweighs_the_weights_the_rise_caption_says_so():
-    """Llama-2-7B at FP8 with 32k cached tokens: 16 GiB of KV cache a sequence against 6.5 GiB of
-    weights, so the batch at which the cache outweighs the weights is below 1 ("~0" had been shown)."""
+    """Llama-2-7B's shapes at FP8 with 32k cached tokens: 16 GiB of KV cache a sequence against 6.5 GiB
+    of weights, so the batch at which the cache outweighs the weights is below 1 ("~0" had been shown).
+    Llama-2-7B itself reads 4,096 positions, so the page refuses 32k for it; a pasted config with the
+    same shapes and a longer context (max_position_embeddings 131,072) reaches the caption."""
     at = open_app(PAGE, {"model": "Llama-2-7B", "weights": "fp8", "spec_context": "32768"})
+    assert not at.exception and "longer than the model reads" in at.error[0].value
+    assert not [c for c in at.caption if "Here the gain rises with the batch" in c.value]
+    from ui.custom_model import CUSTOM_MODEL, PARAM
+
+    spec = "t.llama~L.32~d.4096~H.32~kv.32~hd.128~ff.11008~V.32000~mp.131072"
+    at = open_app(PAGE, {"model": CUSTOM_MODEL, PARAM: spec, "weights": "fp8", "spec_context": "32768"})
+    assert not at.exception and not at.error
     (cap,) = [c.value for c in at.caption if "Here the gain rises with the batch" in c.value]
     assert "even one sequence's cache outweighs" in cap and "batch ~0" not in cap
 

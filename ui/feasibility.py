@@ -1,4 +1,5 @@
-"""Say so on the page when a setup cannot exist on the chosen card (``sim.memory``)."""
+"""Say so on the page when a setup cannot exist: it does not fit on the chosen card (``sim.memory``), or
+its sequences are longer than the model reads (``Model.max_positions``)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,50 @@ from ui.layout import stop_page
 
 def fits(setup, batch: int, context_tokens: int, *, drafter=None) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
-    speculative ``drafter`` beside the model): ``fits_or_say``'s test, saying nothing."""
-    return memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits
+    speculative ``drafter`` beside the model) and within the model's positions: ``fits_or_say``'s
+    test, saying nothing."""
+    return setup.model.reads(int(context_tokens)) and memory_plan(
+        setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits
+
+
+def positions_text(model, tokens: int) -> str:
+    """Why a sequence of ``tokens`` tokens cannot run, after what it is: 'runs to N tokens, more than...'."""
+    return (f"runs to {int(tokens):,} tokens, more than the {model.max_positions:,} positions {model.name} "
+            "reads (the limit its config.json gives): an engine serves it no longer by default and refuses "
+            "a longer request")
+
+
+def reads_or_say(setup, tokens: int, what: str, *, levers: str | None = None, section: bool = False) -> bool:
+    """Whether a sequence of ``tokens`` tokens (prompt and output together) is within the model's
+    positions; where it is not, say so (what, how long, the model's limit, what the page offers) so
+    that the caller shows no number for it. ``section`` as in ``fits_or_say``."""
+    if setup.model.reads(int(tokens)):
+        return True
+    if section:
+        lead = ("This section's scenario is longer than the model reads, so the section shows no numbers "
+                "for it.")
+    else:
+        lead = "These settings are longer than the model reads, so no numbers are shown for them."
+    st.error(f"**{lead}** {what} {positions_text(setup.model, tokens)}.", icon=":material/straighten:")
+    st.caption((f"{levers}, or pick" if levers else "Pick") + " a model with a longer context in the "
+               "sidebar.")
+    return False
 
 
 def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=None,
                 levers: str | None = "Lower the batch or the context on this page",
                 drafter_levers: str | None = None, section: bool = False) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
-    speculative ``drafter`` beside the model, ``sim.memory.memory_plan``); where they do not, say what
+    speculative ``drafter`` beside the model, ``sim.memory.memory_plan``) and within the model's
+    positions (``reads_or_say``, checked first); where they do not, say what
     does not fit, by how much, the largest batch that does and the fewest GPUs on which it would, so
     that the caller shows no number for it. ``levers``: what this page offers to make it fit (None:
     nothing on the page; not offered where the weights alone do not fit, which no batch fixes);
     ``drafter_levers``: what it offers instead of the drafter, said where the drafter is what does
     not fit. ``section``: the check is one section's scenario further down a page that has shown
     numbers for the setup already, so the notice says the section shows none, not the setup."""
+    if not reads_or_say(setup, context_tokens, what, levers=levers, section=section):
+        return False
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     if plan.fits:
         return True

@@ -347,7 +347,7 @@ def failures_display(frame: pd.DataFrame) -> pa.Table:
     Arrow table: Streamlit sends it as it is, with no conversion from pandas on every run."""
     def verdict(v: str) -> str:
         return ("**fires**" if v == "yes" else "quiet" if v == "no"
-                else "not run: it does not fit on this card")
+                else "not run: it does not fit on this card or in the model's positions")
 
     rows = []
     for r in frame.to_dict("records"):
