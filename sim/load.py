@@ -1072,20 +1072,26 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
     run just above what the GPU sustains meets its targets before its backlog builds, so a capacity read
     from it can sit above a rate at which the longer run's queue grows; and a short run's p99, over
     fewer requests, can miss where the longer run meets, so it can sit below one the longer run holds
-    (page 05's headline run met 41 req/s where the short runs had found 35). Where a run of ``stream``
-    meets the targets at ``cap``'s rate, the rate climbs by 1 / ``step`` while the longer run still
-    meets them (at most ``tries`` steps, never past ``ceiling_per_s``: the top of the rates the search
-    spanned, a role's throughput bound; not where ``cap`` is at that ceiling, already a lower
-    bound); a climb that reaches the ceiling, or meets at every step, is flagged ``at_ceiling`` (a
-    lower bound: a role's "at most"), and where it stopped at a miss, ``COARSE_BISECTIONS``
-    geometric bisections against the rate above that missed narrow it. Otherwise from ``cap``'s rate
-    down by ``step`` until a run of ``stream`` meets the targets too (at most ``tries`` runs); where
-    none does, coarser steps follow (x ``COARSE_STEPS`` of the last rate tried, a longer run's rarer
-    long prompts can miss a p99 target at any load), the first that meets narrowed by ``COARSE_BISECTIONS``
-    geometric bisections against the rate above it that missed; where none of those meets either the
-    capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0.
-    ``mode`` and ``transfer_s`` (for ``stream``'s requests): a prefill-only or decode-only GPU's run,
-    as in ``simulate``."""
+    (page 05's headline run met 41 req/s where the short runs had found 35).
+
+    The rates the longer run is tried at lie on one grid, ``ceiling_per_s`` x ``step``^k (the top of
+    the rates the search spanned, a role's throughput bound; without a ceiling, from ``cap``'s rate),
+    whatever the targets: ``cap`` only picks where the search starts, at the grid's rate at or just
+    below it. Where that rate meets the targets, the search climbs the grid while the longer run still
+    meets them (at most ``tries`` steps, never past the ceiling); a climb that meets at the ceiling or
+    at every step is flagged ``at_ceiling`` (a lower bound: a role's "at most"), and one that stops at a
+    miss is narrowed by ``COARSE_BISECTIONS`` geometric bisections against it. Otherwise it steps down
+    the grid until a rate meets (at most ``tries`` runs), then coarser steps (x ``COARSE_STEPS`` of the
+    last rate tried: a longer run's rarer long prompts can miss a p99 target at any load); the first
+    that meets is narrowed the same way against the rate above it that missed. Where none meets the
+    capacity is 0: no rate tried holds the targets, so none is shown as one. A capacity of 0 stays 0,
+    and one already at the ceiling is kept where the longer run meets it.
+
+    Each rate's run is the same under any targets, and a looser pair meets wherever a tighter one does,
+    so on one grid a looser pair's capacity is not below a tighter one's (tested): climbing from each
+    pair's own short-run figure, and narrowing only after a climb, had given 83.8 req/s for the relaxed
+    pair and 84.7 for the strict one (Llama-3.2-1B on an H100, chunked). ``mode`` and ``transfer_s``
+    (for ``stream``'s requests): a prefill-only or decode-only GPU's run, as in ``simulate``."""
     check_int("tries", tries, 1, 40)
     check_float("step", step, 0.5, 0.99)
     if cap.rate_per_s <= 0:
@@ -1100,35 +1106,48 @@ def sustained_capacity(gpu: GPU, model: Model, cap: Capacity, stream: Stream, po
         tested.append((rate, run.meets(targets)))
         return tested[-1][1]
 
-    fine = [float(r) for r in cap.rate_per_s * step ** np.arange(tries)]
-    if meets(fine[0]):
-        held, at_ceiling = fine[0], cap.at_ceiling
-        if not cap.at_ceiling:
-            for i in range(tries + 1):  # the longer run holds the short runs' figure: how much above it?
-                up = min(held / step, ceiling_per_s)
-                if i == tries or up <= held:  # six steps all met, or at the ceiling: a lower bound
-                    at_ceiling = True
-                    break
+    def narrow(held: float, missed: float) -> float:
+        """Geometric bisections between a rate that met and the rate above it that missed."""
+        for _ in range(COARSE_BISECTIONS):
+            mid = math.sqrt(held * missed)
+            held, missed = (mid, missed) if meets(mid) else (held, mid)
+        return held
+
+    if cap.at_ceiling:  # the short runs met the top rate already: a lower bound, kept where it holds
+        if meets(cap.rate_per_s):
+            return Capacity(cap.rate_per_s, cap.bracket, tuple(tested), True)
+        fine = [float(r) for r in cap.rate_per_s * step ** np.arange(1, tries)]
+        missed = cap.rate_per_s
+    else:
+        # The rates tried sit on one grid, ceiling x step^k, whatever the targets: the short runs'
+        # figure only picks where on it the search starts. With each rate's run the same under any
+        # targets (a looser pair meets wherever a tighter one does), a looser pair's capacity is then
+        # never below a tighter one's (two presets had read 83.8 and 84.7 req/s the wrong way round).
+        anchor = ceiling_per_s if math.isfinite(ceiling_per_s) else cap.rate_per_s
+        k = math.ceil(math.log(cap.rate_per_s / anchor) / math.log(step) - 1e-9)
+        k = max(k, 0) if math.isfinite(ceiling_per_s) else k
+        start = anchor * step ** k  # the grid's rate at or just below the short runs' figure
+        if meets(start):
+            held = start
+            for i in range(tries + 1):  # the longer run holds it: how much above?
+                if i == tries or (k == 0 and math.isfinite(ceiling_per_s)):  # every step met, or at
+                    # the ceiling: a lower bound
+                    return Capacity(held, cap.bracket, tuple(tested), True)
+                k -= 1
+                up = anchor * step ** k
                 if not meets(up):
-                    if held > fine[0]:  # it climbed: narrow it against the rate above that missed
-                        missed = up
-                        for _ in range(COARSE_BISECTIONS):
-                            mid = math.sqrt(held * missed)
-                            held, missed = (mid, missed) if meets(mid) else (held, mid)
-                    break
+                    return Capacity(narrow(held, up), cap.bracket, tuple(tested), False)
                 held = up
-        return Capacity(held, cap.bracket, tuple(tested), at_ceiling)
-    for rate in fine[1:]:
-        if meets(rate):  # the first confirmed
-            return Capacity(rate, cap.bracket, tuple(tested), False)
-    missed = fine[-1]
+        fine = [float(anchor * step ** (k + i)) for i in range(1, tries)]
+        missed = start
+    for rate in fine:
+        if meets(rate):  # the first confirmed, narrowed against the grid's rate above it that missed
+            return Capacity(narrow(rate, missed), cap.bracket, tuple(tested), False)
+        missed = rate
     for f in COARSE_STEPS:
-        rate = fine[-1] * f
+        rate = fine[-1] * f if fine else missed * f
         if meets(rate):
-            for _ in range(COARSE_BISECTIONS):  # between the rate that met and the one above that missed
-                mid = math.sqrt(rate * missed)
-                rate, missed = (mid, missed) if meets(mid) else (rate, mid)
-            return Capacity(rate, cap.bracket, tuple(tested), False)
+            return Capacity(narrow(rate, missed), cap.bracket, tuple(tested), False)
         missed = rate
     return Capacity(0.0, cap.bracket, tuple(tested), False)
 

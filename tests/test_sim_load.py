@@ -509,7 +509,7 @@ def test_the_roles_are_confirmed_on_the_run_that_confirms_colocated(gpu, model):
     """Page 05 compared a split whose roles came from 600-request searches with a colocated capacity
     confirmed on 2,000 requests. With ``confirm`` each role is confirmed the same way: never above its
     search, and a role read at its throughput bound on the short runs is not kept there where the
-    longer run misses (a decode-only L4 with Llama-3.2-1B chat: 19.2 req/s searched, 17.9 confirmed)."""
+    longer run misses (a decode-only L4 with Llama-3.2-1B chat: 19.2 req/s searched, 18.7 confirmed)."""
     g, m, targets = GPUS[gpu], MODELS[model], load.Targets(2.0, 0.1)
     short = load.make_stream(600, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
     long_ = load.make_stream(2000, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
@@ -527,7 +527,7 @@ def test_the_roles_are_confirmed_on_the_run_that_confirms_colocated(gpu, model):
             assert run.meets(tgt)
     if (gpu, model) == ("L4", "Llama-3.2-1B"):
         assert searched.decode_at_bound and not confirmed.decode_at_bound
-        assert confirmed.decode_per_s < 0.95 * searched.decode_per_s
+        assert confirmed.decode_per_s < 0.98 * searched.decode_per_s
 
 
 def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
@@ -586,3 +586,25 @@ def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
     run = load.simulate(gpu, model, long_.at_rate(held.rate_per_s, long_.n / float(long_.arrival_s[-1])),
                         "prefill-first")
     assert run.meets(targets)
+
+
+@pytest.mark.parametrize(("gpu", "model", "n"),
+                         [("H100 SXM", "Llama-3.2-1B", 1), ("B200", "Llama-3.1-8B", 8)])
+def test_a_looser_target_never_gets_a_lower_confirmed_capacity(gpu, model, n):
+    """Page 05's path (a load curve, the short runs' bisection, the longer run's confirmation): the
+    relaxed pair's capacity is at least the strict pair's. The confirmation climbed from each pair's
+    short-run figure on its own ladder and bisected only where it had climbed, so relaxed read 83.8
+    and strict 84.7 req/s on an H100 with Llama-3.2-1B, chunked (8 x B200 with Llama-3.1-8B: 89.0 and
+    91.9); its rates now sit on one grid from the curve's top rate down, and every stop is narrowed."""
+    g, m = GPUS[gpu], MODELS[model].with_tp(n)
+    short = load.make_stream(600, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
+    long_ = load.make_stream(2000, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
+    sat = load.saturation_rate(g, m, short)
+    sw = load.sweep(g, m, short, "chunked", [sat * f for f in (0.2, 0.4, 0.6, 0.8, 1.0, 1.3)],
+                    chunk_tokens=512)
+    caps = {}
+    for name, targets in load.TARGET_PRESETS.items():
+        cap = load.capacity_in_sweep(g, m, sw, targets, chunk_tokens=512)
+        caps[name] = load.sustained_capacity(g, m, cap, long_, "chunked", targets, chunk_tokens=512,
+                                             ceiling_per_s=float(sw.rate_per_s.max())).rate_per_s
+    assert caps["relaxed"] >= caps["strict"] > 0, caps
