@@ -336,10 +336,11 @@ def _longest(share: int = 0, prefix_tokens: int = 0, n_prefixes: int = 1) -> int
 
 
 longest = _longest()
-fits_or_stop(setup, 1, longest, "The longest request of this workload",
-             # the fixed workload's requests are the shorter: offered only from the long-tailed chat
-             levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
-                     else None))
+with headline:  # where the result would be, under the main control (on a phone the settings fill a screen)
+    fits_or_stop(setup, 1, longest, "The longest request of this workload",
+                 # the fixed workload's requests are the shorter: offered only from the long-tailed chat
+                 levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
+                         else None))
 run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))

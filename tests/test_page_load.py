@@ -480,3 +480,21 @@ def test_a_prefix_too_long_for_the_kv_cache_says_so_in_its_section():
     assert not at.exception
     assert any("This section's scenario does not fit in memory" in e.value for e in at.error)
     assert "Prefix hits" not in [m.label for m in at.metric] and ms(metric(at, TBT)) > 0
+
+
+def test_a_setup_that_does_not_fit_says_so_under_the_main_control():
+    """On a phone the settings fill more than a screen: the notice had come after all of them, a
+    screen and a half down, with nothing where the result would be. It now takes the headline's place,
+    between the policy and the settings."""
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert not at.exception
+
+    def walk(node, out):
+        for c in getattr(node, "children", {}).values():
+            out.append((type(c).__name__, getattr(c, "key", None)))
+            walk(c, out)
+        return out
+
+    kinds = ("Error", "Radio", "SelectSlider")
+    order = [t if t == "Error" else k for t, k in walk(at.main, []) if t in kinds]
+    assert order.index("load_policy") < order.index("Error") < order.index("load_rate"), order
