@@ -135,3 +135,29 @@ def test_a_default_given_by_its_label_is_not_called_invalid():
     assert not at.exception and not at.code
     at = open_app("app_pages/load.py", {"load_policy": "Nonsense"})
     assert "load_policy=Nonsense (not a valid value" in " ".join(c.value for c in at.code)
+
+
+def test_a_setting_given_twice_is_named_with_the_value_used():
+    """gpu=L4&gpu=MI300X: the widget took one of them and the reader was not told the other was
+    ignored."""
+    at = open_app("app_pages/two_phases.py", {"gpu": ["L4", "MI300X"]})
+    assert not at.exception
+    listed = " ".join(c.value for c in at.code)
+    used = at.selectbox(key="gpu").value
+    assert f"gpu=L4, MI300X (given 2 times; using {used})" in listed, listed
+
+
+def test_a_refused_custom_model_link_says_why_and_what_is_used():
+    """cfg= a spec past the loader's caps: the notice read '(not a valid value; using )', the reason
+    only in the sidebar a phone reader never opens. A custom GPU's refused memory read 'using
+    79.6474609375'."""
+    from ui.custom_model import CUSTOM_MODEL, PARAM
+
+    at = open_app("app_pages/two_phases.py", {"model": CUSTOM_MODEL, PARAM: "t.llama~L.99999999"})
+    assert not at.exception
+    listed = " ".join(c.value for c in at.code)
+    assert "using the default)" in listed and "using )" not in listed
+    assert "outside" in listed or "lacks" in listed, listed
+    at = open_app("app_pages/two_phases.py", {"gpu": "Custom", "custom_gb": "-1"})
+    listed = " ".join(c.value for c in at.code)
+    assert "custom_gb=-1 (not a valid value; using " in listed and "79.6474609375" not in listed, listed

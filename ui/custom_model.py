@@ -22,6 +22,7 @@ from sim.configs import (
 )
 from sim.models import Model
 from ui.state import drop_over_cap
+from ui.url_check import REASONS_KEY
 
 CUSTOM_MODEL = "Custom (paste config.json)"
 #: The link's parameter (and session key) holding the custom model's fields.
@@ -121,6 +122,7 @@ def _from_link() -> Model | None:
         model = model_from_spec(spec, name=_name(spec.family), source="config.json fields from the link")
     except ConfigError as err:
         st.session_state[PARAM] = ""
+        st.session_state.setdefault(REASONS_KEY, {})[PARAM] = str(err)  # the link's notice says it too
         forget()
         _problem("The custom model in this link cannot be used, so the default model is shown:", str(err))
         return None

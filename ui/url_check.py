@@ -24,6 +24,7 @@ _CHECKED = "_url_checked"
 _RAW = "_url_raw"  # the first run's parameters, until the notice is worked out
 _NOTICE = "_url_notice"  # (ignored settings, the view they were found on)
 MAX_VALUE_CHARS = 60  # a longer key or value is shortened in the notice
+MAX_REASON_CHARS = 240  # a widget's own reason for refusing a value, at most
 MAX_LISTED = 10  # settings listed in the notice; the rest are counted
 FIRST_SHOWN = 3  # of those, shown before the notice's "more" expander
 #: {widget key: section label} of the settings inside closed lazy sections (``ui.layout.lazy_section``
@@ -32,6 +33,9 @@ CLOSED_SECTIONS_KEY = "_closed_section_settings"
 #: True while the page's latest run ended early at a notice (``ui.layout.stop_page`` sets it; the
 #: entrypoint clears it before each run of the page).
 STOPPED_KEY = "_page_stopped"
+#: Why a widget refused a link's value, by the widget's key, where its own check says more than "not
+#: valid" (the custom model's link: the config error).
+REASONS_KEY = "_url_reasons"
 
 
 def _non_ascii_number(value: str) -> bool:
@@ -114,12 +118,26 @@ def rejected_params(raw: dict[str, list[str]]) -> list[str]:
                             f"{shown} (not used: the page stopped at its notice before its settings; "
                             "one of them applies once the setup fits)" if st.session_state.get(STOPPED_KEY)
                             else f"{shown} (not a setting of this page)")
+        elif len(values) > 1:  # a link that names one setting twice: the widget takes one of them
+            rejected.append(f"{shown} (given {len(values)} times; using {_using(st.session_state[key])})")
         elif key in st.query_params:
             continue  # the widget took it
-        elif not (len(values) == 1 and (_same(values[0], st.session_state[key])
-                                         or values[0] == _url_text(key, st.session_state[key]))):
-            rejected.append(f"{shown} (not a valid value; using {_short(str(st.session_state[key]))})")
+        elif not (_same(values[0], st.session_state[key])
+                  or values[0] == _url_text(key, st.session_state[key])):
+            reason = st.session_state.get(REASONS_KEY, {}).get(key)
+            why = f": {reason[:MAX_REASON_CHARS]}" if reason else ""
+            rejected.append(f"{shown} (not a valid value{why}; using {_using(st.session_state[key])})")
     return rejected
+
+
+def _using(value) -> str:
+    """The value a setting fell back to, as the notice names it: 'the default' for an empty one (the
+    custom model's link), floats to 4 significant figures (a custom GPU's memory read 79.6474609375)."""
+    if value is None or value == "":
+        return "the default"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return _short(str(value))
 
 
 def notice_lines(rejected: list[str]) -> str:
