@@ -197,9 +197,9 @@ with gauges:
         send_what_is_drawn()
     st.caption(f"The black tick marks the same reading with {other.policy} batching; ▲/▼ pp is the "
                "difference from it in percentage points. Useful work leaves out capacity nobody asked for "
-               "(Unused, below), so a server that does all it is asked reads 100 %. The article calls "
-               "this gauge goodput; here goodput keeps its serving sense, the requests that meet latency "
-               "targets (page 04).")
+               "(Unused, below), so a server that does all it is asked reads 100 %; the table and chart "
+               "below split all the capacity, requested tokens included, which adds to 100 % with the "
+               "waste.")
     first_numbers = st.container()  # filled after the timeline (below)
 
 if early is None:

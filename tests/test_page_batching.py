@@ -49,7 +49,7 @@ def test_defaults_render_static_with_both_gauges(at):
     table = at.table[0].value
     assert table.columns.tolist() == ["Static", "Continuous"]
     assert table.loc["Utilization", "Static"] == metric(at, "GPU utilization")
-    assert table.loc["Useful work", "Static"] == metric(at, "Useful work")
+    assert table.loc["Useful work (of capacity in demand)", "Static"] == metric(at, "Useful work")
     assert table.loc["Output tok/s", "Static"] == metric(at, "Output tok/s")
 
 
@@ -66,11 +66,17 @@ def test_table_and_breakdown_agree_with_the_metrics_on_every_workload_and_load(w
         assert not at.exception
         table, mode = at.table[0].value, "Continuous" if continuous else "Static"
         assert table.loc["Utilization", mode] == metric(at, "GPU utilization")
-        assert table.loc["Useful work", mode] == metric(at, "Useful work")
+        assert table.loc["Useful work (of capacity in demand)", mode] == metric(at, "Useful work")
         assert table.loc["Output tok/s", mode] == metric(at, "Output tok/s")
         assert table.loc["Tok/s incl. padding", mode] == metric(at, "Tok/s incl. padding")
         for bar in breakdown(at):
             assert sum(bar.values()) == pytest.approx(100, abs=0.01)
+        # The table's capacity split is the chart's and adds up too (it had shown Useful work, a share
+        # of the capacity in demand, beside the others: 116 % for continuous batching).
+        for col in ("Static", "Continuous"):
+            split = [number(table.loc[row, col]) for row in
+                     ("Requested tokens", "Padding", "Empty, requests waiting", "Unused, no demand")]
+            assert sum(split) == pytest.approx(100, abs=0.3), (col, split)
 
 
 def breakdown(at) -> list[dict[str, float]]:

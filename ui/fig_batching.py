@@ -221,7 +221,9 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
     runs = (comparison.static, comparison.continuous)
     measures = {
         "Utilization": lambda r: percent(r.utilization_gpu),
-        "Useful work": lambda r: percent(r.useful_work),
+        "Useful work (of capacity in demand)": lambda r: percent(r.useful_work),
+        # The next four split all the capacity, as the chart below does: they add to 100 %.
+        "Requested tokens": lambda r: percent(r.useful_share),
         "Padding": lambda r: percent(r.padding_share),
         "Empty, requests waiting": lambda r: percent(r.idle_waiting_share),
         "Unused, no demand": lambda r: percent(r.unused_share),
