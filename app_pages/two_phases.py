@@ -25,10 +25,10 @@ from sim.metrics import BUSY_UTILIZATION
 from sim.phases import TTFT_PROMPT_TOKENS, ttft_curve, two_phases
 from ui import format as fmt
 from ui.cost_text import assumption_lines, step_model_md
-from ui.feasibility import fits_or_stop
+from ui.feasibility import fits, fits_or_say, fits_or_stop
 from ui.fig_phases import busy_figure, gap_figure, operator_figure, phases_table, roofline_figure, ttft_figure
 from ui.glossary import define
-from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link
+from ui.layout import chart, data_expander, header, how_computed, metric_row, next_link, stop_page
 from ui.measured import explain_gap, predictions, roofline_points, roofline_trace, summary, ttft_trace
 from ui.setup import current_setup
 from ui.sim_cache import page_cache
@@ -48,7 +48,8 @@ def _main(_setup, setup_key: str, batch: int, prompt: int, context: int) -> tupl
     r = two_phases(_setup.gpu, _setup.model, prompt, batch, context, _setup.assumptions)
     measured = tuple(roofline_points(_setup))
     return r, measured, roofline_figure(r, _setup.gpu, _setup.model, _setup.assumptions,
-                                        roofline_trace(list(measured)))
+                                        roofline_trace(list(measured)),
+                                        decode_fits=fits(_setup, batch, context + 1))
 
 
 @page_cache("phases._steps", 32)
@@ -92,12 +93,13 @@ with st.container(horizontal=True, gap="small", key="phases_controls"):
                                key="phases_context", bind="query-params",
                                help="Tokens already cached for each decoding sequence.")
 
-fits_or_stop(setup, batch, context + 1,
-             f"Decode of {fmt.counted(batch, 'sequence')} at {context:,} cached tokens, each writing one "
-             "more",
-             levers="Lower the batch or the context on this page")
 fits_or_stop(setup, 1, prompt, f"Prefill of one {prompt:,}-token prompt",
              levers="Shorten the prompt on this page")
+# A decode batch that does not fit (the batch slider reaches past what fits: that is a lesson) keeps
+# the roofline, its point hollow and labelled, under the notice; the page's numbers for it stop there.
+decode_fits = fits_or_say(setup, batch, context + 1,
+                          f"Decode of {fmt.counted(batch, 'sequence')} at {context:,} cached tokens, each "
+                          "writing one more", levers="Lower the batch or the context on this page")
 setup_key = repr(setup)
 r, measured, roofline = _main(setup, setup_key, batch, prompt, context)
 # The first whole batch at or past the crossover (256.2 read "256" beside "past what runs, 256"); at
@@ -111,9 +113,11 @@ with left:
         roofline, key="phases_roofline", send_first=True, legend_at="below",
         title=f"Roofline of the {setup.gpu.name}: where each phase lands",
         alt=f"Roofline of the {setup.gpu.name}: prefill at {float(r.prefill.intensity[0]):.0f} FLOP/B "
-            f"reaches {float(r.prefill.mfu[0]):.0%} of peak; decode at "
-            f"{fmt.sig(float(r.decode.intensity[0]))} "
-            f"FLOP/B reaches {float(r.decode.mfu[0]):.2%}; ridge at {r.ridge_point:.0f} FLOP/B "
+            f"reaches {float(r.prefill.mfu[0]):.0%} of peak; "
+            + (f"decode at {fmt.sig(float(r.decode.intensity[0]))} FLOP/B reaches "
+               f"{float(r.decode.mfu[0]):.2%}" if decode_fits else
+               f"decode at batch {batch:,} does not fit in memory (drawn hollow, where it would sit)")
+            + f"; ridge at {r.ridge_point:.0f} FLOP/B "
             f"({setup.gpu.math_precision(setup.model.compute_precision).upper()} math)"
             + (f"; {fmt.counted(len(measured), 'measured engine run')} drawn as crosses." if measured
                else "."),
@@ -123,12 +127,16 @@ with left:
         "hover for its conditions and the model's error)." if measured else
         "No measured run in measured.csv matches this setup (GPU, model, precisions, GPU count).")
 with right, metric_row():
-    st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu), border=True,
-              help=define("GPU utilization (utilization.gpu)"))
-    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])), border=True, help=define("MFU"))
-    st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s), border=True,
+    no_fit = "does not fit"
+    st.metric("nvidia-smi util, decode", fmt.percent(r.decode_utilization_gpu) if decode_fits else no_fit,
+              border=True, help=define("GPU utilization (utilization.gpu)"))
+    st.metric("MFU, decode", fmt.percent(float(r.decode.mfu[0])) if decode_fits else no_fit, border=True,
+              help=define("MFU"))
+    st.metric("Decode throughput", fmt.rate(r.decode_tokens_per_s) if decode_fits else no_fit, border=True,
               help="Output tokens per second of the whole batch (one per sequence per step).")
     st.metric("MFU, prefill", fmt.percent(float(r.prefill.mfu[0])), border=True)
+if not decode_fits:
+    stop_page()
 graph_max = setup.assumptions.cuda_graph_max_tokens
 if setup.assumptions.cuda_graphs and batch > graph_max:  # past the capture size each kernel pays its launch
     at_max = graph_max / float(decode_step_cost(setup.gpu, setup.model, graph_max, context,

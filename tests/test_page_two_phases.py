@@ -73,8 +73,19 @@ def test_setups_that_do_not_fit_say_so_and_show_no_numbers():
     text = at.error[0].value
     assert "not fit in memory" in text and "GiB short" in text
     assert "The largest batch that fits at 32,769 tokens is 13." in text
-    assert not at.metric
     assert "cached tokens, each writing one more" in text  # why the check is at 32,769
+    # The roofline stays (the batch slider reaching past what fits is a lesson), its decode point
+    # hollow and labelled, with no number for it; the page's decode numbers stop there.
+    decode = {m.label: m.value for m in at.metric if "decode" in m.label.lower()}
+    assert decode and set(decode.values()) == {"does not fit"}, decode
+    assert [m.label for m in at.metric if m.value != "does not fit"] == ["MFU, prefill"]
+    import json
+
+    (roof,) = [c for c in at.get("plotly_chart") if "phases_roofline" in c.proto.id]
+    traces = json.loads(roof.proto.spec)["data"]
+    hollow = [t for t in traces if t.get("name", "").endswith("does not fit")]
+    assert len(hollow) == 1 and hollow[0]["marker"]["symbol"] == "circle-open"
+    assert "no numbers" in hollow[0]["hovertemplate"] and len(at.get("plotly_chart")) == 1
     at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
     text = at.error[0].value
     assert "does not fit on this card at all" in text

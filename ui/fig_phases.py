@@ -38,9 +38,11 @@ def axis_ranges(result: TwoPhases, peak_tflops: float) -> tuple[list[float], lis
 
 
 def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions,
-                    measured: dict | None = None) -> go.Figure:
+                    measured: dict | None = None, decode_fits: bool = True) -> go.Figure:
     """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point;
-    ``measured`` is a trace of engines' measured points (``ui.measured.roofline_trace``)."""
+    ``measured`` is a trace of engines' measured points (``ui.measured.roofline_trace``). Where the
+    decode batch does not fit (``decode_fits`` False) its point is drawn hollow and grey, labelled so,
+    with no numbers on hover: where it would sit, not a result."""
     peak_t = gpu.peak_flops(model.compute_precision) / 1e12
     (x_lo, x_hi), (y_lo, y_hi) = axis_ranges(result, peak_t)
     x = np.logspace(x_lo, x_hi, 200)
@@ -61,20 +63,29 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
              hovertemplate="%{x:,.3~r} FLOP/B → %{y:,.3~r} TFLOP/s<extra>achievable (with the "
                            "assumptions)</extra>"),
     ]
-    for name, cost, color, symbol, label in (
+    for name, cost, color, symbol, label, real in (
         ("Prefill", result.prefill, COLORS["prefill"], "diamond",
-         f"prefill, {result.prompt_tokens:,}-token prompt"),
+         f"prefill, {result.prompt_tokens:,}-token prompt", True),
         ("Decode", result.decode, COLORS["decode"], "circle",
-         f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens"),
+         f"decode, batch {result.batch:,} @ {result.context_tokens:,} tokens", decode_fits),
     ):
+        where = "bottom left" if lines_lo / 4 <= float(cost.intensity[0]) < lines_hi else "bottom right"
+        if not real:  # where it would sit: hollow, grey, no numbers
+            color = COLORS["muted"]
+            traces.append(dict(
+                type="scatter", x=[float(cost.intensity[0])], y=[_point_tflops(cost)],
+                name=f"{label}: does not fit", mode="markers+text",
+                marker=dict(color=color, size=15, symbol=f"{symbol}-open", line=dict(color=color, width=2)),
+                text=[f"{name}: does not fit"], textposition=where, textfont=dict(color=color, size=13),
+                hovertemplate=f"<b>{label}</b><br>does not fit in memory: no numbers<extra></extra>"))
+            continue
         traces.append(dict(
             type="scatter", x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label,
             mode="markers+text",
             marker=dict(color=color, size=15, symbol=symbol, line=dict(color="white", width=1.5)),
             # Left of the marker where a knee or ridge line lies just right of it (the label ran over
             # the knee's line on a phone), else right of it.
-            text=[name], textposition=("bottom left" if lines_lo / 4 <= float(cost.intensity[0]) < lines_hi
-                                       else "bottom right"),
+            text=[name], textposition=where,
             textfont=dict(color=color, size=14),
             hovertemplate=(f"<b>{label}</b><br>%{{x:,.3~r}} FLOP/B<br>%{{y:,.3~r}} TFLOP/s achieved"
                            f"<br>MFU {float(cost.mfu[0]):.2%}<extra></extra>"),
