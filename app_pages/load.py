@@ -384,8 +384,9 @@ with headline:
     st.caption(
         f"{n_requests:,} {WORKLOAD_LABEL[workload].lower()} requests at **{fmt.rate(rate, 'req/s')}** "
         f"({load_pct} % of the saturation estimate, {fmt.rate(rate * 100 / load_pct, 'req/s')}); "
-        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)} (goodput: each "
-        f"request's TTFT and mean TPOT against them); "
+        f"targets p99 TTFT ≤ {fmt.seconds(ttft_s)}, p99 TBT ≤ {fmt.seconds(tbt_s)} (TBT: each gap "
+        "between a user's tokens, what vLLM calls ITL; goodput tests each request's TTFT and mean gap, "
+        "its TPOT, so a p99 TBT over its target can stand beside most requests on target); "
         f"{fmt.counted(run.preemptions, 'preemption')}, {int(run.rejected.sum()):,} rejected (too long "
         "for the KV cache)."
     )

@@ -266,8 +266,8 @@ st.caption(("A row marked “does not fit” did not run: its scenario does not 
            "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
            "TTFT and the gaps every decoding user waits). Output tok/s counts every delivered token; "
            "goodput only those of requests meeting both targets. TPOT is each request's mean time per "
-           "token; ITL is the gap before each token, so one stalled step shows in its p99. KV cache: the "
-           "share of this card's KV-cache budget (section 02) holding token states.")
+           "token; ITL is the gap before each token (page 05's TBT), so one stalled step shows in its "
+           "p99. KV cache: the share of this card's KV-cache budget (section 02) holding token states.")
 windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card, which counts a "
                      "token of every layer a token slot: for this model it fits fewer requests than "
                      "an engine that keeps the windowed layers' pages apart.")

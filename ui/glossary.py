@@ -61,7 +61,7 @@ GLOSSARY: dict[str, str] = {
     "TTFT": "Time to first token: from a request's arrival to the end of its prefill, queueing included.",
     "TPOT": "Time per output token: a request's (last token − first token) / (tokens − 1).",
     "ITL": "Inter-token latency: the wait before each output token after the first, counted per token; "
-           "one stalled step shows in its p99.",
+           "one stalled step shows in its p99 (page 05 calls it TBT, as the serving papers do).",
     "TBT": "Time between tokens: the gap before each output token after the first, counted per token "
            "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
     "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
