@@ -67,8 +67,9 @@ def _as_run(model, row: Row):
 
 def conditions_html(row: Row) -> str:
     """``conditions`` escaped for Plotly's hover text, which renders an HTML subset (the engine column
-    is free text)."""
-    return html.escape(conditions(row))
+    is free text), the engine on a line of its own: a hover box wider than its chart is cut off."""
+    engine, _, rest = conditions(row).partition("; ")
+    return html.escape(engine) + "<br>" + html.escape(rest)
 
 
 def conditions(row: Row) -> str:
@@ -142,6 +143,7 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
         x=[pt.intensity for pt in points], y=[pt.measured_tflops for pt in points],
         # A thin cross: the model's point under it stays visible (a solid x hid the decode dot).
         marker=dict(symbol="x-thin", size=13, color=COLORS["text"], line=dict(width=2, color=COLORS["text"])),
+        hoverlabel=dict(align="left"),
         hovertemplate=[
             f"<b>{html.escape(pt.row.id)}</b>: {pt.phase} measured at %{{y:,.3~r}} TFLOP/s<br>"
             f"{conditions_html(pt.row)}<br>measured {pt.row.value:,.4g} {html.escape(pt.row.unit)}, model "
@@ -152,15 +154,15 @@ def roofline_trace(points: list[MeasuredPoint]) -> dict:
 
 
 def _compact_gap(pt: MeasuredPoint) -> str:
-    """The gap in one line: the step's roofline floor, the model's estimate (its largest named
-    assumption) and the measured step, in ms."""
+    """The gap in two short lines (a hover box wider than the chart is cut at its edge): the step's
+    roofline floor, the model's estimate (its largest named assumption) and the measured step, in ms."""
     if pt.gap is None:
         return ""
     g = pt.gap
     top = max(g.steps_s, key=g.steps_s.get)
-    return (f"one step: roofline floor {fmt.sig(g.floor_s * 1e3)} ms → model "
-            f"{fmt.sig(g.estimate_s * 1e3)} ms "
-            f"(most of it: {top}, {g.shares()[top]:.0%}) → measured {fmt.sig(pt.measured_step_s * 1e3)} ms")
+    return (f"one step: measured {fmt.sig(pt.measured_step_s * 1e3)} ms, model "
+            f"{fmt.sig(g.estimate_s * 1e3)} ms<br>roofline floor {fmt.sig(g.floor_s * 1e3)} ms "
+            f"(most of the gap above it: {top}, {g.shares()[top]:.0%})")
 
 
 def summary(preds: list[Prediction], what: str = "measurement") -> str:
