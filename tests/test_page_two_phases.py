@@ -556,7 +556,7 @@ def test_a_custom_gpu_at_its_limits_reads_sensibly():
                          "custom_gb": "2000", "phases_prompt": "32768"})
     captions = " ".join(c.value for c in at.caption)
     assert "a longer prompt moves it" not in captions and "even the longest prompt here" in captions
-    assert "2,000 GiB" in captions and "ridge 400,000 FLOP/B" in captions and "custom GPU" in captions
+    assert "2,000.0 GiB" in captions and "ridge 400,000 FLOP/B" in captions and "custom GPU" in captions
 
 
 def test_the_gap_note_names_the_controls_that_reach_a_measured_run():

@@ -12,7 +12,7 @@ from PIL import Image, ImageColor
 
 from sim.batching import BatchingRun, Comparison
 from ui.bars import Part, stacked_bars_html
-from ui.format import count, percent, seconds
+from ui.format import count, duration, percent, seconds
 from ui.gauge import Gauge
 from ui.theme import COLORS, REQUEST_CYCLE, Spec, figure
 
@@ -229,8 +229,9 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
         "Unused, no demand": lambda r: percent(r.unused_share),
         "Output tok/s": lambda r: count(r.output_tokens_per_s),  # as the metrics show them
         "Tok/s incl. padding": lambda r: count(r.generated_tokens_per_s),
-        "Done after": lambda r: seconds(r.wall_s),
-        "TTFT p50 / p99": lambda r: f"{seconds(r.ttft_p50_s)} / {seconds(r.ttft_p99_s)}",
+        # waits that run to minutes, in the metrics' units ("1.78 min" there had read "107 s" here)
+        "Done after": lambda r: duration(r.wall_s),
+        "TTFT p50 / p99": lambda r: f"{duration(r.ttft_p50_s)} / {duration(r.ttft_p99_s)}",
         "TPOT p50 / p99": lambda r: f"{seconds(r.tpot_p50_s)} / {seconds(r.tpot_p99_s)}",
     }
     return pd.DataFrame({POLICY_LABEL[r.policy]: [f(r) for f in measures.values()] for r in runs},

@@ -194,7 +194,7 @@ def _setup_controls(draw) -> Setup:
         gpu = GPUS[gpu_name]
     fp8 = f" ({gpu.fp8_flops / 1e12:,.0f} FP8)" if gpu.fp8_flops else ""
     draw.caption(f"{gpu.bf16_flops / 1e12:,.0f} TFLOP/s BF16{fp8} · {fmt.sig(gpu.hbm_bandwidth / 1e12)} "
-                 f"TB/s · {gpu.hbm_bytes / 2**30:,.0f} GiB")
+                 f"TB/s · {gpu.hbm_bytes / 2**30:,.1f} GiB")  # as the memory notices write it
 
     model_name = draw.selectbox("Model", [*ALL_MODELS, CUSTOM_MODEL],
                                 index=list(ALL_MODELS).index(DEFAULT_MODEL), key="model", bind="query-params",
