@@ -4,6 +4,7 @@
 import streamlit as st
 
 from sim.batching import LOADS, WORKLOADS, Comparison, compare, expected_static_slot_efficiency
+from sim.memory import memory_plan
 from sim.metrics import BUSY_UTILIZATION, RATE_EXPONENTS, longest_request_tokens, peak_context_tokens
 from ui import format as fmt
 from ui.feasibility import fits, fits_or_stop, reads_or_say
@@ -159,8 +160,11 @@ other = comparison.run("static" if continuous else "continuous")
 # The fullest step of either policy must fit its KV cache. Where it does not, the notice takes the
 # gauges' place under the toggle: on a phone the settings fill the rest of the first screen.
 with gauges:
-    if not reads_or_say(setup, longest_request_tokens(run), "The longest request of this workload",
-                        levers="Pick a workload with shorter requests on this page"):
+    # The weights first (no length helps where they do not fit), then the workload's longest request
+    # against the model's positions, then the slots' KV cache.
+    if memory_plan(setup.gpu, setup.model, 1, 1).weights_fit and not reads_or_say(
+            setup, longest_request_tokens(run), "The longest request of this workload",
+            levers="Pick a workload with shorter requests on this page"):
         stop_page()
     for r_ in (run, other):
         fits_or_stop(setup, slots, peak_context_tokens(r_),

@@ -28,7 +28,7 @@ setup = current_setup()
 # The two numbers are one batch-1 decode step right after a prompt (its KV cache holds the prompt):
 # shown only where that request fits. A model that reads fewer positions (GPT-J: 2,048) gets a prompt of
 # half of them.
-PROMPT_TOKENS = CONTEXT_TOKENS = min(2048, (setup.model.max_positions or 2048) // 2)
+PROMPT_TOKENS = CONTEXT_TOKENS = max(1, min(2048, (setup.model.max_positions or 2048) // 2))
 if fits_or_say(setup, 1, PROMPT_TOKENS + 1,
                f"One request ({fmt.a_count(PROMPT_TOKENS)}-token prompt) on this setup", levers=None):
     batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=PROMPT_TOKENS, batch=1,

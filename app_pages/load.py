@@ -700,8 +700,12 @@ def _split_section() -> load.Disaggregation:
     # held more than any split.
     colocated_caps = {p: _policy_capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s)
                       for p in ("prefill-first", "chunked")}
+    colocated_low = {p: _capacity(setup, key, p, workload, _chunk(p, chunk), ttft_s, tbt_s)[1]
+                     for p in colocated_caps}  # only a lower bound: met at the load curve's top rate
     colocated_policy = max(colocated_caps, key=colocated_caps.get)
     weaker = "chunked" if colocated_policy == "prefill-first" else "prefill-first"
+    weaker_held = _held(colocated_caps[weaker] / tp, colocated_low[weaker])
+    weaker_text = f"{POLICY_LABEL[weaker].lower()} {weaker_held}"
     roles = _roles(setup, key, workload, ttft_s, tbt_s)
     colocated = colocated_caps[colocated_policy]
     d = load.disaggregation(
@@ -729,14 +733,14 @@ def _split_section() -> load.Disaggregation:
     )
     dm[2].metric(
         "Per GPU, colocated",
-        fmt.rate(d.colocated_per_gpu, "req/s") if d.colocated_per_gpu > 0 else "none",
+        _held(d.colocated_per_gpu, colocated_low[colocated_policy]),
         border=True,
         delta=f"{POLICY_LABEL[colocated_policy].lower()}, the better of two", delta_color="off",
         delta_arrow="off",
         help=f"One {'GPU' if tp == 1 else f'instance of {tp} GPUs'} doing both under "
              f"{POLICY_LABEL[colocated_policy].lower()}, meeting both targets"
              + ("" if tp == 1 else f"; its rate / {tp}") + f". The better of the two colocated policies "
-             f"here: {POLICY_LABEL[weaker].lower()} holds {_held(colocated_caps[weaker] / tp)} a GPU.",
+             f"here: {weaker_text} a GPU.",
     )
     dm[3].metric(
         "KV transfer, mean",
@@ -760,11 +764,20 @@ def _split_section() -> load.Disaggregation:
     bound = [role for role, at in (("prefill", d.prefill_at_bound), ("decode", d.decode_at_bound)) if at]
     if v_best > 0 and d.colocated_per_gpu > 0:
         gain = v_best / d.colocated_per_gpu
-        verdict = (f"the best split serves **{gain:.2f}×** as much a GPU" if gain >= 1.005 else
-                   "the best split serves **less a GPU**: here disaggregation buys nothing")
+        # The split's figure is a ceiling where a role was met at its bound, the colocated one a floor
+        # where its curve's top rate still met the targets: then the ratio is at most this.
+        at_most = "at most " if ceiling or colocated_low[colocated_policy] else ""
+        if not at_most and abs(gain - 1) < 0.02:
+            verdict = f"the best split serves about the same a GPU ({gain:.2f}×)"
+        elif gain > 1:
+            verdict = f"the best split serves **{at_most}{gain:.2f}×** as much a GPU"
+        else:
+            verdict = (f"the best split serves **less a GPU** ({at_most}{gain:.2f}×): here disaggregation "
+                       "buys nothing")
         st.markdown(f"Against the better colocated policy at these settings, "
-                    f"{POLICY_LABEL[colocated_policy].lower()} ({fmt.rate(d.colocated_per_gpu, 'req/s')} a "
-                    f"GPU; {POLICY_LABEL[weaker].lower()} {_held(colocated_caps[weaker] / tp)}), {verdict}.")
+                    f"{POLICY_LABEL[colocated_policy].lower()} "
+                    f"({_held(d.colocated_per_gpu, colocated_low[colocated_policy])} a GPU; "
+                    f"{weaker_text}), {verdict}.")
     st.caption(
         f"A prefill-only GPU {_role_holds(d.prefill_per_gpu, d.prefill_at_bound, 'TTFT')}; a decode-only "
         f"GPU {_role_holds(d.decode_per_gpu, d.decode_at_bound, 'TBT')}. A split serves what its slower "

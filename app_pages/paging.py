@@ -156,10 +156,15 @@ st.markdown(
     f"requests (prompts of {WORKLOADS['sharegpt'].prompt_mean:.0f} tokens on average, answers of "
     f"{WORKLOADS['sharegpt'].output_mean:.0f}) and {page_tokens}-token pages. The KV cache gets what "
     f"the weights and the engine's start-up reserve leave of {DEFAULT_MEMORY_UTILIZATION:.0%} of the "
-    "card's memory.")
-card_reads = reads_or_say(setup, fit.longest_request_tokens,
-                          f"The longest prompt with room for {card_max:,} output tokens",
-                          levers="Lower the max output length on this section", section=True)
+    "card's memory."
+    + (f" {fit.dropped_requests:,} of the workload's requests are left out: with room for {card_max:,} "
+       f"output tokens they are longer than the {setup.model.max_positions:,} positions "
+       f"{setup.model.name} reads, and an engine refuses them."
+       if fit.dropped_requests and setup.model.reads(fit.longest_request_tokens) else ""))
+# The weights first (no length helps where they do not fit), then the model's positions.
+card_reads = not fit.fits or reads_or_say(
+    setup, fit.longest_request_tokens, f"The longest prompt with room for {card_max:,} output tokens",
+    levers="Lower the max output length on this section", section=True)
 if not card_reads:
     pass  # said above; no numbers
 elif not fit.fits:
@@ -316,13 +321,13 @@ batch = chunk_knobs.select_slider("Decode batch, sequences", BATCHES, value=32, 
 chunk = chunk_knobs.select_slider("Chunk size, tokens", CHUNKS, value=512, key="paging_chunk",
                                   bind="query-params")
 # A scenario of this section only: the pool and the card above keep their numbers where it does not fit.
-chunk_fits = reads_or_say(  # the decoders' 1,024 tokens are within every model's positions
-    setup, max(prompt, CHUNK_CONTEXT) + 1, "The long prompt with its first token",
-    levers="Shorten the long prompt on this page", section=True,
-) and fits_or_say(
+chunk_fits = fits_or_say(
     setup, batch + 1, CHUNK_CONTEXT + prompt // (batch + 1) + 1,
     f"{fmt.counted(batch, 'sequence')} at {CHUNK_CONTEXT:,} tokens and {fmt.a_count(prompt)}-token prompt",
-    levers="Lower the decode batch or the long prompt on this page", section=True)
+    levers="Lower the decode batch or the long prompt on this page", section=True,
+) and reads_or_say(  # the decoders' 1,024 tokens are within every model's positions
+    setup, max(prompt, CHUNK_CONTEXT) + 1, "The long prompt with its first token",
+    levers="Shorten the long prompt on this page", section=True)
 if chunk_fits:
     cp = sim_cache.chunked_prefill(setup.gpu, setup.model, prompt, batch, chunk,
                                    assumptions=setup.assumptions)

@@ -47,9 +47,11 @@ def _main(_setup, setup_key: str, batch: int, prompt: int, context: int) -> tupl
     unhashed ``_setup``), the measured runs on the setup, and the roofline figure."""
     r = two_phases(_setup.gpu, _setup.model, prompt, batch, context, _setup.assumptions)
     measured = tuple(roofline_points(_setup))
+    why_not = ("does not fit in memory" if _setup.model.reads(context + 1) else
+               f"longer than the {_setup.model.max_positions:,} positions the model reads")
     return r, measured, roofline_figure(r, _setup.gpu, _setup.model, _setup.assumptions,
                                         roofline_trace(list(measured)),
-                                        decode_fits=fits(_setup, batch, context + 1))
+                                        decode_fits=fits(_setup, batch, context + 1), why_not=why_not)
 
 
 @page_cache("phases._steps", 32)
@@ -62,7 +64,9 @@ def _step_figures(_r, setup_key: str, batch: int, prompt: int, context: int) -> 
 def _ttft(_setup, setup_key: str, prompt: int) -> tuple:
     """One prompt's TTFT curve on an idle server, the value at ``prompt``, the setup's measured TTFT
     runs, and the figure."""
-    curve = ttft_curve(_setup.gpu, _setup.model, sorted({*TTFT_PROMPT_TOKENS, prompt}), _setup.assumptions)
+    # Only prompts the model reads: past its positions an engine refuses them (GPT-J: 2,048).
+    prompts = sorted(p for p in {*TTFT_PROMPT_TOKENS, prompt} if _setup.model.reads(p))
+    curve = ttft_curve(_setup.gpu, _setup.model, prompts, _setup.assumptions)
     ttft_here = curve.ttft_at(prompt)
     runs = tuple(predictions(_setup, ("ttft_ms",)))
     return curve, ttft_here, runs, ttft_figure(curve, prompt, ttft_here, ttft_trace(list(runs)))
@@ -116,7 +120,9 @@ with left:
             f"reaches {float(r.prefill.mfu[0]):.0%} of peak; "
             + (f"decode at {fmt.sig(float(r.decode.intensity[0]))} FLOP/B reaches "
                f"{float(r.decode.mfu[0]):.2%}" if decode_fits else
-               f"decode at batch {batch:,} does not fit in memory (drawn hollow, where it would sit)")
+               f"decode at batch {batch:,} "
+               + ("does not fit in memory" if setup.model.reads(context + 1)
+                  else "is longer than the model reads") + " (drawn hollow, where it would sit)")
             + f"; ridge at {r.ridge_point:.0f} FLOP/B "
             f"({setup.gpu.math_precision(setup.model.compute_precision).upper()} math)"
             + (f"; {fmt.counted(len(measured), 'measured engine run')} drawn as crosses." if measured

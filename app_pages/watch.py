@@ -61,6 +61,7 @@ from ui.layout import (
     metric_row,
     next_link,
     redraw_values,
+    stop_page,
 )
 from ui.measured import offline_points, predictions, summary
 from ui.price import cost_sentence
@@ -159,6 +160,14 @@ views = _slo_views(slo.ttft_s, slo.tpot_s)
 rows = views["rows"]
 by_key = {r.key: r.metrics for r in rows}
 names = {r.key: r.name for r in rows}
+if not any(r.metrics.ran for r in rows):  # every scenario is refused (a model of very few positions)
+    with headline:
+        st.error("**None of this page's scenarios can run on this setup, so no numbers are shown.** Each "
+                 "needs more positions than the model reads"
+                 + (f" ({setup.model.max_positions:,})" if setup.model.max_positions else "")
+                 + " or more memory than the card has: the other pages say which, for their own "
+                 "settings.", icon=":material/block:")
+    stop_page()
 
 util_lo, util_hi = spread(rows, "utilization_gpu")
 mfu_lo, mfu_hi = spread(rows, "mfu")
@@ -273,10 +282,10 @@ windowed_layers_note(setup, "The paged-KV row takes section 02's fit on the card
                      "an engine that keeps the windowed layers' pages apart.")
 
 st.subheader("A day on the dashboard")
-day_fits = reads_or_say(setup, longest_request_tokens(day.run), "The day's longest request",
-                        section=True) and fits_or_say(
+day_fits = fits_or_say(
     setup, day.run.slots, peak_context_tokens(day.run),
-    f"The day's {day.run.slots} continuous-batching slots at their fullest step", levers=None, section=True)
+    f"The day's {day.run.slots} continuous-batching slots at their fullest step", levers=None, section=True,
+) and reads_or_say(setup, longest_request_tokens(day.run), "The day's longest request", section=True)
 if day_fits:
     st.markdown(f"""
 Traffic through section 01's continuous batching ({runs.flat_out.slots} slots, the Anyscale workload)

@@ -69,7 +69,7 @@ CAPS: dict[str, tuple[int, int]] = {
     "shared_intermediate": (0, 1 << 20), "dense_layers": (0, 1024), "window_layers": (0, 1024),
     "sliding_window": (0, 100_000_000), "q_lora_rank": (0, 65536), "kv_lora_rank": (0, 65536),
     "qk_nope_head_dim": (0, 1024), "qk_rope_head_dim": (0, 1024), "v_head_dim": (0, 1024),
-    "max_positions": (1, 1 << 31),
+    "max_positions": (64, 1 << 31),  # fewer than 64 positions is no language model this app shows
 }
 MAX_PARAMS = 10**13  # 10 trillion
 FLAGS = ("tied_embeddings", "qkv_bias", "o_bias", "qk_norm", "gated_mlp", "parallel_block",
@@ -89,9 +89,11 @@ HF_NAME = {"n_layers": "num_hidden_layers", "hidden": "hidden_size", "n_heads": 
            "n_kv_heads": "num_key_value_heads", "intermediate": "intermediate_size", "vocab": "vocab_size",
            "n_experts": "number of experts", "experts_per_token": "num_experts_per_tok",
            "moe_intermediate": "moe_intermediate_size", "shared_intermediate": "shared expert width",
-           "dense_layers": "dense layers", "window_layers": "windowed layers"}
+           "dense_layers": "dense layers", "window_layers": "windowed layers",
+           "max_positions": "max_position_embeddings (GPT-J: n_positions)"}
 
-#: Fields real configs carry that do not change what a step costs (positions, tokens, training).
+#: Fields real configs carry that this loader knows: those that do not change what a step costs (tokens,
+#: training), and the few read elsewhere in ``spec_from_config`` (max_position_embeddings, n_positions).
 IGNORED_FIELDS = frozenset((
     "architectures", "auto_map", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype",
     "transformers_version", "rope_theta", "rope_scaling", "max_position_embeddings", "initializer_range",
@@ -329,7 +331,7 @@ def spec_from_config(config: dict) -> Spec:
     _shipped(r, f, config)
     positions = "n_positions" if gptj else "max_position_embeddings"
     if r.has(positions):
-        f["max_positions"] = r.int(positions, lo=1, hi=1 << 40)
+        f["max_positions"] = r.int(positions, lo=64, hi=1 << 31)
     r.finish()
     known_top = IGNORED_FIELDS
     unknown = sorted(k for k in config if k not in known_top)

@@ -492,6 +492,8 @@ def _fitting_section01_runs(gpu: GPU, model: Model, assumptions: Assumptions) ->
     even one slot fits (the rows then say so)."""
     requests = sample_requests(BATCH_WORKLOAD, BATCH_REQUESTS)
     longest = int((requests.prompt_tokens + requests.output_tokens).max())
+    if not model.reads(longest):  # no slot count makes a request shorter: the rows say so
+        return _section01_runs(gpu, model, assumptions, BATCH_SLOTS)
     slots = BATCH_SLOTS
     while slots >= 1:
         if slots == 1:  # one slot holds one request at a time: the longest must fit (no run needed)

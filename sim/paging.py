@@ -450,6 +450,8 @@ class CardFit:
     #: the longest prompt with its ``max_output`` tokens, what an engine must admit (vLLM checks
     #: prompt + max_tokens against its max_model_len), tokens
     longest_request_tokens: int = 0
+    #: requests of the workload left out: longer than the model reads (see ``card_fit``)
+    dropped_requests: int = 0
 
     @property
     def run_batch(self) -> dict[str, int]:
@@ -507,7 +509,11 @@ def card_fit(
     and the decode throughput (from ``sim.cost``) at those batch sizes.
 
     External fragmentation is ignored here (it only lowers the reserved batch further). The batch that
-    decodes is what fits, capped at the engine's ``max_num_seqs`` (``CardFit.run_batch``).
+    decodes is what fits, capped at the engine's ``max_num_seqs`` (``CardFit.run_batch``). Requests
+    whose prompt and ``max_output`` tokens run past the model's positions (``Model.max_positions``) are
+    left out, as an engine refuses them and vLLM's benchmarks drop such samples
+    (``CardFit.dropped_requests``); where none is left, ``longest_request_tokens`` is the shortest
+    one's, past the limit, and the page says so.
     """
     page_tokens = check_int("page_tokens", page_tokens, *PAGE_TOKENS_RANGE)
     if not (isinstance(memory_utilization, (int, float)) and
@@ -515,6 +521,12 @@ def card_fit(
         raise ValueError(f"memory_utilization must be in [{MEMORY_UTILIZATION_RANGE[0]}, "
                          f"{MEMORY_UTILIZATION_RANGE[1]}], got {memory_utilization!r}")
     p, o = request_stream(workload, n_requests, max_output, seed)
+    keep = np.ones(p.size, dtype=bool) if model.reads(int(p.max()) + max_output) else (
+        p + max_output <= model.max_positions)
+    longest = int(p[keep].max() if keep.any() else p.min()) + int(max_output)
+    dropped = int(p.size - keep.sum())
+    if keep.any():
+        p, o = p[keep], o[keep]
     life = o.sum()  # request-steps: each request is resident for o steps
     reserved_slots = float((o * pages_needed(p + max_output, page_tokens)).sum() * page_tokens / life)
     paged_slots = float((_sum_ceil(p + o, page_tokens) - _sum_ceil(p, page_tokens)).sum()
@@ -546,5 +558,5 @@ def card_fit(
         curve_batch=curve, curve_tokens_per_s=rate[:n],
         compute_bound_batch=compute_bound_batch(gpu, model, context, assumptions),
         max_seqs=max_seqs, uncapped_paged_tokens_per_s=float(rate[n + 2]),
-        longest_request_tokens=int(p.max()) + int(max_output),
+        longest_request_tokens=longest, dropped_requests=dropped,
     )

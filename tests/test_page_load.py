@@ -513,3 +513,15 @@ def test_the_split_is_compared_with_the_better_colocated_policy():
     assert number(colocated.value) > split
     said = " ".join(m.value for m in at.markdown)
     assert "Against the better colocated policy" in said and "buys nothing" in said
+
+
+def test_a_split_figure_that_is_a_ceiling_gives_its_gain_as_at_most():
+    """Strict targets on the defaults: the split's per-GPU figure is a ceiling (a role met at its
+    throughput bound, shown '≤'), so the gain over colocated is at most what the ratio says; the
+    sentence had printed it plain ('serves 1.01× as much')."""
+    at = open_app(PAGE, {"load_preset": "450 ms / 40 ms"})
+    at = open_sections(at, ("load_show_split",))
+    assert not at.exception
+    assert metric(at, "Per GPU, split").startswith("≤ ")
+    said = " ".join(m.value for m in at.markdown if "Against the better colocated policy" in m.value)
+    assert "at most" in said, said

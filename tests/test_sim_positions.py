@@ -96,3 +96,25 @@ def test_your_numbers_names_the_limit_for_a_run_longer_than_the_model_reads():
         output_tokens="500", engine="vLLM")
     (pred,) = price(reader_rows([row], GPUS["H100 SXM"], ALL_MODELS["Llama-2-7B"]), DEFAULT_ASSUMPTIONS)
     assert pred.model_value is None and "4,096 positions" in pred.reason
+
+
+@pytest.mark.parametrize("positions", [64, 512, 1024])
+def test_a_model_of_very_few_positions_gets_notices_not_a_traceback(positions):
+    """A pasted or linked config with max_position_embeddings of 1,024 or less refuses every scenario
+    page 04 runs (its `min` over the rows that ran met an empty list), and made the landing page price
+    a 0-token prompt at 1 position. Below 64 a link is refused with the reason."""
+    from ui.custom_model import CUSTOM_MODEL, PARAM
+
+    spec = f"t.llama~L.16~d.2048~H.32~kv.8~hd.64~ff.8192~V.128256~tie.1~mp.{positions}"
+    for page in ("app_pages/watch.py", "app_pages/home.py", "app_pages/load.py", "app_pages/batching.py",
+                 "app_pages/two_phases.py", "app_pages/paging.py", "app_pages/speculative.py"):
+        at = open_app(page, {"model": CUSTOM_MODEL, PARAM: spec})
+        assert not at.exception, (page, at.exception)
+    at = open_app("app_pages/watch.py", {"model": CUSTOM_MODEL, PARAM: spec})
+    if positions <= 1024:
+        assert any("None of this page's scenarios can run" in e.value for e in at.error)
+    one = spec.replace(f"mp.{positions}", "mp.1")
+    at = open_app("app_pages/home.py", {"model": CUSTOM_MODEL, PARAM: one})
+    assert not at.exception
+    assert "max_position_embeddings (GPT-J: n_positions) = 1 is outside 64" in " ".join(
+        c.value for c in at.code)

@@ -13,8 +13,8 @@ def fits(setup, batch: int, context_tokens: int, *, drafter=None) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
     speculative ``drafter`` beside the model) and within the model's positions: ``fits_or_say``'s
     test, saying nothing."""
-    return setup.model.reads(int(context_tokens)) and memory_plan(
-        setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits
+    return memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits and (
+        setup.model.reads(int(context_tokens)))
 
 
 def positions_text(model, tokens: int) -> str:
@@ -46,16 +46,17 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
                 drafter_levers: str | None = None, section: bool = False) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
     speculative ``drafter`` beside the model, ``sim.memory.memory_plan``) and within the model's
-    positions (``reads_or_say``, checked first); where they do not, say what
+    positions (``reads_or_say``, checked once the weights fit: where they do not, no length helps,
+    and the memory notice says so); where they do not, say what
     does not fit, by how much, the largest batch that does and the fewest GPUs on which it would, so
     that the caller shows no number for it. ``levers``: what this page offers to make it fit (None:
     nothing on the page; not offered where the weights alone do not fit, which no batch fixes);
     ``drafter_levers``: what it offers instead of the drafter, said where the drafter is what does
     not fit. ``section``: the check is one section's scenario further down a page that has shown
     numbers for the setup already, so the notice says the section shows none, not the setup."""
-    if not reads_or_say(setup, context_tokens, what, levers=levers, section=section):
-        return False
     plan = memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
+    if plan.weights_fit and not reads_or_say(setup, context_tokens, what, levers=levers, section=section):
+        return False
     if plan.fits:
         return True
     # what the sidebar offers that fits, each change alone (more GPUs: the sentence below says how many)

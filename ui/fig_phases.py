@@ -38,11 +38,12 @@ def axis_ranges(result: TwoPhases, peak_tflops: float) -> tuple[list[float], lis
 
 
 def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assumptions,
-                    measured: dict | None = None, decode_fits: bool = True) -> go.Figure:
+                    measured: dict | None = None, decode_fits: bool = True,
+                    why_not: str = "does not fit in memory") -> go.Figure:
     """Log-log roofline of the GPU with the ridge point, the prefill point and the decode point;
     ``measured`` is a trace of engines' measured points (``ui.measured.roofline_trace``). Where the
     decode batch does not fit (``decode_fits`` False) its point is drawn hollow and grey, labelled so,
-    with no numbers on hover: where it would sit, not a result."""
+    with ``why_not`` and no numbers on hover: where it would sit, not a result."""
     peak_t = gpu.peak_flops(model.compute_precision) / 1e12
     (x_lo, x_hi), (y_lo, y_hi) = axis_ranges(result, peak_t)
     x = np.logspace(x_lo, x_hi, 200)
@@ -77,7 +78,7 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
                 name=f"{label}: does not fit", mode="markers+text",
                 marker=dict(color=color, size=15, symbol=f"{symbol}-open", line=dict(color=color, width=2)),
                 text=[f"{name}: does not fit"], textposition=where, textfont=dict(color=color, size=13),
-                hovertemplate=f"<b>{label}</b><br>does not fit in memory: no numbers<extra></extra>"))
+                hovertemplate=f"<b>{label}</b><br>{why_not}: no numbers<extra></extra>"))
             continue
         traces.append(dict(
             type="scatter", x=[float(cost.intensity[0])], y=[_point_tflops(cost)], name=label,

@@ -68,7 +68,7 @@ def _as_run(model, row: Row):
 def conditions_html(row: Row) -> str:
     """``conditions`` escaped for Plotly's hover text, which renders an HTML subset (the engine column
     is free text), the engine on a line of its own: a hover box wider than its chart is cut off."""
-    engine, _, rest = conditions(row).partition("; ")
+    engine, _, rest = conditions(row).rpartition("; ")  # the engine's own name may hold a "; "
     return html.escape(engine) + "<br>" + html.escape(rest)
 
 

@@ -188,7 +188,7 @@ def show_rejected(raw: dict[str, list[str]] | None, container, page: str = "") -
         return
     if rejected:
         with container.container(key="url_notice"):
-            st.warning("This link had settings that could not be used, so their defaults are shown:",
+            st.warning("This link had settings that could not be used as given:",
                        icon=":material/link_off:")
             lines = notice_lines(rejected).split("\n")
             # The first few in view, the rest folded: a link with ten bad settings filled a phone's

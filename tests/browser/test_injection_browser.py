@@ -85,7 +85,7 @@ def test_link_text_is_plain_text_and_no_outside_requests(page: Page, streamlit_s
     expect(notice).to_contain_text(f"[click](https://{EVIL})")
     expect(notice).to_contain_text("<b id=pwned")
     expect(notice.get_by_test_id("stAlert").get_by_test_id("stMarkdownContainer")).to_have_text(
-        "This link had settings that could not be used, so their defaults are shown:")
+        "This link had settings that could not be used as given:")
     expect_no_exception(page)
     assert requests.count > 10
     assert not requests.outside, requests.outside
