@@ -143,7 +143,7 @@ def batch_figure(sweep: BatchSweep, spec: Speculation, measured: dict | None = N
             busy.append(0.95)  # the verify pass's label, at the top
         y = next((c for c in (0.55, 0.8, 0.35, 0.9, 0.2) if not any(c - 0.13 <= b <= c + 0.03 for b in busy)),
                  0.55)
-        annotations.append(_label(math.log10(x0), y, "does not fit →<br>in memory" if where else
+        annotations.append(_label(math.log10(x0), y, "does not fit<br>in memory →" if where else
                                   "does not fit<br>in memory", yref="paper", yanchor="top", yshift=0,
                                   **where))
     if math.isfinite(start):
