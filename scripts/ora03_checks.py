@@ -6,8 +6,9 @@ the model's own step costs.
 models longer than 32K tokens when the caller left it unset, with ``max_num_batched_tokens`` = 512.
 Its scheduler fills each step's budget with the running decodes first (one token each), then with
 prompt chunks, first come first served (a prompt may be split across steps; it samples its first
-token in the step its last chunk runs). Not taken: the ``benchmark_latency.py`` of ROCm's vLLM forks
-of mid-2024 passed its own ``--enable-chunked-prefill`` flag, off unless given.
+token in the step its last chunk runs): page 05's chunked scheduler, ``sim.load.simulate``. Not
+taken: the ``benchmark_latency.py`` of ROCm's vLLM forks of mid-2024 passed its own
+``--enable-chunked-prefill`` flag, off unless given.
 
 **RCCL's all-reduce** (``library_allreduce_extra_s``). The model prices a tensor-parallel all-reduce as
 an engine's own one-shot kernel: a fitted latency plus the bytes at the large-message bus bandwidth.
@@ -30,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS, attention_sums_scalar, step_cost
+from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.load import Stream, simulate
 from sim.truth import parse_rows, row_setup, static_batch_time_s
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "oracle_mi300x_405b.csv"
@@ -38,35 +40,15 @@ FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "oracle_m
 
 def chunked_static_time_s(gpu, model, batch: int, prompt: int, output: int, budget: int = 512,
                           assumptions=DEFAULT_ASSUMPTIONS) -> tuple[float, int]:
-    """Seconds and steps for ``batch`` prompts of ``prompt`` tokens, ``output`` tokens each, through
-    V0's chunked-prefill scheduler with ``budget`` tokens a step."""
-    prefilled = [0] * batch
-    generated = [0] * batch
-    sums = []
-    while min(generated) < output:
-        t = p = k = s = 0.0
-        left = budget
-        decoding = [i for i in range(batch) if prefilled[i] == prompt and 0 < generated[i] < output]
-        for i in decoding:
-            dp, dk = attention_sums_scalar(model, 1, prompt + generated[i] - 1)
-            t, p, k, s, left = t + 1, p + dp, k + dk, s + 1, left - 1
-        finished_prefill = []
-        for i in range(batch):
-            if left <= 0:
-                break
-            if prefilled[i] < prompt:
-                c = min(left, prompt - prefilled[i])
-                cp, ck = attention_sums_scalar(model, c, prefilled[i])
-                t, p, k, left = t + c, p + cp, k + ck, left - c
-                prefilled[i] += c
-                if prefilled[i] == prompt:
-                    s += 1
-                    finished_prefill.append(i)
-        for i in decoding + finished_prefill:
-            generated[i] += 1
-        sums.append((t, p, k, s))
-    t, p, k, s = np.array(sums).T
-    return float(step_cost(gpu, model, t, p, k, assumptions, sampled_tokens=s).time_s.sum()), len(sums)
+    """Seconds and steps for ``batch`` prompts of ``prompt`` tokens, ``output`` tokens each, all there at
+    t = 0, through page 05's chunked-prefill scheduler (``sim.load.simulate``: decodes first, then prompt
+    chunks first come first served, ``budget`` tokens a step), V0's scheduler as it ran."""
+    n = int(batch)
+    stream = Stream(np.zeros(n), np.full(n, prompt, np.int64), np.full(n, output, np.int64),
+                    np.full(n, -1, np.int64))
+    run = simulate(gpu, model, stream, "chunked", chunk_tokens=budget, prefix_caching=False,
+                   assumptions=assumptions)
+    return run.wall_s, int(run.step_time_s.size)
 
 
 #: RCCL 2.22.3 AllReduce bus bandwidth on 8 x MI300X, bytes/s, at 1 KB, 16 KB, 1 MB, 16 MB, 268 MB and
