@@ -246,6 +246,14 @@ def kv_budget_bytes(gpu: GPU, model: Model, utilization: float = DEFAULT_UTILIZA
     return plan.kv_budget_bytes
 
 
+def can_run(gpu: GPU, model: Model, batch: int, context_tokens: int, drafter=None) -> bool:
+    """Whether ``batch`` sequences of ``context_tokens`` tokens can exist on ``gpu``: they fit in its
+    memory (``memory_plan``) and within the model's positions (``Model.reads``). Every page's check
+    before it shows a number, and page 04's rows', is this one."""
+    return (memory_plan(gpu, model, int(batch), int(context_tokens), drafter=drafter).fits
+            and model.reads(int(context_tokens)))
+
+
 def smallest_gpu_count(gpu: GPU, model: Model, batch: int, context_tokens: int,
                        counts: tuple[int, ...] = (1, 2, 4, 8), drafter=None) -> int | None:
     """The fewest GPUs per replica (tensor parallelism, of ``counts``) on which ``batch`` sequences of

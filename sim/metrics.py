@@ -46,7 +46,7 @@ from sim.cost import (
     kernel_busy_fraction,
 )
 from sim.hardware import GPU
-from sim.memory import memory_plan
+from sim.memory import can_run, memory_plan
 from sim.models import Model
 from sim.paging import POLICIES as PAGING_POLICIES
 from sim.paging import CardFit, card_fit
@@ -578,7 +578,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
         """Every (batch, context tokens) fits on the card: the same checks each page makes before it
         shows numbers (pages 00, 02's chunked prefill, 03 with its drafter); a row its page would
         refuse is blank."""
-        return all(m.reads(c) and memory_plan(g, m, b, c, drafter=drafter).fits for b, c in needs)
+        return all(can_run(g, m, b, c, drafter=drafter) for b, c in needs)
 
     phases_ok = fits((PHASES_BATCH, PHASES_CONTEXT + 1), (1, PHASES_PROMPT))
     chunk_batch = cp.decode_batch + 1

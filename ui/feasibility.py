@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.memory import describe, fit_levers, memory_plan, smallest_gpu_count
+from sim.memory import can_run, describe, fit_levers, memory_plan, smallest_gpu_count
 from ui.layout import stop_page
 
 
@@ -13,8 +13,7 @@ def fits(setup, batch: int, context_tokens: int, *, drafter=None) -> bool:
     """Whether ``batch`` sequences of ``context_tokens`` tokens fit on the setup's GPU (with a
     speculative ``drafter`` beside the model) and within the model's positions: ``fits_or_say``'s
     test, saying nothing."""
-    return memory_plan(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter).fits and (
-        setup.model.reads(int(context_tokens)))
+    return can_run(setup.gpu, setup.model, batch, context_tokens, drafter=drafter)
 
 
 def positions_text(model, tokens: int) -> str:
