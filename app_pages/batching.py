@@ -360,11 +360,11 @@ how_computed(
 step ($q=p$ new tokens, nothing cached; it emits the first token), then $L-1$ decode steps ($q=1$ on
 $c=p+j-1$ cached tokens at its $j$-th). *Static*: first-come batches of up to $B$; a batch prefills
 padded to its longest prompt $P_\max$ and decodes until its longest output is done, so it runs
-$\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them (the article says such slots
-"sit idle"; in a static batch they stay in every step's matmuls, their tokens computed and thrown away,
-which is why utilization stays high: this page calls them padding). *Continuous*: after every
-step finished requests leave, and queued requests that have arrived take the free slots; their
-prefill runs in that same step, beside the others' decodes.
+$\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them (such slots are
+often said to "sit idle"; in a static batch they stay in every step's matmuls, their tokens
+computed and thrown away, which is why utilization stays high: this page calls them padding).
+*Continuous*: after every step finished requests leave, and queued requests that have arrived
+take the free slots; their prefill runs in that same step, beside the others' decodes.
 
 **Time.** Each step's new tokens $T=\sum q_i$, attention pairs $P=\sum q_i(c_i+\frac{q_i+1}{2})$ and
 KV tokens $\sum(c_i+q_i)$ (padding included) go through the shared roofline model in one call:

@@ -240,13 +240,13 @@ with text:
                   f"{percent_range(util_lo, util_hi)} here (steps this short leave the host's time "
                   "between them a visible share)"} whether the tensor cores deliver
     **{fmt.percent(mfu_lo)}** of what they could or **{fmt.percent(mfu_hi)}**. Below, every scenario of
-    this article is measured with the same ruler, a simulated day of traffic is read out as a dashboard
+    sections 00 to 03 is measured with the same ruler, a simulated day of traffic is read out as a dashboard
     would read it, and each failure gets the metric that catches it, with an alert rule.
     """)
 
     st.subheader("Every scenario, one ruler")
     st.markdown(
-        f"One row per situation the article shows, each run by that section's own model on {setup.on} "
+        f"One row per situation sections 00 to 03 show, each run by that section's own model on {setup.on} "
         f"serving {setup.model.name}, at the settings the row states: the page's first view, except page "
         f"01's rows, which use Poisson arrivals so that latency means something. **Open it** opens the page "
         "at the row's settings, on the same run (page 01's *useful work* is a share of the slots' capacity "
@@ -331,7 +331,7 @@ hour).
               "hours miss the SLO.")
 
 st.subheader("What catches each failure")
-st.markdown("For each failure the article describes: the quantity that shows it, what NVIDIA's tools "
+st.markdown("For each failure sections 00 to 03 show: the quantity that shows it, what NVIDIA's tools "
             "or the serving engine (vLLM) call it, an alert rule to start from, and its value in the "
             "scenario above, computed live, with and without the fix."
             + (f" The {setup.gpu.name} is an AMD GPU: DCGM and NVML do not run on it; AMD's own tools "

@@ -400,7 +400,7 @@ MODERATE_LOAD, HIGH_LOAD = 0.8, 1.3
 class Scenario:
     key: str  # stable id: 'batch1', 'static', ...
     name: str
-    section: str  # "00".."03": where the article shows it
+    section: str  # "00".."03": the section that shows it
     what: str  # one line: what is happening
     metrics: ServingMetrics
 

@@ -298,7 +298,7 @@ def _values(metrics: ServingMetrics | None, fields: tuple[str, ...]) -> str:
 
 def failures_frame(rows: list[Scenario], slo: SLO, pool_preemptions: int, pool_steps: int,
                    replicas: int = 1) -> pd.DataFrame:
-    """One row per failure the article names: what to watch, its names, an alert rule with the reader's
+    """One row per failure sections 00 to 03 show: what to watch, its names, an alert rule with the reader's
     targets filled in, and the metric's value where the failure shows and where its fix does.
     The preemption row reads section 02's 64-page pool (``pool_preemptions`` in ``pool_steps``); the
     overload's fix is ``replicas`` replicas sharing its traffic (``ScenarioRuns.replicas``)."""
