@@ -22,6 +22,7 @@ from calib.parsers import (
     rows_to_csv,
     with_setup,
 )
+from sim.measured import DATA as MEASURED_DATA
 from sim.truth import COLUMNS, parse_rows, predict
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bench"
@@ -439,12 +440,9 @@ def test_newer_sglang_records_server_info_and_traces():
     assert parsed.rows == () and any("trace" in n for n in parsed.notes)
 
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "measured.csv"
-
-
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/measured.csv is not beside the checkout")
-def test_the_shared_measured_csv_reads_as_typed_rows():
-    src = SHARED.read_text(encoding="utf-8")
+def test_the_measured_csv_reads_as_typed_rows():
+    """The project's measured.csv (the app's copy of ../shared's, the same bytes: tests/test_sim_truth.py)."""
+    src = MEASURED_DATA.read_text(encoding="utf-8")
     parsed = parse_benchmark(src)
     assert parsed.fmt == "csv"
     assert [r["id"] for r in parsed.rows] == [r.id for r in parse_rows(src)]

@@ -31,7 +31,6 @@ OSS120 = ALL_MODELS["gpt-oss-120b"].with_precision("mxfp4")
 OSS20 = ALL_MODELS["gpt-oss-20b"].with_precision("mxfp4")
 LLAMA8 = MODELS["Llama-3.1-8B"]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "gpustack_gpt_oss_120b_tp.csv"
-MEASURED = Path(__file__).resolve().parents[2] / "shared" / "measured.csv"
 
 
 # ---- the start-up reserve ------------------------------------------------------------------------
@@ -291,7 +290,6 @@ def test_what_room_the_one_gpu_row_implies():
     assert model.output_tokens / model.wall_s < 0.6 * 2901.05
 
 
-@pytest.mark.skipif(not MEASURED.exists(), reason="../shared/measured.csv is not beside the checkout")
 def test_the_same_source_pages_tensor_parallel_runs():
     """gpustack's page for goss-01 ran the same benchmark with TP2 and TP4 (and async scheduling) on
     H100s: 7,648.67 and 11,327.22 output tok/s. Those runs are not memory-bound, so they check the
