@@ -10,8 +10,8 @@ step is described by four sums over its sequences:
                                          (windowed layers attend over at most W keys and read at
                                          most W cached tokens: the layer averages of
                                          ``attention_sums``)
-    S = positions that sample            the last token of a prompt or chunk, every decode token,
-                                         every verified position
+    S = positions that sample            the last token of a prompt (in its last chunk), every
+                                         decode token, every verified position
 
 Each operator runs as its own kernels, one after another; within one, math and memory overlap:
 
@@ -31,9 +31,10 @@ a = 2 bytes an activation, kv = KV bytes a token a layer):
     mlp        (L layers)  2*T*m*d*ff FLOP;        m*d*ff*w + T*(2d+(m-1)*ff+ff)*a bytes (m matrices)
     lm_head    (once)      2*S*d*V FLOP;           V*d*2 (BF16 head, read if S > 0) + S*(d+2V)*a bytes
 
-GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math), attention at the
-BF16 rate. ``t_graph`` is the fixed cost of one kernel on the GPU; ``t_launch`` the CPU's time to
-launch one kernel when a step is not a CUDA graph (graphs cover steps of up to
+GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math); attention and
+the BF16 LM head at the BF16 rate, as are the router, shared experts and dense layers of a mixture
+quantised only in its experts (gpt-oss). ``t_graph`` is the fixed cost of one kernel on the GPU;
+``t_launch`` the CPU's time to launch one kernel when a step is not a CUDA graph (graphs cover steps of up to
 ``cuda_graph_max_tokens`` tokens, as vLLM captures them), which only shows when the kernels are
 shorter than their launches. Either counts as kernel time
 (a kernel's ramp-up and tail, and gaps of microseconds that a sampled
@@ -146,10 +147,14 @@ class Operator:
     bytes: tuple[float, float, float, float]
     weight_bytes: float
     on_samples: bool  # runs only when the step samples (S > 0): the LM head
-    tensor_precision: bool  # GEMM at the weights' precision; False: attention at the BF16 rate
+    #: GEMMs at the weights' precision; False: at the BF16 rate (attention, the LM head)
+    tensor_precision: bool
     comm: bool = False  # a collective over the interconnect (tensor parallelism), priced apart
     experts: tuple[int, int] = (0, 0)  # (E, k) of a mixture-of-experts MLP; (0, 0) otherwise
     expert_bytes: float = 0.0  # one expert's weight bytes on one GPU: read once per expert touched
+    #: FLOP . X priced at the BF16 rate although the operator's own rate is the weights' (a mixture
+    #: quantised only in its experts: its router, shared experts and dense layers stay BF16).
+    bf16_flops: tuple[float, float, float, float] = (0, 0, 0, 0)
 
 
 @lru_cache(maxsize=256)
@@ -191,13 +196,16 @@ def operators(model: Model) -> tuple[Operator, ...]:
         fe = model.expert_width / model.tp if model.expert_parallel else model.expert_width // model.tp
         fs = model.shared_intermediate // model.tp
         moe, dense = model.moe_layers / L, model.mlp_layers / L
-        flops = (moe * 2 * (kk * m * d * fe + m * d * fs + d * e) + dense * 2 * m * d * ff)
+        expert_flops = moe * 2 * kk * m * d * fe
+        dense_flops = moe * 2 * (m * d * fs + d * e) + dense * 2 * m * d * ff  # shared, router, dense layers
         act = (moe * (2 * d + kk * m * fe + (m * fs if fs else 0)) + dense * (2 * d + m * ff)) * a
         fixed = (moe * (model.router_params + model.shared_params / model.tp)
                  + dense * model.dense_mlp_params / model.tp) * wd
-        mlp = Operator("mlp", L, m + 3 + (m if fs else 0), (flops, 0, 0, 0), (act, 0, 0, 0), fixed,
-                       False, True, experts=(e, kk),
-                       expert_bytes=moe * model.expert_params / model.tp * w * model.expert_storage_factor)
+        mlp = Operator("mlp", L, m + 3 + (m if fs else 0),
+                       (expert_flops + (dense_flops if quantized_dense else 0.0), 0, 0, 0), (act, 0, 0, 0),
+                       fixed, False, True, experts=(e, kk),
+                       expert_bytes=moe * model.expert_params / model.tp * w * model.expert_storage_factor,
+                       bf16_flops=(0.0 if quantized_dense else dense_flops, 0, 0, 0))
     else:
         mlp = Operator("mlp", L, m + 1, (2 * m * d * ff, 0, 0, 0), ((2 * d + (m - 1) * ff + ff) * a, 0, 0, 0),
                        model.mlp_params / model.tp * w, False, True)
@@ -214,7 +222,7 @@ def operators(model: Model) -> tuple[Operator, ...]:
         mlp,
         *comm,
         Operator("lm_head", 1, 3, (0, 0, 0, 2 * d * v), (0, 0, 0, (d + 2 * v) * a),
-                 model.lm_head_bytes, True, True),
+                 model.lm_head_bytes, True, False),  # a BF16 head (Model.lm_head_bytes), BF16 math
     )
 
 
@@ -228,7 +236,7 @@ class Rates:
     """The achieved rates a model is priced at on a GPU."""
 
     gemm_flops: float  # FLOP/s of the GEMMs (weights' precision)
-    attention_flops: float  # FLOP/s of attention (BF16)
+    bf16_flops: float  # FLOP/s of BF16 math (attention, the LM head, a partly quantised model's BF16 layers)
     bandwidth: float  # bytes/s
 
 
@@ -241,7 +249,7 @@ def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_AS
     cap = a.measured_ceilings
     return Rates(
         gemm_flops=gpu.peak_flops(prec) * (gpu.gemm_ceiling(prec) if cap else 1.0) * a.compute_eff,
-        attention_flops=gpu.peak_flops("bf16") * (gpu.gemm_ceiling("bf16") if cap else 1.0) * a.compute_eff,
+        bf16_flops=gpu.peak_flops("bf16") * (gpu.gemm_ceiling("bf16") if cap else 1.0) * a.compute_eff,
         bandwidth=gpu.hbm_bandwidth * (gpu.hbm_ceiling() if cap else 1.0) * a.memory_eff,
     )
 
@@ -654,8 +662,10 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
                            ) -> StepTimeCoefficients:
     rates = achieved_rates(gpu, model, assumptions)
     ops = operators(model)
-    rate = np.array([[rates.gemm_flops if op.tensor_precision else rates.attention_flops]
+    rate = np.array([[rates.gemm_flops if op.tensor_precision else rates.bf16_flops]
                      for op in ops])
+    flops = np.array([op.flops for op in ops], dtype=float)
+    bf16 = np.array([op.bf16_flops for op in ops], dtype=float)
     runs = np.array([[op.runs] for op in ops], dtype=float)
     memory = runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth
     weight_s = runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth
@@ -666,7 +676,7 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
             memory[j] = (op.runs * 2 * per_token, 0, 0, 0)
             weight_s[j] = op.runs * 2 * assumptions.allreduce_latency_s
     return StepTimeCoefficients(
-        compute=runs * np.array([op.flops for op in ops], dtype=float) / rate,
+        compute=runs * (flops / rate + bf16 / rates.bf16_flops),
         memory=memory,
         weight_s=weight_s,
         on_samples=np.array([op.on_samples for op in ops]),
@@ -680,7 +690,7 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
         overlap_host=assumptions.overlap_host,
-        flop_matrix=runs * np.array([op.flops for op in ops], dtype=float),
+        flop_matrix=runs * (flops + bf16),
         byte_matrix=runs * np.array([op.bytes for op in ops], dtype=float),
         weight_bytes=runs[:, 0] * np.array([op.weight_bytes for op in ops]),
         kv_bytes_per_token=runs[:, 0] * np.array([op.bytes[2] for op in ops]),

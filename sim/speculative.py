@@ -45,7 +45,7 @@ from sim.cost import (
 )
 from sim.hardware import GPU
 from sim.memory import memory_plan
-from sim.models import DRAFT_MODEL, MODELS, Model
+from sim.models import BYTES_PER_ELEMENT, DRAFT_MODEL, MODELS, Model
 from sim.validate import check_float, check_int
 
 # ---- ranges (the page's widgets use the same bounds) ----
@@ -359,13 +359,14 @@ def drafter_held(target: Model, method: Method, k: int | None = None) -> Model |
     A draft LM whole. An EAGLE-style head: its decoder layer (and that layer's KV cache), plus its own
     LM head where it has a vocabulary of its own (EAGLE-3's); EAGLE reads the target's embedding and
     LM head, so a one-row vocabulary stands in for them. Medusa: one head per draft (``k``, default
-    the method's), each a residual block (d x d) and its own LM head (d x V), at the precision of the
-    target's dense weights (Medusa-1: ~10 % of a 7B model with 5 heads)."""
+    the method's), each a residual block (d x d) and its own LM head (d x V), BF16 as the target's LM
+    head is held and read (``Model.lm_head_bytes``; the timing reads each head as that LM head:
+    ``_medusa_head_step``; Medusa-1: ~10 % of a 7B model with 5 heads)."""
     if method.held_heads:
         heads = method.k if k is None else int(k)
         d, v = target.hidden, target.vocab
         return HeldHeads(f"{method.name} heads ({heads})", heads * (d * d + d * v),
-                         target.dense_bytes_per_element, target.tp)
+                         BYTES_PER_ELEMENT["bf16"], target.tp)
     if method.drafter == "model":
         draft = draft_model_for(target)
         return dataclasses.replace(draft, name=f"draft model {draft.name}")

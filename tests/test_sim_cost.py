@@ -186,13 +186,40 @@ def test_rates_are_shares_of_the_gpus_own_microbenchmarks(gpu, weights):
     assert rates.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec) * a.compute_eff)
     assert rates.bandwidth == pytest.approx(g.hbm_bandwidth * g.hbm_ceiling() * a.memory_eff)
     attention = g.peak_flops("bf16") * g.gemm_ceiling("bf16") * a.compute_eff
-    assert rates.attention_flops == pytest.approx(attention)
+    assert rates.bf16_flops == pytest.approx(attention)
     assert 0 < g.gemm_ceiling(prec) <= 1 and 0 < g.hbm_ceiling() <= 1
     best = cost.achieved_rates(g, model, cost.Assumptions(compute_eff=1.0, memory_eff=1.0))
     assert best.gemm_flops == pytest.approx(g.peak_flops(prec) * g.gemm_ceiling(prec))
     assert best.gemm_flops <= g.peak_flops(prec) and best.bandwidth <= g.hbm_bandwidth
     spec = cost.achieved_rates(g, model, ROOFLINE_FLOOR)
     assert (spec.gemm_flops, spec.bandwidth) == (g.peak_flops(prec), g.hbm_bandwidth)
+
+
+@pytest.mark.parametrize("gpu, model, weights", [("H100 SXM", "Llama-3.1-8B", "fp8"),
+                                                  ("B200", "Llama-3.1-8B", "nvfp4"),
+                                                  ("B200", "gpt-oss-120b", "mxfp4"),
+                                                  ("H100 SXM", "Qwen3-30B-A3B", "fp8")])
+def test_bf16_weights_run_bf16_math(gpu, model, weights):
+    """The LM head is held and read in BF16 (Model.lm_head_bytes), so its math runs at the BF16 rate,
+    not the quantised weights' FP8 or FP4 rate; in a mixture quantised only in its experts (gpt-oss)
+    the router, shared experts and dense layers are BF16 too, and only the experts' math runs at FP4."""
+    g, m = GPUS[gpu], ALL_MODELS[model].with_precision(weights, "bf16")
+    rates = cost.achieved_rates(g, m)
+    assert rates.gemm_flops > 1.5 * rates.bf16_flops  # the quantised rate is the faster one
+    step = decode_step_cost(g, m, 256, 1024)
+    head = step.operators["lm_head"]
+    assert float(head.compute_time_s) == pytest.approx(float(head.flops) / rates.bf16_flops)
+    mlp = step.operators["mlp"]
+    ops = {op.name: op for op in cost.operators(m)}
+    expert_part = ops["mlp"].runs * ops["mlp"].flops[0] * 256
+    bf16_part = ops["mlp"].runs * ops["mlp"].bf16_flops[0] * 256
+    assert float(mlp.flops) == pytest.approx(expert_part + bf16_part)
+    assert float(mlp.compute_time_s) == pytest.approx(
+        expert_part / rates.gemm_flops + bf16_part / rates.bf16_flops)
+    if m.quant_scope == "experts":
+        assert bf16_part > 0  # gpt-oss: its router
+    else:
+        assert bf16_part == 0
 
 
 def test_gpus_without_a_microbenchmark_take_the_measured_gpus_median():

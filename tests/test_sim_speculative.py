@@ -454,6 +454,19 @@ def test_every_drafter_that_holds_weights_counts_them():
     assert medusa.with_tp(2).served_weight_bytes == pytest.approx(medusa.served_weight_bytes / 2)
 
 
+@pytest.mark.parametrize("weights", ["bf16", "fp8", "int4"])
+def test_medusas_heads_are_held_as_they_are_read(weights):
+    """Each head is held in BF16, as the target's LM head is, and a draft step reads that many bytes
+    (the step is timed as the target's own LM head grown by the head's residual block): an FP8 target
+    had held its heads at one byte a weight while each draft step read two."""
+    target = MODELS["Llama-3.1-8B"].with_precision(weights, "bf16")
+    medusa = spec.METHODS["Medusa"]
+    held = spec.drafter_held(target, medusa, k=1)
+    rc = spec.round_cost(H100, target, medusa, 1, 1, 1024)
+    assert held.served_weight_bytes == pytest.approx(target.hidden * (target.hidden + target.vocab) * 2)
+    assert float(rc.draft.bytes) == pytest.approx(held.served_weight_bytes, rel=0.01)  # + its activations
+
+
 def test_a_windowed_targets_head_holds_only_its_window():
     """An EAGLE head of Mistral-7B (every layer windowed) is windowed too: past the window its KV
     stops growing, as the target's does (the plan counted the head's KV as full attention)."""

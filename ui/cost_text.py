@@ -18,7 +18,7 @@ STEP_MODEL_MD = r"""
 One engine step runs the model once over a batch. Sequence *i* brings $q_i$ new tokens and has $c_i$
 cached. The step is described by $T=\sum q_i$ new tokens, $P=\sum q_i\,(c_i+\tfrac{q_i+1}{2})$ causal
 attention pairs, $K=\sum(c_i+q_i)$ tokens of KV cache read or written, and $S$ positions that sample
-(the last token of a prompt or chunk, every decode token, every verified draft).
+(the last token of a prompt, in its last chunk; every decode token; every verified draft).
 
 Each operator runs as its own kernels, one after another; **within** one, math and memory overlap:
 
@@ -38,8 +38,9 @@ $$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\
 $F$ is the GPU's best measured GEMM rate at the weights' precision and $B$ its STREAM-like
 bandwidth (the microbenchmark rows of measured.csv); $\eta_c$ and $\eta_m$ are the shares of them a
 serving step's kernels reach, the same for every GPU. GEMMs run at the weights' precision where the
-GPU has tensor cores for it (FP8 weights: FP8 math from Hopper and MI300X on; FP4 from Blackwell),
-otherwise weight-only at BF16 math (INT8, INT4; FP8 on an A100), attention at BF16. Without a
+GPU has tensor cores for it (FP8 weights: FP8 math on Ada, Hopper and MI300X; FP4 on Blackwell),
+otherwise weight-only at BF16 math (INT8, INT4; FP8 on an A100); attention and the BF16 LM head run
+at BF16. Without a
 CUDA graph (steps over the capture size) a run of kernels takes at least their CPU launch time:
 $t_\text{op}=\max(\ldots + n\,t_\text{kernel},\; n\,t_\text{launch})$. `nvidia-smi` utilization is
 the share of wall time with a kernel running, $\sum t_\text{op}/t_\text{step}$; MFU = FLOP /
