@@ -177,9 +177,13 @@ highest_out = max((r for r in rows if r.metrics.output_tok_s == out_hi), key=lam
 cont, stat = by_key["continuous"], by_key["static"]
 
 
-def _tok_s(value: float) -> str | None:
-    """A goodput's tokens a second under its metric (none where the scenario did not run)."""
-    return None if math.isnan(value) else fmt.rate(value, "tok/s")
+def _goodput_delta(m, offered_rps: float) -> str | None:
+    """Under a goodput: of how many requests a second offered (the goodput cannot exceed it, so two
+    setups on the same offered rate read alike however far apart their capacities are), and its tokens
+    a second (none where the scenario did not run)."""
+    if math.isnan(m.goodput_tok_s):
+        return None
+    return f"of {offered_rps:g} req/s offered · {fmt.rate(m.goodput_tok_s, 'tok/s')}"
 
 
 with headline, metric_row():
@@ -187,11 +191,11 @@ with headline, metric_row():
               help=define("GPU utilization (utilization.gpu)")
               + f" Lowest and highest over the {len(rows)} scenarios below.")
     st.metric("Goodput, continuous", fmt.rate(cont.goodput_rps, "req/s"), border=True,
-              delta=_tok_s(cont.goodput_tok_s), delta_color="off", delta_arrow="off",
+              delta=_goodput_delta(cont, runs.moderate_rate_rps), delta_color="off", delta_arrow="off",
               help=define("Goodput") + f" Continuous batching, requests arriving at "
                                        f"{runs.moderate_rate_rps:g}/s.")
     st.metric("Goodput, static", fmt.rate(stat.goodput_rps, "req/s"), border=True,
-              delta=_tok_s(stat.goodput_tok_s), delta_color="off", delta_arrow="off",
+              delta=_goodput_delta(stat, runs.moderate_rate_rps), delta_color="off", delta_arrow="off",
               help=define("Goodput") + " Static batching, on the same arrivals.")
     st.metric("MFU", percent_range(mfu_lo, mfu_hi), border=True,
               help=define("MFU") + " Lowest and highest over the scenarios.")
@@ -211,7 +215,8 @@ with text:
             + f", and the same {fmt.seconds(slo.ttft_s)} / "
             f"{fmt.seconds(slo.tpot_s)} targets; utilization reads "
             f"{fmt.percent(cont.utilization_gpu, 0)} continuous and {fmt.percent(stat.utilization_gpu, 0)} "
-            "static.")
+            f"static. The offered rate is a power of two at most {MODERATE_LOAD:.0%} of what this setup "
+            "serves flat out, so compare setups' goodput as a share of what each was offered.")
         fastest_tpot_s = runs.phases.decode_step_s  # one user's decode step: no request's TPOT is shorter
         # What shortens a decode step: fewer bytes a step (where smaller weights exist), more GPUs' bandwidth
         tpot_levers = [*(["smaller weights"] if setup.model.weight_dtype in ("bf16", "fp16", "fp8", "int8")
@@ -318,6 +323,7 @@ hour).
                        f"met both targets (DistServe's attainment goal). The TTFT is the simulation's, with "
                        f"each hour {fmt.seconds(day.window_s)} long.")
         st.metric("Longest wait, real hours", fmt.duration(day.real_time_worst_wait_s), border=True,
+                  delta="the day's shape: any setup", delta_color="off", delta_arrow="off",
                   help="The wait the backlog would reach if every hour lasted 3,600 s (a fluid estimate: "
                        "backlog / the flat-out rate, every slot busy, no latency target). The backlog and "
                        "that rate both scale with the card, since the day's load is a share of it, so this "

@@ -603,3 +603,19 @@ def test_the_mixture_caption_compares_with_the_steps_own_compute_bound_batch(par
         assert "only after the step has turned compute-bound" in text
     else:
         assert "only after" not in text
+
+
+def test_the_roofline_says_per_gpu_under_tensor_parallelism():
+    """Under tensor parallelism the points are one GPU's rates: the axis says so (a reader comparing a
+    whole 8-GPU node's figure would misread it eightfold); on one GPU it needs no qualifier."""
+    from sim.cost import DEFAULT_ASSUMPTIONS
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from sim.phases import two_phases
+    from ui.fig_phases import roofline_figure
+
+    for tp, title in ((1, "Achieved TFLOP/s"), (8, "Achieved TFLOP/s per GPU")):
+        model = MODELS["Llama-3.1-70B"].with_tp(tp)
+        r = two_phases(GPUS["H200 SXM"], model, 2048, 1, 512, DEFAULT_ASSUMPTIONS)
+        fig = roofline_figure(r, GPUS["H200 SXM"], model, DEFAULT_ASSUMPTIONS)
+        assert fig.layout.yaxis.title.text == title

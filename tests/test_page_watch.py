@@ -342,3 +342,27 @@ def test_idle_tensor_cores_after_speculation_get_their_verdict_without_a_false_a
     (row,) = [r for r in at.table[0].value.to_dict("records") if "Tensor cores idle" in r["Failure"]]
     assert "(with speculative decoding) → **fires**" in row["Value in the scenario"]
     assert not any("still firing after the fix, *Tensor cores idle" in c.value for c in at.caption)
+
+
+def test_each_goodput_names_the_rate_it_was_offered():
+    """Goodput cannot exceed the offered rate, a power of two under each setup's capacity: H200 read
+    16.1 req/s beside H100's 15.9 on the same 16/s offered, so each metric says what it was offered."""
+    for params, offered in (({}, "16"), ({"gpu": "H100 SXM", "weights": "fp8"}, "32")):
+        at = open_app(PAGE, params)
+        _ok(at)
+        for label in ("Goodput, continuous", "Goodput, static"):
+            m = next(x for x in at.metric if x.label == label)
+            assert m.proto.delta.startswith(f"of {offered} req/s offered · "), (params, m.proto.delta)
+        assert any("goodput as a share of what each was offered" in c.value for c in at.caption)
+
+
+def test_the_real_hours_wait_says_it_is_the_same_on_every_setup():
+    """The day's load is a share of each setup's own flat-out rate, so the fluid wait follows from the
+    day's shape alone: the metric says so where it is shown, not only in its help."""
+    waits = set()
+    for params in ({}, {"gpu": "L4"}, {"gpu": "A100 80GB SXM", "model": "Llama-2-7B"}):
+        at = open_app(PAGE, params)
+        m = next(x for x in at.metric if x.label == "Longest wait, real hours")
+        assert m.proto.delta == "the day's shape: any setup"
+        waits.add(m.value)
+    assert len(waits) == 1

@@ -126,7 +126,8 @@ def roofline_figure(result: TwoPhases, gpu: GPU, model: Model, assumptions: Assu
         # inside the plot it covered the decode point's label on a phone.
         margin=dict(t=10),
         xaxis=dict(type="log", range=[x_lo, x_hi], dtick=1, title="Arithmetic intensity (FLOP/byte)"),
-        yaxis=dict(type="log", range=[y_lo, y_hi], dtick=1, title="Achieved TFLOP/s"),
+        yaxis=dict(type="log", range=[y_lo, y_hi], dtick=1,
+                   title="Achieved TFLOP/s" + (" per GPU" if model.tp > 1 else "")),
     )
     return figure(traces, layout, height=360)
 
