@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from sim.chunked import DEFAULT_CONTEXT_TOKENS as CHUNK_CONTEXT
-from sim.cost import gemm_ridge_batch
+from sim.cost import decode_step_cost, gemm_ridge_batch
 from sim.memory import fit_levers, memory_plan
 from sim.paging import (
     CARD_N_REQUESTS,
@@ -276,14 +276,28 @@ else:
                    f"{fit.batch_gain:.1f}×. A deployment can raise the cap: with all "
                    f"{fmt.count(fit.batch['paged'])} decoding, {fmt.rate(fit.uncapped_paged_tokens_per_s)}.")
     elif fit.batch["paged"] > min(ridge, cb) and fit.throughput_gain < 1.5:
-        st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
-                   f"{fit.throughput_gain:.2f}× the tokens per second here: past about "
-                   f"{min(ridge, cb):,.0f} sequences the "
-                   + ("weight GEMMs turn compute-bound (the whole step, attention's KV reads included, "
-                      + (f"only from batch {fmt.count(cb)}" if math.isfinite(cb) else "never")
-                      + ": the card above)" if ridge < cb
+        # Where the paged batch's decode step goes: attention reading every sequence's KV cache, or the
+        # weight GEMMs (read once a step, their math growing with the batch).
+        step = decode_step_cost(setup.gpu, setup.model, runs_max, fit.context_tokens, setup.assumptions)
+        kv_s = float(step.operators["attention"].time_s)
+        gemm_s = sum(float(step.operators[name].time_s) for name in ("qkv", "o_proj", "mlp", "lm_head"))
+        step_s = float(step.time_s)
+        if kv_s >= gemm_s:
+            why = (f"at its batch of {fmt.count(runs_max)} a decode step takes {fmt.seconds(step_s)}, "
+                   f"{fmt.seconds(kv_s)} ({fmt.percent(kv_s / step_s, 0)}) of it attention reading each "
+                   "sequence's KV cache, a cost every added sequence brings again, while the weights are "
+                   "read once a step whatever the batch"
+                   + (f"; past about {ridge:,.0f} sequences the weight GEMMs turn compute-bound too"
+                      if ridge < runs_max else ""))
+        else:
+            why = (f"past about {min(ridge, cb):,.0f} sequences the "
+                   + ("weight GEMMs turn compute-bound (the whole step, with attention's KV reads, "
+                      + (f"only from batch {fmt.count(cb)}, the card above)" if math.isfinite(cb)
+                         else "never does)") if ridge < cb
                       else "decode step turns compute-bound")
-                   + ", and each extra sequence brings its own math and its own KV reads"
+                   + ", and each extra sequence brings its own math and its own KV reads")
+        st.caption(f"Paging fits {fit.batch_gain:.1f}× the requests but buys only "
+                   f"{fit.throughput_gain:.2f}× the tokens per second here: " + why
                    + (f" (vLLM also decodes at most {fit.max_seqs:,} at once, but with all "
                       f"{fmt.count(fit.batch['paged'])} decoding paging's rate would rise only "
                       f"{fmt.percent(uncapped_gain - 1, 0)}, to "

@@ -448,3 +448,14 @@ def test_the_card_charts_batch_axis_is_fixed_to_what_it_draws():
     # Short lines: on one line (about 215 px) it ran off a phone's chart for Llama-3.1-405B on 8 x H200,
     # where the line sits near the middle of a ~260-px plot.
     assert max(len(line) for line in label["text"].split("<br>")) <= 16
+
+
+def test_a_step_spent_on_kv_reads_is_blamed_on_them_not_on_the_gemms():
+    """A100 + Llama-2-7B (MHA, 512 KiB of KV a token): at the paged batch attention's KV reads are 41
+    of a 60 ms step, so 4.5x the requests buying 1.45x is the KV reads' doing, not compute-bound GEMMs
+    (the caption had blamed the GEMMs, with a clause that read "..., never: the card above)")."""
+    caption = _card_caption(open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "Llama-2-7B"}))
+    assert "a decode step takes 60 ms, 41 ms (68%) of it attention reading each sequence's KV" in caption
+    assert "never:" not in caption
+    caption = _card_caption(open_app(PAGE, {"gpu": "H200 SXM"}))  # there the GEMMs do turn compute-bound
+    assert "weight GEMMs turn compute-bound (the whole step, with attention's KV reads, only from" in caption
