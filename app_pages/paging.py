@@ -278,10 +278,10 @@ else:
     elif fit.batch["paged"] > min(ridge, cb) and fit.throughput_gain < 1.5:
         # Where the paged batch's decode step goes: attention reading every sequence's KV cache, or the
         # weight GEMMs (read once a step, their math growing with the batch).
-        step = decode_step_cost(setup.gpu, setup.model, runs_max, fit.context_tokens, setup.assumptions)
-        kv_s = float(step.operators["attention"].time_s)
-        gemm_s = sum(float(step.operators[name].time_s) for name in ("qkv", "o_proj", "mlp", "lm_head"))
-        step_s = float(step.time_s)
+        paged_step = decode_step_cost(setup.gpu, setup.model, runs_max, fit.context_tokens, setup.assumptions)
+        kv_s = float(paged_step.operators["attention"].time_s)
+        gemm_s = sum(float(paged_step.operators[name].time_s) for name in ("qkv", "o_proj", "mlp", "lm_head"))
+        step_s = float(paged_step.time_s)
         if kv_s >= gemm_s:
             why = (f"at its batch of {fmt.count(runs_max)} a decode step takes {fmt.seconds(step_s)}, "
                    f"{fmt.seconds(kv_s)} ({fmt.percent(kv_s / step_s, 0)}) of it attention reading each "
