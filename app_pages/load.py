@@ -6,7 +6,7 @@ import streamlit as st
 from sim import load
 from sim.cost import decode_step_cost, prefill_cost
 from sim.hardware import GPUS, GiB
-from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU
+from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU, engine_max_batched_tokens
 from sim.metrics import BUSY_UTILIZATION
 from sim.paging import WORKLOADS as PAGING_WORKLOADS
 from ui import format as fmt
@@ -253,9 +253,9 @@ policy = st.radio(
     horizontal=True,
     key="load_policy",
     bind="query-params",
-    help="Prefill-first: vLLM's classic default. Decode-first: new prompts wait until the "
-    "running batch has finished. Chunked: Sarathi-Serve / vLLM chunked prefill, a "
-    "token budget a step, decodes first.",
+    help="Prefill-first: vLLM V0's default, whole prompts first, no chunking. Decode-first: new prompts "
+    "wait until the running batch has finished. Chunked: Sarathi-Serve / vLLM chunked prefill (always on "
+    "in vLLM V1), a token budget a step, decodes first.",
 )
 headline = st.container(key="load_headline")  # filled once the run is known
 
@@ -291,8 +291,9 @@ chunk = settings.select_slider(
     key="load_chunk",
     bind="query-params",
     width=230,
-    help="Chunked prefill only: new tokens a step, decodes included "
-    "(Sarathi-Serve: 512 for strict targets, 2,048 relaxed).",
+    help="Chunked prefill only: new tokens a step, decodes included (Sarathi-Serve: 512 for strict "
+    f"targets, 2,048 relaxed; vLLM V1's API server defaults to {engine_max_batched_tokens(setup.gpu):,} "
+    f"on the {setup.gpu.name}, its max_num_batched_tokens).",
 )
 targets_row = st.container(horizontal=True, wrap=True, gap="small", key="load_targets")
 preset = targets_row.radio(

@@ -525,3 +525,15 @@ def test_a_split_figure_that_is_a_ceiling_gives_its_gain_as_at_most():
     assert metric(at, "Per GPU, split").startswith("≤ ")
     said = " ".join(m.value for m in at.markdown if "Against the better colocated policy" in m.value)
     assert "at most" in said, said
+
+
+def test_the_chunk_budget_names_vllms_default_on_the_card():
+    """The page's chunked default is Sarathi-Serve's strict 512; vLLM V1's API server chunks at its
+    max_num_batched_tokens (8,192 on an H100, 2,048 on an A100), and the slider's help says which, as
+    the policy's help says prefill-first is V0's default (a V1 user runs neither of them by default)."""
+    for gpu, tokens in (("H100 SXM", "8,192"), ("A100 80GB SXM", "2,048")):
+        at = open_app(PAGE, {"gpu": gpu})
+        assert not at.exception
+        chunk_help = at.select_slider(key="load_chunk").help
+        assert f"vLLM V1's API server defaults to {tokens} on the {gpu}" in chunk_help
+        assert "vLLM V0's default" in at.radio(key="load_policy").help
