@@ -131,7 +131,7 @@ def _bars_chart(views: dict) -> None:
         n_ran = sum(r.metrics.ran for r in rows)
         chart(views["bars"], key="watch_bars", send_first=True,
               title=f"The same {'GPU' if setup.model.tp == 1 else 'GPUs'}, {n_ran} situations"
-                    + (f" ({len(rows) - n_ran} more do not fit)" if n_ran < len(rows) else "")
+                    + (f" ({len(rows) - n_ran} more cannot run here)" if n_ran < len(rows) else "")
                     + ": utilization barely moves, output spans orders of magnitude",
               alt=f"Utilization reads between {util_lo:.0%} and {util_hi:.0%} in every scenario, while "
                   f"output runs from {out_lo:,.0f} output tokens per second ({lowest_out.name}) to "
@@ -273,8 +273,9 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
              column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=210),
                             "What is happening": st.column_config.TextColumn(width="large"),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
-st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card, or its "
-            "requests are longer than the model reads (the positions its config.json gives). "
+st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. One "
+            f"marked “too long for the model” did not run either: its requests are longer than the "
+            f"{setup.model.max_positions:,} positions {setup.model.name} reads (its config.json). "
             if not all(r.metrics.ran for r in rows) else "")
            + "– : the run does not model it (a steady state has no queue and no whole requests, so no "
            "goodput either; the long-prompt rows follow one prompt, so their latency is that prompt's "
@@ -379,6 +380,13 @@ def _ran(*keys: str) -> bool:
     return not any(math.isnan(by_key[k].output_tok_s) for k in keys)
 
 
+def _not_run(what: str, *keys: str) -> tuple[str, str]:
+    """(what did not run, why: 'positions' where a row's requests pass the model's positions, else
+    'memory')."""
+    blocked = {r.blocked for r in rows if r.key in keys and not r.metrics.ran}
+    return what, "positions" if "positions" in blocked else "memory"
+
+
 def _ratio(a: str, b: str, field: str) -> str:
     x, y = getattr(by_key[a], field), getattr(by_key[b], field)
     return f"**{x / y:,.1f}×**" if y > 0 else "**∞**"
@@ -394,7 +402,7 @@ cont_m, stat_m = by_key["continuous"], by_key["static"]
 static_behind = not runs.static.keeps_up and runs.continuous.keeps_up
 fixes, not_run = [], []
 if not _ran("continuous", "static"):
-    not_run.append("section 01's batching")
+    not_run.append(_not_run("section 01's batching", "continuous", "static"))
 elif cont_m.slo_attainment < SLO_ATTAINMENT_GOAL:  # the fix does not meet the targets either
     fixes.append(f"continuous over static batching on the same arrivals is no fix for these targets: "
                  f"continuous batching meets them for only {fmt.percent(cont_m.slo_attainment, 0)} of its "
@@ -412,7 +420,7 @@ if _ran("paged", "reserved"):
     fixes.append("paged over reserved KV on the same card, output "
                  + _ratio("paged", "reserved", "output_tok_s"))
 else:
-    not_run.append("section 02's card")
+    not_run.append(_not_run("section 02's card", "paged", "reserved"))
 if _ran("speculative", "plain"):
     spec_gain = by_key["speculative"].output_tok_s / by_key["plain"].output_tok_s
     spec_txt = f"**{spec_gain:.2f}×**" if 0.9 <= spec_gain <= 1.1 else _ratio("speculative", "plain",
@@ -420,16 +428,28 @@ if _ran("speculative", "plain"):
     fixes.append(f"speculative over plain decode for one user, output {spec_txt}" if spec_gain >= 1.0 else
                  f"speculative decoding for one user is no fix here (output {spec_txt}: page 03 says why)")
 else:
-    not_run.append("section 03's speculative decoding")
+    not_run.append(_not_run("section 03's speculative decoding", "speculative", "plain"))
 if _ran("unchunked", "chunked"):
     fixes.append(f"chunking cuts the worst inter-token gap {_ratio('unchunked', 'chunked', 'itl_p99_s')}")
 else:
-    not_run.append("section 02's long prompt")
+    not_run.append(_not_run("section 02's long prompt", "unchunked", "chunked"))
 fixes_txt = ("; ".join(fixes[:-1]) + "; and " + fixes[-1] if len(fixes) > 1 else "".join(fixes))
-not_run_list = " and ".join(not_run) if len(not_run) < 3 else ", ".join(not_run[:-1]) + " and " + not_run[-1]
+
+
+def _and(items: list[str]) -> str:
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+too_big = [w for w, why in not_run if why == "memory"]
+too_long = [w for w, why in not_run if why == "positions"]
+not_run_list = "; ".join(
+    ([f"{_and(too_big)} did not fit on this {'card' if setup.model.tp == 1 else 'replica'}"]
+     if too_big else [])
+    + ([f"{_and(too_long)} asked for more than the {setup.model.max_positions:,} positions "
+        f"{setup.model.name} reads"] if too_long else []))
 compared = ("Compared like for like, on the same demand and the same GPU, the fixes move what users get: "
-            + fixes_txt + (f" ({not_run_list} did not fit on this card)" if not_run else "") + "."
-            if fixes else f"None of the like-for-like comparisons fits on this card ({not_run_list}).")
+            + fixes_txt + (f" ({not_run_list})" if not_run else "") + "."
+            if fixes else f"None of the like-for-like comparisons can run here ({not_run_list}).")
 st.info(
     "**Why monitoring has to look past it.** Utilization answers one question, *is a kernel "
     "running?*, and on a serving GPU the answer is "

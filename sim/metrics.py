@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -403,6 +403,10 @@ class Scenario:
     section: str  # "00".."03": the section that shows it
     what: str  # one line: what is happening
     metrics: ServingMetrics
+    #: Why a scenario did not run (``metrics`` is NOT_RUN): 'positions' where a request or context is
+    #: longer than the model reads (``Model.reads``), else 'memory' (it does not fit on the card); ''
+    #: where it ran.
+    blocked: str = ""
 
 
 @dataclass(frozen=True, repr=False)
@@ -571,6 +575,9 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
             return NOT_RUN
         return batching_metrics(run, slo=slo, kv_budget_bytes=kv)
 
+    def batching_blocked(*pair: BatchingRun) -> str:
+        return "positions" if not all(m.reads(longest_request_tokens(r)) for r in pair) else "memory"
+
     s, cp, fit = runs.speculation, runs.chunked, runs.fit
     n, slots = BATCH_REQUESTS, runs.slots
 
@@ -580,6 +587,10 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
         refuse is blank."""
         return all(can_run(g, m, b, c, drafter=drafter) for b, c in needs)
 
+    def too_long(*contexts: int) -> str:
+        """'positions' where one of the contexts is longer than the model reads, else 'memory'."""
+        return "positions" if not all(m.reads(int(c)) for c in contexts) else "memory"
+
     phases_ok = fits((PHASES_BATCH, PHASES_CONTEXT + 1), (1, PHASES_PROMPT))
     chunk_batch = cp.decode_batch + 1
     chunked_ok = (m.reads(max(cp.prompt_tokens, cp.context_tokens) + 1)
@@ -587,7 +598,19 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
     plain_ok = fits((s.batch, s.context_tokens + 1))
     spec_ok = fits((s.batch, s.context_tokens + int(s.method.verified_per_seq(s.k))),
                    drafter=spec.drafter_held(m, s.method, s.k))
-    return [
+    blocked = {
+        "batch1": too_long(PHASES_CONTEXT + 1, PHASES_PROMPT),
+        "static": batching_blocked(runs.static, runs.continuous),
+        "continuous": batching_blocked(runs.static, runs.continuous),
+        "reserved": "memory" if m.reads(fit.longest_request_tokens) else "positions",
+        "paged": "memory" if m.reads(fit.longest_request_tokens) else "positions",
+        "unchunked": too_long(max(cp.prompt_tokens, cp.context_tokens) + 1),
+        "chunked": too_long(max(cp.prompt_tokens, cp.context_tokens) + 1),
+        "plain": too_long(s.context_tokens + 1),
+        "speculative": too_long(s.context_tokens + int(s.method.verified_per_seq(s.k))),
+        "overload": batching_blocked(runs.overload, runs.overload_static),
+    }
+    rows = [
         Scenario("batch1", "Batch-1 decode", "00",
                  f"One user, page 00's two measurements: a {PHASES_PROMPT:,}-token prompt's prefill "
                  f"(TTFT), and decode one token a step at {PHASES_CONTEXT:,} tokens of context",
@@ -623,6 +646,7 @@ def measure(runs: ScenarioRuns, slo: SLO = SLO()) -> list[Scenario]:
                  f"more than the {runs.flat_out_rps:.3g}/s at which it finishes a backlog of {n:,}",
                  batching(runs.overload, runs.overload, runs.overload_static)),
     ]
+    return [r if r.metrics.ran else replace(r, blocked=blocked[r.key]) for r in rows]
 
 
 def scenarios(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,

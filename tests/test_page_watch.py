@@ -366,3 +366,20 @@ def test_the_real_hours_wait_says_it_is_the_same_on_every_setup():
         assert m.proto.delta == "the day's shape: any setup"
         waits.add(m.value)
     assert len(waits) == 1
+
+
+def test_rows_refused_for_the_models_positions_say_so_not_that_they_do_not_fit():
+    """GPT-J-6B on an A100 80GB: 11 GiB of weights fit easily; what stops section 02's rows is the
+    model's 2,048 positions. The table, the chart and the closing box had all said 'does not fit'."""
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "GPT-J-6B"})
+    _ok(at)
+    names = at.dataframe[0].value["Scenario"].tolist()
+    assert "02 · Paged KV cache (too long for the model)" in names
+    assert not any(n.endswith("(does not fit)") for n in names)
+    box = next(i.value for i in at.info if "Compared like for like" in i.value)
+    assert "asked for more than the 2,048 positions GPT-J-6B reads" in box and "did not fit" not in box
+    bars = next(c for c in at.get("plotly_chart") if "too long" in c.proto.spec)
+    assert "does not fit" not in bars.proto.spec
+    # On an L4 the long prompt's row is refused for memory, and says so.
+    box = next(i.value for i in open_app(PAGE, {"gpu": "L4"}).info if "Compared like for like" in i.value)
+    assert "(section 02's long prompt did not fit on this card)" in box

@@ -527,3 +527,19 @@ def test_scenario_rates_are_powers_of_two_inside_the_rate_range(x, up):
     if 2.0 ** RATE_EXPONENTS[0] <= x <= 2.0 ** RATE_EXPONENTS[1]:
         assert (rate >= x) if up else (rate <= x)
         assert (rate / 2 < x) if up else (rate * 2 > x)
+
+
+def test_a_row_that_did_not_run_says_whether_memory_or_positions_stopped_it():
+    """GPT-J-6B (2,048 positions) on an A100 80GB: section 02's rows ask for longer requests than the
+    model reads; Llama-3.1-8B on an L4: the long prompt's batch does not fit the card. A row that ran
+    has no reason."""
+    from sim.hardware import GPUS
+    from sim.metrics import scenarios
+    from sim.models import ALL_MODELS
+
+    rows = {r.key: r for r in scenarios(GPUS["A100 80GB SXM"], ALL_MODELS["GPT-J-6B"])}
+    assert {k for k, r in rows.items() if not r.metrics.ran} == {"reserved", "paged", "unchunked", "chunked"}
+    assert all(r.blocked == ("" if r.metrics.ran else "positions") for r in rows.values())
+    rows = {r.key: r for r in scenarios(GPUS["L4"], ALL_MODELS["Llama-3.1-8B"])}
+    assert rows["chunked"].blocked == rows["unchunked"].blocked == "memory"
+    assert not rows["chunked"].metrics.ran

@@ -62,6 +62,14 @@ def _label(row: Scenario) -> str:
     return f"{row.section} · {row.name}"
 
 
+def not_run_words(row: Scenario) -> str:
+    """Why a scenario did not run, short: 'too long for the model' (its requests or context pass the
+    model's positions) or 'does not fit' (the card's memory); '' where it ran."""
+    if row.metrics.ran:
+        return ""
+    return "too long for the model" if row.blocked == "positions" else "does not fit"
+
+
 def row_settings(runs: ScenarioRuns) -> dict[str, tuple[str, dict[str, str]]]:
     """Each scenario row's page and the URL parameters that set that page to the row's settings
     (none: the page's first view). The page then shows the row's numbers (tests/test_consistency.py)."""
@@ -97,7 +105,7 @@ def scenario_table(rows: list[Scenario], links: list[str] | None = None) -> pa.T
     """The table on screen: one row per scenario, formatted strings ('–' where not modelled), and a
     link to each row's page at its settings. An Arrow table, which ``st.dataframe`` sends as it is:
     a pandas frame cost about 2 ms a run to build and convert (README, "Speed")."""
-    data = {"Scenario": [_label(r) + ("" if r.metrics.ran else " (does not fit)") for r in rows]}
+    data = {"Scenario": [_label(r) + ("" if r.metrics.ran else f" ({not_run_words(r)})") for r in rows]}
     if links is not None:  # beside the name: a wide table scrolls, and the last column was off screen
         data[LINK_COLUMN] = links
     for f in TABLE_FIELDS:
@@ -158,8 +166,8 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
              # A row that did not run says so beside its empty bar (Plotly draws no text on a NaN bar,
              # so the output panel could not carry it), in the caption's words and short: "does not fit
              # on this card" ran past a phone's chart (gpt-oss-120b on one H100).
-             text=["does not fit" if mi else f"{u:.0f}%"
-                   for u, mi in zip(util, missing, strict=True)],
+             text=[("too long" if r.blocked == "positions" else "does not fit") if mi else f"{u:.0f}%"
+                   for u, mi, r in zip(util, missing, rows, strict=True)],
              textposition=["outside" if mi else "inside" for mi in missing], cliponaxis=False,
              insidetextanchor="end",
              textfont=dict(color=[COLORS["muted"] if mi else "white" for mi in missing]), customdata=custom,
