@@ -163,7 +163,9 @@ st.markdown(
        if fit.dropped_requests and setup.model.reads(fit.longest_request_tokens) else ""))
 # The weights first (no length helps where they do not fit), then the model's positions.
 card_reads = not fit.fits or reads_or_say(
-    setup, fit.longest_request_tokens, f"The longest prompt with room for {card_max:,} output tokens",
+    # Said only where no request is left (card_fit leaves out the longer ones): the shortest one's length.
+    setup, fit.longest_request_tokens, f"Even the workload's shortest prompt with room for {card_max:,} "
+    "output tokens",
     levers="Lower the max output length on this section", section=True)
 if not card_reads:
     pass  # said above; no numbers

@@ -459,3 +459,13 @@ def test_a_step_spent_on_kv_reads_is_blamed_on_them_not_on_the_gemms():
     assert "never:" not in caption
     caption = _card_caption(open_app(PAGE, {"gpu": "H200 SXM"}))  # there the GEMMs do turn compute-bound
     assert "weight GEMMs turn compute-bound (the whole step, with attention's KV reads, only from" in caption
+
+
+def test_a_card_where_every_request_is_too_long_names_the_shortest():
+    """GPT-J-6B (2,048 positions) with room for 2,048 output tokens: every request is left out, and the
+    2,050 tokens the notice gives are the shortest request's; it had called them the longest prompt."""
+    at = open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "GPT-J-6B"})
+    _ok(at)
+    notice = next(e.value for e in at.error if "positions" in e.value)
+    assert "Even the workload's shortest prompt with room for 2,048 output tokens" in notice
+    assert "2,050" in notice and "longest prompt" not in notice
