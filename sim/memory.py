@@ -342,13 +342,15 @@ def describe(plan: MemoryPlan, levers: str | None = None) -> str:
     the weights alone do not fit, ``levers`` (``fit_levers``) says what would."""
     if not plan.weights_fit:
         need = plan.weight_bytes + plan.activation_bytes
-        return (f"The weights of {plan.model_name} ({gib(plan.weight_bytes):,.1f} GiB, as the engine holds "
-                f"them) "
+        share = "" if plan.gpus == 1 else f" a GPU, its share on {plan.gpus} GPUs"
+        return (f"The weights of {plan.model_name} ({gib(plan.weight_bytes):,.1f} GiB{share}, as the engine "
+                f"holds them) "
                 f"and the engine's start-up reserve ({gib(plan.activation_bytes):,.1f} GiB: activations, the "
                 f"sampler's warm-up, CUDA context) need {gib(need):,.1f} GiB, more than the "
                 f"{gib(plan.budget_bytes):,.1f} GiB an engine may use on {plan.where} "
                 f"({plan.utilization:.0%} of {gib(plan.total_bytes):,.1f} GiB): it does not fit on "
-                f"this card at all." + (f" Pick {levers}." if levers else ""))
+                + ("this card at all." if plan.gpus == 1 else f"{plan.gpus} of them at all.")
+                + (f" Pick {levers}." if levers else ""))
     if plan.fits:
         return (f"Fits: {gib(plan.used_bytes):,.1f} of {gib(plan.budget_bytes):,.1f} GiB "
                 f"(weights {gib(plan.weight_bytes):,.1f}, KV cache {gib(plan.kv_bytes):,.1f}); "

@@ -537,3 +537,13 @@ def test_the_chunk_budget_names_vllms_default_on_the_card():
         chunk_help = at.select_slider(key="load_chunk").help
         assert f"vLLM V1's API server defaults to {tokens} on the {gpu}" in chunk_help
         assert "vLLM V0's default" in at.radio(key="load_policy").help
+
+
+def test_weights_that_do_not_fit_are_not_blamed_on_the_pages_scenario():
+    """L4 + Llama-3.1-70B: the weights alone do not fit, so the notice names them, not "The longest
+    request of this workload: The weights of ..." (as if the request were what did not fit)."""
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert not at.exception
+    notice = at.error[0].value
+    assert "so no numbers are shown for it.** The weights of Llama-3.1-70B" in notice
+    assert "longest request" not in notice

@@ -103,6 +103,12 @@ def test_the_issues_impossible_setups_are_refused():
     assert "largest batch that fits" in describe(plan)
     big = memory_plan(GPUS["L4"], MODELS["Llama-3.1-70B"], 1, 1)
     assert not big.weights_fit and "does not fit on this card at all" in describe(big)
+    assert "a GPU, its share" not in describe(big)
+    # Split over GPUs, the weights named are one GPU's share, and the replica is not 'this card'.
+    split = memory_plan(GPUS["B200"], ALL_MODELS["DeepSeek-V3"].with_tp(8), 1, 512)
+    text = describe(split)
+    assert not split.weights_fit and "GiB a GPU, its share on 8 GPUs" in text
+    assert "this card" not in text and "does not fit on 8 of them at all" in text
     # Binary units, as the driver reports them: an "80 GB" H100 is 81,559 MiB.
     assert H100.hbm_bytes == 81559 * 2**20
 

@@ -67,7 +67,13 @@ def fits_or_say(setup, batch: int, context_tokens: int, what: str, *, drafter=No
         lead = "These settings do not fit in memory on this setup, so no numbers are shown for them."
     else:
         lead = "This setup does not fit in memory, so no numbers are shown for it."
-    st.error(f"**{lead}** {what}: " + describe(plan, sidebar), icon=":material/memory_alt:")
+    # Where the weights alone do not fit, the page's own scenario (``what``) is not what fails: the
+    # sentence names the weights ("The longest request of this workload: The weights of ..." had read
+    # as if the request were too big).
+    target_fits = plan.weights_fit or (drafter is not None and memory_plan(
+        setup.gpu, setup.model, int(batch), int(context_tokens)).weights_fit)
+    st.error(f"**{lead}** " + (f"{what}: " if target_fits else "") + describe(plan, sidebar),
+             icon=":material/memory_alt:")
     n = smallest_gpu_count(setup.gpu, setup.model, int(batch), int(context_tokens), drafter=drafter)
     split = (f"It fits on **{n} x {setup.gpu.name}** (GPUs per replica in the sidebar). "
              if n and n > setup.model.tp else "")
