@@ -541,8 +541,9 @@ higher (an hour's sample of lengths can beat the backlog's average by a few perc
         "Host overhead counts as no kernel running. A speculative round pays it once for its k draft "
         "steps and the verify pass together (the drafts run back to back on the GPU), so its row reads "
         "a little higher than plain decode's, which pays it every step, while doing more.",
-        "Preemptions are modelled only by section 02's 64-page pool; the table leaves the column out "
-        "and the failure list reads the pool.",
+        "Of these scenarios only section 02's 64-page pool evicts requests (section 05's scheduler "
+        "evicts and recomputes under load too, on its own page); the table leaves the column out and "
+        "the failure list reads the pool.",
         "The alert thresholds and windows are starting points to tune, not standards.",
         "One replica on the sidebar's GPUs per replica (tensor parallelism splits the weights and KV heads "
         "and adds two all-reduces a layer, as in section 00); the roofline is a floor on step time, a "

@@ -249,11 +249,6 @@ class BatchingRun:
         wanted = 1.0 - self.unused_share
         return min(1.0, self.useful_share / wanted) if wanted > 0 else 1.0
 
-    @property
-    def wasted_share(self) -> float:
-        """Share of the capacity computing padding or left empty while requests waited."""
-        return self.padding_share + self.idle_waiting_share
-
     def __repr__(self) -> str:
         return (f"BatchingRun({self.policy}, slots={self.slots}, requests={self.requests.n}, "
                 f"steps={self.n_steps}, wall={self.wall_s:.4g} s)")

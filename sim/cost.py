@@ -226,11 +226,6 @@ def operators(model: Model) -> tuple[Operator, ...]:
     )
 
 
-def kernels_per_step(model: Model) -> int:
-    """Kernels one forward pass launches (the count the launch cost multiplies)."""
-    return sum(op.runs * op.kernels for op in operators(model))
-
-
 @dataclass(frozen=True)
 class Rates:
     """The achieved rates a model is priced at on a GPU."""

@@ -156,11 +156,6 @@ class Stream:
         return Stream(self.arrival_s * (base_rate_per_s / rate_per_s), self.prompt_tokens,
                       self.output_tokens, self.prefix_id, self.prefix_tokens)
 
-    def with_outputs(self, output_tokens) -> Stream:
-        return Stream(self.arrival_s, self.prompt_tokens,
-                      np.broadcast_to(np.asarray(output_tokens, dtype=np.int64), self.arrival_s.shape).copy(),
-                      self.prefix_id, self.prefix_tokens)
-
 
 @lru_cache(maxsize=1)
 def _normal_quantiles() -> np.ndarray:
@@ -1179,11 +1174,6 @@ class Sweep:
     @cached_property
     def tbt_p99_s(self) -> np.ndarray:
         return self._each(lambda r: r.tbt_pct(99))
-
-    @cached_property
-    def throughput_rps(self) -> np.ndarray:
-        """Requests finished per second of wall time."""
-        return self._each(lambda r: r.stream.n / r.wall_s)
 
     @cached_property
     def utilization_gpu(self) -> np.ndarray:

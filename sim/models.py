@@ -776,11 +776,6 @@ class Model:
             return "fp4"
         return "fp8" if self.weight_dtype == "fp8" else "bf16"
 
-    @property
-    def dense_compute_precision(self) -> str:
-        """Precision of the non-expert GEMMs (BF16 where only the experts are quantised)."""
-        return self.compute_precision if self.quant_scope == "decoder" else "bf16"
-
     def with_precision(self, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                        int4_group: int = INT4_GROUP) -> Model:
         """The same model served at another weight / KV-cache precision (``int4_group``: weights per

@@ -38,7 +38,7 @@ import numpy as np
 
 from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, StepCost, compute_bound_batch, decode_step_cost
 from sim.hardware import GPU
-from sim.memory import engine_max_seqs, kv_budget_bytes
+from sim.memory import DEFAULT_UTILIZATION, UTILIZATION_RANGE, engine_max_seqs, kv_budget_bytes
 from sim.models import Model
 from sim.validate import check_choice, check_int
 
@@ -50,7 +50,7 @@ PAGE_TOKENS_RANGE = (1, 256)
 MAX_OUTPUT_RANGE = (1, 32768)
 N_STEPS_RANGE = (1, 20000)
 N_REQUESTS_RANGE = (1, 100_000)
-MEMORY_UTILIZATION_RANGE = (0.05, 1.0)
+MEMORY_UTILIZATION_RANGE = UTILIZATION_RANGE  # sim.memory's: one range for vLLM's gpu_memory_utilization
 
 # Defaults of the 64-page toy pool on the page.
 DEFAULT_N_PAGES = 64
@@ -70,9 +70,10 @@ def pool_pages(page_tokens: int) -> int:
     return max(N_PAGES_RANGE[0], POOL_TOKENS // page_tokens)
 DEFAULT_SEED = 0
 
-#: Share of GPU memory the engine may use (weights + KV cache); vLLM's ``gpu_memory_utilization``
-#: default. The other 10 % is left to activations, the CUDA context and the allocator.
-DEFAULT_MEMORY_UTILIZATION = 0.9
+#: Share of GPU memory the engine may use, vLLM's ``gpu_memory_utilization`` default: weights, the
+#: start-up reserve (activations, sampler warm-up, CUDA context) and the KV cache all come out of it;
+#: the rest is left to the driver and other processes (``sim.memory``, whose constant this is).
+DEFAULT_MEMORY_UTILIZATION = DEFAULT_UTILIZATION
 
 # Page states (codes of ``PagingRun.state``).
 FREE, FULL, PARTIAL, RESERVED_EMPTY, STRANDED = 0, 1, 2, 3, 4

@@ -78,7 +78,7 @@ def test_a_measured_row_longer_than_the_model_reads_says_so():
 @pytest.mark.parametrize(("page", "params", "said"), [
     ("app_pages/batching.py", {"model": "GPT-J-6B", "batching_workload": "Chat-like"}, "longest request"),
     ("app_pages/two_phases.py", {"model": "GPT-J-6B", "phases_context": "4096"}, "longer than the model"),
-    ("app_pages/paging.py", {"model": "GPT-J-6B"}, "longest prompt with room"),
+    ("app_pages/paging.py", {"model": "GPT-J-6B"}, "shortest prompt with room"),
 ])
 def test_pages_say_so_and_show_no_number(page, params, said):
     at = open_app(page, params)
@@ -118,3 +118,18 @@ def test_a_model_of_very_few_positions_gets_notices_not_a_traceback(positions):
     assert not at.exception
     assert "max_position_embeddings (GPT-J: n_positions) = 1 is outside 64" in " ".join(
         c.value for c in at.code)
+
+
+def test_can_run_is_memory_and_positions_each_alone():
+    """sim.memory.can_run, every page's check: false where the batch does not fit in memory, false
+    where the context passes the model's positions though memory holds it, true where both hold."""
+    from sim.hardware import GPUS
+    from sim.memory import can_run, memory_plan
+    from sim.models import ALL_MODELS
+
+    h100, gptj = GPUS["H100 SXM"], ALL_MODELS["GPT-J-6B"]
+    assert gptj.max_positions == 2048
+    assert can_run(h100, gptj, 1, 2048)
+    assert memory_plan(h100, gptj, 1, 2049).fits and not can_run(h100, gptj, 1, 2049)  # positions alone
+    assert gptj.reads(2048) and not memory_plan(h100, gptj, 4096, 2048).fits
+    assert not can_run(h100, gptj, 4096, 2048)  # memory alone

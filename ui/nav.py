@@ -76,9 +76,3 @@ def next_section(path: str) -> Section | None:
         if Path(current.path).name == name:
             return following
     return None
-
-
-def section_of(path: str) -> Section | None:
-    """The section whose script is ``path``."""
-    name = Path(path).name
-    return next((s for s in ALL_PAGES if Path(s.path).name == name), None)
