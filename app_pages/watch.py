@@ -272,6 +272,7 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
              key="watch_table",
              column_config={"Scenario": st.column_config.TextColumn(pinned=True, width=210),
                             "What is happening": st.column_config.TextColumn(width="large"),
+                            "Useful share": st.column_config.TextColumn(help=define("Useful share")),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
 st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. One "
             f"marked “too long for the model” did not run either: its requests are longer than the "

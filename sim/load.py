@@ -60,12 +60,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sim.batching import queue_keeps_up
 from sim.cost import (
     DEFAULT_ASSUMPTIONS,
     Assumptions,
     StepCost,
     attention_sums,
     attention_sums_scalar,
+    kernel_busy_fraction,
     step_cost,
     step_time_coefficients,
 )
@@ -347,9 +349,9 @@ class LoadRun:
 
     @property
     def utilization_gpu(self) -> float:
-        """nvidia-smi's utilization.gpu over the run (sim.cost.kernel_busy_fraction)."""
-        wall = self.wall_s
-        return float(self.cost.gpu_time_s.sum()) / wall if wall > 0 else 0.0
+        """nvidia-smi's utilization.gpu over the run (sim.cost.kernel_busy_fraction, its steps and
+        the idle time between them)."""
+        return kernel_busy_fraction(self.cost, self.idle_s)
 
     @property
     def hit_rate(self) -> float:
@@ -357,14 +359,9 @@ class LoadRun:
         return float(self.cache_hit[with_prefix].mean()) if with_prefix.any() else math.nan
 
     def steady(self, slack_s: float = 0.0) -> bool:
-        """The queue does not grow over the run: the median TTFT of the last quarter of the requests is
-        at most twice that of the first half, plus ``slack_s``. A short run above what the GPU sustains
-        can still meet a percentile target before its backlog builds; this says it would not last."""
-        t = self.ttft_s
-        q = t.size // 4
-        if q < 2:
-            return True
-        return float(np.median(t[3 * q:])) <= 2 * float(np.median(t[: 2 * q])) + slack_s
+        """The queue does not grow over the run (``sim.batching.queue_keeps_up``; the stream's requests
+        are in arrival order)."""
+        return queue_keeps_up(self.ttft_s, slack_s)
 
     def meets(self, targets: Targets) -> bool:
         """Both percentile targets met, nothing rejected, and the queue steady (``steady``, with 5 % of

@@ -72,6 +72,12 @@ class SLO:
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
 
+    def met(self, ttft_s, tpot_s) -> np.ndarray:
+        """Which requests meet both targets (arrays broadcast). A request with no TPOT (NaN: one output
+        token) meets that target, as vLLM's benchmark counts it (``--goodput`` sets its TPOT to 0)."""
+        tpot = np.asarray(tpot_s, dtype=float)
+        return (np.asarray(ttft_s, dtype=float) <= self.ttft_s) & ~(tpot > self.tpot_s)
+
 
 #: Ranges of the latency targets the page offers (seconds).
 SLO_TTFT_RANGE_S = (0.1, 10.0)
@@ -89,8 +95,8 @@ class ServingMetrics:
 
     wall_s: float
     utilization_gpu: float  # nvidia-smi utilization.gpu, 0..1
-    mfu: float  # tensor activity, 0..1
-    mbu: float  # DRAM activity, 0..1
+    mfu: float  # FLOP / (spec peak x wall), 0..1 (page 04 reads it in place of DCGM tensor-pipe activity)
+    mbu: float  # bytes / (spec bandwidth x wall), 0..1 (in place of DCGM DRAM activity)
     throughput_tok_s: float  # tokens the GPU processed per second (padding and recompute included)
     output_tok_s: float  # output tokens delivered per second (tokens someone asked for), latency aside
     useful_share: float  # output_tok_s / throughput_tok_s
@@ -216,7 +222,7 @@ def run_metrics(
         tpot = np.asarray(tpot_s, dtype=float)
         n_requests = ttft.size
         if slo is not None:
-            ok = (ttft <= slo.ttft_s) & ~(tpot > slo.tpot_s)
+            ok = slo.met(ttft, tpot)
             met = int(np.sum(ok))
             if request_tokens is not None:
                 met_tokens = float(np.sum(np.asarray(request_tokens, dtype=float)[ok]))
@@ -695,8 +701,8 @@ class DashboardDay:
     arrivals: np.ndarray  # requests that arrived
     demand_tok_s: np.ndarray  # output tokens the window's arrivals ask for, per second
     utilization_gpu: np.ndarray  # nvidia-smi utilization.gpu
-    mfu: np.ndarray  # tensor activity
-    mbu: np.ndarray  # DRAM activity
+    mfu: np.ndarray  # MFU by hour: FLOP / (spec peak x wall)
+    mbu: np.ndarray  # MBU by hour: bytes / (spec bandwidth x wall)
     output_tok_s: np.ndarray  # output tokens delivered per second
     queue_depth: np.ndarray  # mean requests waiting
     running: np.ndarray  # mean requests in the batch
@@ -723,7 +729,7 @@ class DashboardDay:
         (DistServe goodput, in tokens, counted when the tokens come out: never above the tokens
         delivered in the window)."""
         run = self.run
-        ok = (run.ttft_s <= slo.ttft_s) & ~(run.tpot_s > slo.tpot_s)
+        ok = slo.met(run.ttft_s, run.tpot_s)
         n = run.n_steps
         good = np.cumsum(np.bincount(run.start_step[ok], minlength=n + 1)
                          - np.bincount(run.end_step[ok] + 1, minlength=n + 1))[:n]
@@ -763,7 +769,7 @@ class DashboardDay:
         return float(self.real_time_backlog.max()) / self.flat_out_rps
 
     def _met(self, slo: SLO) -> tuple[np.ndarray, np.ndarray]:
-        ok = (self.run.ttft_s <= slo.ttft_s) & ~(self.run.tpot_s > slo.tpot_s)
+        ok = slo.met(self.run.ttft_s, self.run.tpot_s)
         met = np.bincount(self.request_window, ok.astype(float), self.n_windows)
         return met, np.bincount(self.request_window, minlength=self.n_windows)
 

@@ -44,8 +44,8 @@ def test_v17_static_slot_efficiency_exponential_outputs(slots, expected):
     req = sample_requests("anyscale", 8000, seed=1)
     static = simulate(H100, LLAMA8, req, slots, "static")
     continuous = simulate(H100, LLAMA8, req, slots, "continuous")
-    assert static.useful_share == pytest.approx(expected, abs=0.02)
-    assert continuous.useful_share > 0.95
+    assert static.requested_share == pytest.approx(expected, abs=0.02)
+    assert continuous.requested_share > 0.95
     assert static.utilization_gpu > 0.9 and continuous.utilization_gpu > 0.9
 
 
@@ -61,8 +61,8 @@ def test_utilization_barely_moves_while_goodput_moves_tens_of_points(gpu, model)
     s, k = c.static, c.continuous
     if model is not LLAMA1:
         assert abs(k.utilization_gpu - s.utilization_gpu) < 0.03
-    assert abs(k.utilization_gpu - s.utilization_gpu) < (k.useful_share - s.useful_share) / 4
-    assert k.useful_share - s.useful_share > 0.4
+    assert abs(k.utilization_gpu - s.utilization_gpu) < (k.requested_share - s.requested_share) / 4
+    assert k.requested_share - s.requested_share > 0.4
     assert k.output_tokens_per_s > 2 * s.output_tokens_per_s
     assert s.padding_share > 0.5 and k.padding_share == 0
 
@@ -72,14 +72,14 @@ def test_defaults_h100_llama8_numbers():
     c = compare(H100, LLAMA8, slots=64, n_requests=1000)
     assert c.static.utilization_gpu == pytest.approx(0.951, abs=0.005)
     assert c.continuous.utilization_gpu == pytest.approx(0.963, abs=0.005)
-    assert c.static.useful_share == pytest.approx(0.214, abs=0.01)  # ~1/H_64 = 0.210 (V17)
-    assert c.continuous.useful_share == pytest.approx(0.838, abs=0.01)
+    assert c.static.requested_share == pytest.approx(0.214, abs=0.01)  # ~1/H_64 = 0.210 (V17)
+    assert c.continuous.requested_share == pytest.approx(0.838, abs=0.01)
 
 
 def test_equal_lengths_static_loses_nothing():
     """The control workload: with identical lengths both policies run the same schedule."""
     c = compare(H100, LLAMA8, slots=32, n_requests=256, workload="fixed")
-    assert c.static.useful_share == pytest.approx(c.continuous.useful_share, rel=1e-12)
+    assert c.static.requested_share == pytest.approx(c.continuous.requested_share, rel=1e-12)
     assert c.static.wall_s == pytest.approx(c.continuous.wall_s, rel=1e-12)
     assert c.static.padding_share == 0
 
@@ -185,12 +185,12 @@ def _check_run(run, req, slots):
     computed = run.prefill_tokens.sum() + (run.release_step - run.start_step).sum()
     assert run.cost.flops.size == run.n_steps
     assert np.all(run.cost.time_s > 0)
-    assert run.useful_slots.sum() == pytest.approx(run.n_steps * slots * run.useful_share)
+    assert run.useful_slots.sum() == pytest.approx(run.n_steps * slots * run.requested_share)
     assert computed >= req.prompt_tokens.sum() + (req.output_tokens - 1).sum()
     # shares are fractions that add up; utilization is a fraction
-    for share in (run.useful_share, run.padding_share, run.idle_share, run.utilization_gpu):
+    for share in (run.requested_share, run.padding_share, run.idle_share, run.utilization_gpu):
         assert -1e-12 <= share <= 1 + 1e-12
-    assert run.useful_share + run.padding_share + run.idle_share == pytest.approx(1)
+    assert run.requested_share + run.padding_share + run.idle_share == pytest.approx(1)
     # wall time: every step plus the idle gaps; idle slot-time from the per-slot gaps agrees
     assert run.wall_s == pytest.approx(run.cost.time_s.sum() + run.idle_s)
     slot_i, a, b = run.idle_segments()

@@ -194,7 +194,7 @@ def timeline_figure(run: BatchingRun, x_max_s: float) -> go.Figure | Spec:
 
 #: The breakdown's parts: (name, Run attribute, colour). The four shares add up to the whole capacity.
 BREAKDOWN_PARTS = (
-    ("Requested tokens", "useful_share", COLORS["useful"]),
+    ("Requested tokens", "requested_share", COLORS["useful"]),
     ("Padding", "padding_share", COLORS["padding"]),
     ("Empty while requests wait", "idle_waiting_share", COLORS["waste"]),
     ("Unused: nobody waiting", "unused_share", COLORS["idle"]),
@@ -209,8 +209,8 @@ def breakdown_html(comparison: Comparison) -> str:
     s, k = comparison.static, comparison.continuous
     rows = [(POLICY_LABEL[r.policy], [100 * getattr(r, attr) for _, attr, _ in BREAKDOWN_PARTS])
             for r in (s, k)]
-    alt = (f"{BREAKDOWN_TITLE}: requested tokens {percent(s.useful_share)} of it with static batching, "
-           f"{percent(k.useful_share)} with continuous; padding {percent(s.padding_share)} with static.")
+    alt = (f"{BREAKDOWN_TITLE}: requested tokens {percent(s.requested_share)} of it with static batching, "
+           f"{percent(k.requested_share)} with continuous; padding {percent(s.padding_share)} with static.")
     return stacked_bars_html(BREAKDOWN_TITLE, rows, [Part(name, color) for name, _, color in BREAKDOWN_PARTS],
                              axis_title="Share of the token capacity (B slots × steps)", alt=alt)
 
@@ -223,7 +223,7 @@ def comparison_table(comparison: Comparison) -> pd.DataFrame:
         "Utilization": lambda r: percent(r.utilization_gpu),
         "Useful work (of capacity in demand)": lambda r: percent(r.useful_work),
         # The next four split all the capacity, as the chart below does: they add to 100 %.
-        "Requested tokens": lambda r: percent(r.useful_share),
+        "Requested tokens": lambda r: percent(r.requested_share),
         "Padding": lambda r: percent(r.padding_share),
         "Empty, requests waiting": lambda r: percent(r.idle_waiting_share),
         "Unused, no demand": lambda r: percent(r.unused_share),
@@ -245,7 +245,7 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
         rows.append({
             "policy": r.policy, "slots": r.slots, "requests": r.requests.n, "steps": r.n_steps,
             "utilization_gpu": r.utilization_gpu, "useful_work": r.useful_work,
-            "useful_share": r.useful_share, "padding_share": r.padding_share,
+            "requested_share": r.requested_share, "padding_share": r.padding_share,
             "idle_waiting_share": r.idle_waiting_share, "unused_share": r.unused_share,
             "output_tokens_per_s": r.output_tokens_per_s,
             "generated_tokens_per_s": r.generated_tokens_per_s, "requests_per_s": r.requests_per_s,

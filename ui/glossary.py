@@ -43,6 +43,9 @@ GLOSSARY: dict[str, str] = {
     "Useful work": "Of the token capacity there was demand for, the share spent on tokens someone asked "
                    "for. Capacity left empty while nobody was waiting is unused, not wasted, and is "
                    "left out: a lightly loaded server that does all it is asked reads 100%.",
+    "Useful share": "Of the tokens the GPU computed, the share someone asked for: output tokens over "
+                    "every token processed, padding, recomputed prefills and rejected drafts included "
+                    "(page 04's column). Page 01's gauge, useful work, is a share of capacity instead.",
     "Unused (no demand)": "Token capacity in slots left empty while no request was waiting: spare "
                           "capacity, high under light load.",
     "Output tokens per second": "Output tokens delivered to users per second, whatever their latency "
@@ -61,7 +64,9 @@ GLOSSARY: dict[str, str] = {
     "TTFT": "Time to first token: from a request's arrival to the end of its prefill, queueing included.",
     "TPOT": "Time per output token: a request's (last token − first token) / (tokens − 1).",
     "ITL": "Inter-token latency: the wait before each output token after the first, counted per token; "
-           "one stalled step shows in its p99 (page 05 calls it TBT, as the serving papers do).",
+           "one stalled step shows in its p99 (page 05 calls it TBT, as the serving papers do). Under "
+           "speculative decoding a round's accepted tokens arrive together, and the gap counted is the "
+           "round's, as vLLM's benchmark records one gap per streamed chunk.",
     "TBT": "Time between tokens: the gap before each output token after the first, counted per token "
            "(the same quantity as ITL); its p99 shows the stalls a mean hides.",
     "Capacity": "The highest arrival rate (requests/s) at which the latency targets still hold: here p99 "
