@@ -33,7 +33,7 @@ from ui.yours import (
 
 #: Two real rows of measured.csv as a reader would type them: the EAGLE-3 paper's SGLang baseline
 #: (batch-1 decode, BF16) and TensorRT-LLM's offline throughput (FP8, 3,000 requests).
-EXAMPLE = shipped_csv(("eag-01", "tpo-01"))
+EXAMPLE = shipped_csv(("eag-01", "t014-01", "gq8-01", "s060-01"))  # decode-bound runs, three engines
 
 header("", "Your numbers", """
 Paste what **your** engine measured (`vllm bench serve`, `sglang.bench_serving`, `trtllm-bench`, or
@@ -235,8 +235,9 @@ The fit is `calib.fit`, the one `scripts/calibrate.py` made the defaults with: l
 $\log(t_\text{model} / t_\text{measured})$, soft-L1 loss with a 20 % scale, bounded by the sliders'
 ranges; plus, because a few runs cannot decide five assumptions, a weak pull (weight 0.1 in each
 assumption's scale) towards the sidebar's value. By default it frees the bandwidth efficiency and the
-host time, and the compute efficiency only when a run is math-heavy (a TTFT, an offline run, a static
-batch of 64 or more); the box above frees the others.
+host time, and the compute efficiency first when a run is math-heavy (a TTFT, an offline run, a static
+batch of 64 or more), but fewer than there are runs (at least one: as many as the runs fit them
+exactly); the box above frees the others.
 """,
     assumptions=[
         "A run that does not name its GPU ran on the sidebar's GPU; one that does not name its model ran "

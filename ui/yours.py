@@ -40,11 +40,12 @@ def default_fit_names(rows) -> list[str]:
     decode-bound runs decide), plus the compute efficiency where a run is math-heavy (a TTFT, an
     offline run, a static batch of 64 or more). Few runs cannot decide five assumptions; freeing
     one the runs barely touch lets it absorb whatever the model misses (a compute efficiency of
-    0.1 explaining a server's overhead)."""
+    0.1 explaining a server's overhead). Fewer than there are runs, at least one: as many as the runs
+    fit them exactly, and the fit's error says nothing."""
     names = ["memory_eff", "host_overhead_s"]
     if any(r.kind in ("ttft_ms", "offline_tok_s") or (r.batch or 0) >= 64 for r in rows):
         names.insert(0, "compute_eff")
-    return names
+    return names[:max(1, len(rows) - 1)]
 
 
 def slider_bounds() -> dict[str, tuple[float, float]]:
