@@ -383,6 +383,9 @@ def _rows_for(run: _Run, prefix: str, n: int) -> tuple[list[dict[str, str]], lis
 _SERVING_TITLE = re.compile(r"=+ *Serving Benchmark Result *=+")
 _PREFIXED_TITLE = re.compile(r"([^=]{1,40}?)=+ *Serving Benchmark Result *=+\s*")
 _RULE = re.compile(r"={10,}")
+#: A result line of vLLM's / SGLang's serving benchmark, which a paste may carry without its title.
+_RESULT_LINE = re.compile(r"(Successful requests|Request throughput \(req/s\)|Mean TTFT \(ms\)|"
+                          r"Mean TPOT \(ms\)|Output token throughput \(tok/s\))\s*:")
 _SECTION = re.compile(r"-{3,}\s*[A-Za-z][^:]*?\s*-{3,}")
 _LABEL = re.compile(r"([^:]{1,100}?)\s*:\s*(.*?)")
 _STAT = re.compile(r"(Mean|Median|Std|P\d+(?:\.\d+)?|Max) (TTFT|TPOT|ITL|E2EL|E2E Latency) \(([^)]*)\)")
@@ -1213,6 +1216,12 @@ def detect_format(text: str) -> str:
     names = [c.strip().lower() for c in first.split(",")]
     if "kind" in names and "value" in names:
         return "csv"
+    if any(len(line) <= _MAX_LINE and _RESULT_LINE.match(line.strip()) for line in lines):
+        raise BenchmarkParseError(
+            "these look like a serving benchmark's result lines without their title line. Paste the "
+            "block from its first line on, '============ Serving Benchmark Result ============' "
+            "(vllm bench serve, sglang.bench_serving): the title says which benchmark wrote it. "
+            + _formats_line())
     raise BenchmarkParseError("unknown format. " + _formats_line())
 
 
@@ -1227,7 +1236,8 @@ def _serving_flavour(text: str) -> str:
 
 
 def _formats_line() -> str:
-    return "Formats read: " + "; ".join(f"{k} ({v})" for k, v in FORMATS.items())
+    """The formats read, for an error message the page shows as plain text (no markdown backticks)."""
+    return "Formats read: " + "; ".join(f"{k} ({v})" for k, v in FORMATS.items()).replace("`", "")
 
 
 def parse_benchmark(text: str, fmt: str | None = None) -> Parsed:

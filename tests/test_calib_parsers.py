@@ -338,6 +338,16 @@ def test_unknown_format_lists_the_formats():
     message = parse_error("this is not a benchmark")
     for fmt in FORMATS:
         assert fmt in message
+    assert "`" not in message  # the page shows it as plain text: a backtick would show as one
+
+
+def test_result_lines_without_their_title_say_what_is_missing():
+    """People copy the numbers and leave the "==== Serving Benchmark Result ====" title behind; the
+    message says that line is what tells the formats apart, not just 'unknown format'."""
+    for name in ("vllm_serve_summary.txt", "sglang_bench_serving.txt"):
+        src = "\n".join(line for line in text(name).splitlines() if "Serving Benchmark Result" not in line)
+        message = parse_error(src)
+        assert "result lines without their title line" in message and "unknown format" not in message
 
 
 def test_forced_wrong_format():
