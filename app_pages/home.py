@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from sim.metrics import BUSY_UTILIZATION
+from sim.metrics import BUSY_UTILIZATION, PHASES_CONTEXT, PHASES_PROMPT
 from sim.phases import two_phases
 from ui import format as fmt
 from ui.feasibility import fits_or_say
@@ -25,11 +25,12 @@ identical on that dashboard. Each section below takes one serving technique, let
 and off, and shows both. The Sources page has a glossary: every word means one thing on every page.
 """)
 setup = current_setup()
-# The two numbers are one batch-1 decode step right after a prompt (its KV cache holds the prompt):
-# shown only where that request fits. A model that reads fewer positions (GPT-J: 2,048) gets a prompt of
-# half of them.
-PROMPT_TOKENS = CONTEXT_TOKENS = max(1, min(2048, (setup.model.max_positions or 2048) // 2))
-if fits_or_say(setup, 1, PROMPT_TOKENS + 1,
+# The two numbers are page 00's first view (the same figures a reader finds there): one batch-1 decode
+# step at its context, shown only where that request fits. A model that reads fewer positions than the
+# prompt (GPT-J: 2,048) gets a prompt of half of them.
+_HALF = max(1, (setup.model.max_positions or PHASES_PROMPT) // 2)
+PROMPT_TOKENS, CONTEXT_TOKENS = min(PHASES_PROMPT, _HALF), min(PHASES_CONTEXT, _HALF)
+if fits_or_say(setup, 1, max(PROMPT_TOKENS, CONTEXT_TOKENS + 1),
                f"One request ({fmt.a_count(PROMPT_TOKENS)}-token prompt) on this setup", levers=None):
     batch1 = two_phases(setup.gpu, setup.model, prompt_tokens=PROMPT_TOKENS, batch=1,
                         context_tokens=CONTEXT_TOKENS, assumptions=setup.assumptions)
@@ -38,11 +39,11 @@ if fits_or_say(setup, 1, PROMPT_TOKENS + 1,
     left.metric("What the dashboard shows: nvidia-smi utilization",
                 fmt.percent(util), border=True,
                 help=define("GPU utilization (utilization.gpu)")
-                + f" Here: batch-1 decode right after {fmt.a_count(PROMPT_TOKENS)}-token prompt: "
+                + f" Here: batch-1 decode at {CONTEXT_TOKENS:,} tokens of context, page 00's first view: "
                      + ("a kernel is almost always running." if util >= BUSY_UTILIZATION else
                         "a kernel runs except in the host's time between steps (scheduling, sampling)."))
     right.metric("What the tensor cores deliver: MFU", fmt.percent(float(batch1.decode.mfu[0])), border=True,
-                 help=define("MFU") + " Here: the same batch-1 decode.")
+                 help=define("MFU") + " Here: the same batch-1 decode, as page 00 shows it.")
     if util < BUSY_UTILIZATION:
         st.caption(f"Here the dashboard reads only {fmt.percent(util)}: {setup.model.name}'s decode steps "
                    f"on this setup take {fmt.seconds(batch1.decode_step_s)}, so the host's time between "
