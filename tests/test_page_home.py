@@ -1,4 +1,4 @@
-"""The landing page's two numbers: one batch-1 decode step right after a 2,048-token prompt."""
+"""The landing page's two numbers: page 00's first view, one batch-1 decode step at 512 tokens of context."""
 
 from __future__ import annotations
 
