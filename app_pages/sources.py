@@ -28,12 +28,15 @@ st.subheader("GPUs")
 # table cell cuts off, are listed under each table instead.
 _num = st.column_config.NumberColumn
 st.dataframe(
-    [{"GPU": g.name, "BF16 dense TFLOP/s": g.bf16_flops / 1e12,
+    [{"GPU": g.name, "BF16 dense TFLOP/s": f"{g.bf16_flops / 1e12:,.0f}",
       "FP8 dense TFLOP/s": f"{g.fp8_flops / 1e12:,.0f}" if g.fp8_flops else "–",
       "HBM TB/s": g.hbm_bandwidth / 1e12, "Memory GiB": g.hbm_bytes / 2**30,
       "Ridge (BF16) FLOP/B": round(g.ridge_point())} for g in GPUS.values()],
     hide_index=True, width="stretch", height="content",
-    column_config={"BF16 dense TFLOP/s": _num(format="%.0f"), "HBM TB/s": _num(format="%.2f"),
+    # Both rates as text with thousands separators (FP8 has a '–'), right-aligned as numbers are.
+    column_config={"BF16 dense TFLOP/s": st.column_config.TextColumn(alignment="right"),
+                   "FP8 dense TFLOP/s": st.column_config.TextColumn(alignment="right"),
+                   "HBM TB/s": _num(format="%.2f"),
                    "Memory GiB": _num(format="%.1f"), "Ridge (BF16) FLOP/B": _num(format="%.0f")},
 )
 st.caption("Dense tensor-core rates (datasheets headline 2:4-sparse numbers; these are half of those). "

@@ -509,3 +509,22 @@ def test_the_does_not_fit_label_stays_off_the_curve():
             assert not ((ys >= label.y - 0.13) & (ys <= label.y + 0.03)).any(), (gpu, name, label.y)
             checked += 1
     assert checked >= 3
+
+
+def test_the_plain_decode_label_sits_where_no_curve_runs():
+    """The 1x line's label sat at the left end, on the curves crossing 1; it goes under the line at the
+    right end where every curve ends well above 1, and above the line at the left where they do not
+    (a draft that costs 0.6 of a target step at batch 1,024: speculation loses at every alpha)."""
+    from sim import speculative as spec
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui.fig_speculative import _plain_label
+
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    usual = spec.speedup_vs_alpha(gpu, model, spec.METHODS[spec.DEFAULT_METHOD], range(1, 9), 1, 512)
+    label = _plain_label(usual)
+    assert label["x"] > 0.5 and label["yshift"] < 0 and usual.speedup[:, -1].min() >= 1.15
+    losing = spec.speedup_vs_alpha(gpu, model, spec.METHODS[spec.MANUAL], range(1, 9), 1024, 512,
+                                   cost_ratio=0.6)
+    label = _plain_label(losing)
+    assert label["x"] < 0.5 and label["yshift"] > 0 and losing.speedup[:, 0].max() < 1

@@ -383,3 +383,12 @@ def test_rows_refused_for_the_models_positions_say_so_not_that_they_do_not_fit()
     # On an L4 the long prompt's row is refused for memory, and says so.
     box = next(i.value for i in open_app(PAGE, {"gpu": "L4"}).info if "Compared like for like" in i.value)
     assert "(section 02's long prompt did not fit on this card)" in box
+
+
+def test_a_range_whose_low_end_needs_decimals_reads_as_two_numbers():
+    """Page 04's MFU spans 0.22 % to 42 %: '0.22–42%' read as one garbled number."""
+    from ui.fig_watch import percent_range
+
+    assert percent_range(0.93, 0.99) == "93–99%" and percent_range(0.5, 0.5) == "50%"
+    assert percent_range(0.0022, 0.42) == "0.22% to 42%"
+    assert metric(open_app(PAGE), "MFU") == "0.22% to 42%"

@@ -81,6 +81,16 @@ def _y_top(*values: float) -> float:
     return min(Y_CAP, max(2.0, 0.5 * math.ceil(2.2 * max(finite, default=2.0))))
 
 
+def _plain_label(sweep: AlphaSweep) -> dict:
+    """The 1x line's label where no curve runs: under the line at the right end where every curve
+    ends well above 1 (the usual case: at the left the curves cross 1 and the label sat on them),
+    else above it at the left end, where the curves start below 1."""
+    drawn = sweep.speedup[np.isin(sweep.ks, list(K_COLORS))]
+    if drawn.size and float(np.nanmin(drawn[:, -1])) >= 1.15:
+        return _label(0.98, 1, "plain decode (1×)", xanchor="right")
+    return _label(0.02, 1, "plain decode (1×)", yshift=10)
+
+
 def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
     """Speedup against acceptance rate for several draft lengths, the ceiling of a free draft and
     verify (1/(1-alpha) for a chain; 1/(1-p) for a tree, whose depths are kept with p > alpha), plain
@@ -106,7 +116,7 @@ def alpha_figure(sweep: AlphaSweep, spec: Speculation) -> go.Figure:
                            f"{spec.expected_tokens:.2f} tokens per pass<br>%{{y:.2f}}× faster"
                            "<extra></extra>"))
     layout = dict(
-        shapes=[_hline(1)], annotations=[_label(0.02, 1, "plain decode (1×)")],
+        shapes=[_hline(1)], annotations=[_plain_label(sweep)],
         xaxis=dict(range=[0, 1], title=dict(text="Draft acceptance rate α")),
         yaxis=dict(range=[0, _y_top(float(np.max(sweep.speedup)))],
                    title=dict(text="Speedup over plain decode (×)")),
