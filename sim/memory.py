@@ -314,10 +314,26 @@ def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, draft
         from sim.hardware import GPUS as gpus
     bigger = sorted((g for g in gpus.values() if g.hbm_bytes > gpu.hbm_bytes and ok(model, g)),
                     key=lambda g: g.hbm_bytes)
+
+    def weights_only(g: GPU) -> bool:
+        try:
+            return memory_plan(g, model, int(batch), int(context_tokens), drafter=drafter).weights_fit
+        except ValueError:
+            return False
+
+    # Where the weights alone do not fit here: cards with more memory that hold them but not this
+    # batch, named, so that a reader whom another page (a smaller batch) sent there is not left
+    # wondering why this page does not.
+    short = [] if weights_only(gpu) else sorted(
+        (g for g in gpus.values() if gpu.hbm_bytes < g.hbm_bytes and not ok(model, g) and weights_only(g)),
+        key=lambda g: g.hbm_bytes)
     if bigger:  # the smallest three that fit, by memory
         names = [g.name for g in bigger[:3]]
         options.append("a GPU with more memory (the " + (_listed(names) if len(bigger) <= 3 else
-                                                         ", ".join(names) + " or larger") + ")")
+                                                         ", ".join(names) + " or larger")
+                       + (f"; the {_listed([g.name for g in short])} "
+                          f"{'holds' if len(short) == 1 else 'hold'} the weights but not this batch's "
+                          "KV cache" if short else "") + ")")
     more = smallest_gpu_count(gpu, model, batch, context_tokens,
                               counts=tuple(n for n in counts if n > model.tp), drafter=drafter)
     if more:

@@ -377,3 +377,14 @@ def test_where_continuous_batching_delivers_less_the_box_says_why():
     ratio = re.search(r"continuous batching delivers \*\*([0-9.]+)×\*\*", box)
     assert ratio and float(ratio.group(1)) < 0.95
     assert "reads all the experts' weights" in box
+
+
+def test_a_bigger_card_that_holds_the_weights_but_not_the_slots_is_named():
+    """L4 + Llama-3.1-70B: page 00 sends the reader to the B200 or MI300X; page 01's 64 slots fit only
+    on the MI300X, and the notice says why the B200 is not offered (it holds the weights, not the
+    slots' KV cache), instead of leaving the two pages' advice to disagree unexplained."""
+    at = open_app(PAGE, {"gpu": "L4", "model": "Llama-3.1-70B"})
+    assert not at.exception
+    notice = at.error[0].value
+    assert ("a GPU with more memory (the MI300X; the B200 holds the weights but not this batch's KV "
+            "cache)") in notice
