@@ -414,17 +414,20 @@ if users:
             lambda: timeline_figure(run, long_rid, users, tbt_s),
         ),
         key="load_timeline",
-        title=f"{POLICY_LABEL[policy]}: the tokens of {fmt.counted(len(users), 'user')} as a long prompt "
-              "arrives",
+        title=f"{POLICY_LABEL[policy]}: the tokens of {fmt.counted(len(users), 'user')} as a "
+              f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt, the longest, arrives",
         alt=f"A tick for each token of {fmt.counted(len(users), 'user')} around the arrival of a "
         f"{int(run.stream.prompt_tokens[long_rid]):,}-token prompt under {POLICY_LABEL[policy]}; p99 time "
         f"between tokens {fmt.seconds(run.tbt_pct(99))}.",
     )
     st.caption(
-        "The shaded band runs from the long prompt's arrival to its first token; a vermillion tick is a "
-        "token that came later than the TBT target after the one before. Prefill-first: one "
-        "step carries the whole prompt, and every user's next token waits for it, and for the prompts that "
-        "arrived meanwhile, which run first too. Chunked: the prompt "
+        "The shaded band runs from the long prompt's arrival to its first token, and a lighter one "
+        "on to the users' next tokens where the prompts that arrived meanwhile prefill first; a "
+        "vermillion tick is a token that came later than the TBT target after the one before. This is "
+        "the stall around the longest prompt of the run's middle half, the worst kind, not a typical "
+        "gap: the p99 above counts every gap. Prefill-first: one step carries the whole prompt, and "
+        "every user's next token waits for it, and for the prompts that arrived meanwhile. Chunked: the "
+        "prompt "
         "rides along in budget-sized pieces, each step a little longer. Decode-first: nobody's token "
         "waits, and the new prompt waits for the whole batch instead."
     )

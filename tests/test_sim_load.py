@@ -608,3 +608,28 @@ def test_a_looser_target_never_gets_a_lower_confirmed_capacity(gpu, model, n):
         caps[name] = load.sustained_capacity(g, m, cap, long_, "chunked", targets, chunk_tokens=512,
                                              ceiling_per_s=float(sw.rate_per_s.max())).rate_per_s
     assert caps["relaxed"] >= caps["strict"] > 0, caps
+
+
+def test_the_token_timeline_shades_the_queued_prompts_prefill():
+    """Page 05's timeline at its defaults: the long prompt's band ends at 0.58 s, the users' tokens
+    resume at about 1.48 s (the prompts that arrived meanwhile prefill first): the gap is shaded and
+    named, not white. Under chunked prefill, where decodes go first, there is no such band."""
+    from sim.hardware import GPUS
+    from sim.models import MODELS
+    from ui.fig_load import timeline_figure, timeline_users
+
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    base = load.make_stream(2000, 1.0, lengths="sharegpt", prompt_tokens=1024, output_tokens=128)
+    stream = base.at_rate(load.saturation_rate(gpu, model, base) * 0.6, base.n / float(base.arrival_s[-1]))
+    for policy, shaded in (("prefill-first", True), ("chunked", False)):
+        run = load.simulate(gpu, model, stream, policy)
+        long_rid, users = timeline_users(run)
+        layout = timeline_figure(run, long_rid, users, 0.1)._layout
+        texts = [a["text"] for a in layout["annotations"]]
+        assert (" queued prompts' prefill" in texts) == shaded, policy
+        assert len(layout["shapes"]) == (2 if shaded else 1), policy
+        if shaded:
+            band = layout["shapes"][1]
+            resumed = min(float(run.token_times_s(r)[run.token_times_s(r) > band["x0"] + float(
+                stream.arrival_s[long_rid])][0]) for r in users) - float(stream.arrival_s[long_rid])
+            assert band["x1"] == pytest.approx(resumed) and band["x1"] - band["x0"] > 0.5

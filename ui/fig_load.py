@@ -165,6 +165,18 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s:
             font=dict(size=11, color=COLORS["prefill"]),
         )
     ]
+    # Under prefill-first the prompts that arrived during the long one prefill next, before anyone
+    # decodes: the users' wait runs past the long prompt's band. Shade it too, or the white gap up to
+    # their next tokens reads as unexplained.
+    resumed = [float(t[t > t_first - 1e-9][0]) for rid in users
+               if (t := run.token_times_s(rid))[t > t0].size and (t > t_first - 1e-9).any()]
+    resume = min(resumed, default=t_first)
+    if resume - t_first > 0.1 * span:
+        shapes.append(dict(type="rect", x0=t_first - t0, x1=resume - t0, y0=0, y1=1, yref="paper",
+                           fillcolor=COLORS["prefill"], opacity=0.06, line=dict(width=0)))
+        notes.append(dict(x=t_first - t0, y=0.01, yref="paper", xanchor="left", yanchor="bottom",
+                          showarrow=False, text=" queued prompts' prefill",
+                          font=dict(size=11, color=COLORS["prefill"])))
     return _fig(
         traces,
         dict(
