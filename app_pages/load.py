@@ -56,6 +56,8 @@ PRESET_LABEL = {"relaxed": "2 s / 100 ms", "strict": "450 ms / 40 ms", "custom":
 
 
 def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: int = 0, n_prefixes: int = 1):
+    """The page's request stream; chat-like lengths are drawn within the model's positions (``setup``,
+    the sidebar's, is set before any stream is made), as vLLM's benchmark skips longer samples."""
     return load.make_stream(
         n,
         rate,
@@ -65,6 +67,7 @@ def _stream(workload: str, n: int, rate: float, share: int = 0, prefix_tokens: i
         prefix_share=share / 100,
         prefix_tokens=prefix_tokens if share else 0,
         n_prefixes=n_prefixes,
+        max_tokens=setup.model.max_positions,
     )
 
 
@@ -342,6 +345,14 @@ with headline:  # where the result would be, under the main control (on a phone 
                  # the fixed workload's requests are the shorter: offered only from the long-tailed chat
                  levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
                          else None))
+    if workload == "sharegpt" and setup.model.max_positions is not None:
+        unbounded = int((lambda s: (s.prompt_tokens + s.output_tokens).max())(
+            load.make_stream(n_requests, 1.0, lengths="sharegpt")))
+        if unbounded > setup.model.max_positions:
+            st.caption(f"Chat-like lengths drawn within the {setup.model.max_positions:,} positions "
+                       f"{setup.model.name} reads: a longer request is drawn again, as vLLM's benchmark "
+                       f"skips a sample longer than the model's context (without the limit the longest "
+                       f"would run to {unbounded:,} tokens).")
 run = _run(setup, key, policy, workload, n_requests, load_pct, _chunk(policy, chunk))
 other_policy = "prefill-first" if policy != "prefill-first" else "chunked"
 other = _run(setup, key, other_policy, workload, n_requests, load_pct, _chunk(other_policy, chunk))

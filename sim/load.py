@@ -180,11 +180,17 @@ def _lognormal(rng, spec, n):
 
 def make_stream(n_requests: int, rate_per_s: float, *, lengths: str = "sharegpt", prompt_tokens: int = 512,
                 output_tokens: int = 128, seed: int = DEFAULT_SEED, prefix_share: float = 0.0,
-                prefix_tokens: int = 0, n_prefixes: int = 1) -> Stream:
+                prefix_tokens: int = 0, n_prefixes: int = 1, max_tokens: int | None = None) -> Stream:
     """``n_requests`` Poisson arrivals at ``rate_per_s``; lengths 'fixed' (``prompt_tokens``,
     ``output_tokens``) or 'sharegpt' (lognormal, ``SHAREGPT_PROMPT``/``SHAREGPT_OUTPUT``). A share
     ``prefix_share`` of requests start with one of ``n_prefixes`` prefixes (uniformly) of
-    ``prefix_tokens`` tokens, added in front of their own prompt."""
+    ``prefix_tokens`` tokens, added in front of their own prompt.
+
+    ``max_tokens`` (the model's positions): 'sharegpt' requests longer than that, prompt, prefix and
+    output together, are drawn again, as vLLM's benchmark skips a sample longer than the model's
+    context and draws the next one, so the stream keeps ``n_requests`` from the lengths a model of that
+    context can serve (a request still too long after 64 redraws is kept: the page's check refuses
+    it). Where no request is longer, the stream is the same as without it."""
     n = check_int("n_requests", n_requests, *N_REQUESTS_RANGE)
     rate = check_float("rate_per_s", rate_per_s, *RATE_RANGE)
     check_choice("lengths", lengths, LENGTHS)
@@ -205,6 +211,14 @@ def make_stream(n_requests: int, rate_per_s: float, *, lengths: str = "sharegpt"
     has = rng.random(n) < share if ptok > 0 else np.zeros(n, dtype=bool)
     pid = np.where(has, rng.integers(0, npre, n), -1)
     prompt = prompt + np.where(has, ptok, 0)
+    if max_tokens is not None and lengths == "sharegpt":
+        limit = check_int("max_tokens", max_tokens, 1, 2**31)
+        for _ in range(64):
+            long = np.nonzero(prompt + out > limit)[0]
+            if not long.size:
+                break
+            prompt[long] = _lognormal(rng, SHAREGPT_PROMPT, long.size) + np.where(has[long], ptok, 0)
+            out[long] = _lognormal(rng, SHAREGPT_OUTPUT, long.size)
     return Stream(arrival, prompt, out, pid.astype(np.int64), ptok)
 
 

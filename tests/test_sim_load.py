@@ -633,3 +633,20 @@ def test_the_token_timeline_shades_the_queued_prompts_prefill():
             resumed = min(float(run.token_times_s(r)[run.token_times_s(r) > band["x0"] + float(
                 stream.arrival_s[long_rid])][0]) for r in users) - float(stream.arrival_s[long_rid])
             assert band["x1"] == pytest.approx(resumed) and band["x1"] - band["x0"] > 0.5
+
+
+def test_a_stream_drawn_within_the_models_positions():
+    """vLLM's benchmark skips a ShareGPT sample longer than the model's context and draws the next:
+    every request of a stream drawn with max_tokens fits it, the count stays, and where no request is
+    longer the stream is the same one (the long-context presets' figures do not move)."""
+    free = load.make_stream(2000, 1.0, lengths="sharegpt")
+    assert int((free.prompt_tokens + free.output_tokens).max()) > 4096
+    for limit in (2048, 4096):
+        held = load.make_stream(2000, 1.0, lengths="sharegpt", max_tokens=limit, prefix_share=0.3,
+                                prefix_tokens=256)
+        assert held.n == 2000 and int((held.prompt_tokens + held.output_tokens).max()) <= limit
+        unheld = load.make_stream(2000, 1.0, lengths="sharegpt", prefix_share=0.3, prefix_tokens=256)
+        assert np.array_equal(held.arrival_s, unheld.arrival_s)
+    same = load.make_stream(2000, 1.0, lengths="sharegpt", max_tokens=131072)
+    assert np.array_equal(same.prompt_tokens, free.prompt_tokens)
+    assert np.array_equal(same.output_tokens, free.output_tokens)
