@@ -6,7 +6,13 @@ import streamlit as st
 from sim import load
 from sim.cost import decode_step_cost, prefill_cost
 from sim.hardware import GPUS, GiB
-from sim.memory import LARGE_GPU_BYTES, MAX_SEQS_DEFAULT, MAX_SEQS_LARGE_GPU, engine_max_batched_tokens
+from sim.memory import (
+    LARGE_GPU_BYTES,
+    MAX_BATCHED_TOKENS,
+    MAX_SEQS_DEFAULT,
+    MAX_SEQS_LARGE_GPU,
+    engine_max_batched_tokens,
+)
 from sim.metrics import BUSY_UTILIZATION
 from sim.paging import WORKLOADS as PAGING_WORKLOADS
 from ui import format as fmt
@@ -865,8 +871,8 @@ than ShareGPT's, whose means page 02 uses, {SHAREGPT.prompt_mean:.0f} tokens in 
 re-times the same requests (gaps divided by the rate), so every point of a curve holds the same requests.
 
 **Steps.** An event loop over engine steps. *Prefill-first*: whenever a waiting prompt can be
-admitted, the next step prefills the admitted prompts (up to 8,192 new tokens) and nobody decodes in
-it. *Decode-first*: prompts are admitted only when the running batch has finished. *Chunked*: every
+admitted, the next step prefills the admitted prompts (up to {MAX_BATCHED_TOKENS:,} new tokens) and nobody
+decodes in it. *Decode-first*: prompts are admitted only when the running batch has finished. *Chunked*: every
 step carries at most $C$ new tokens: one for each running decode, then prompt chunks, first come first
 served. Each step's sums, new tokens $T$, attention pairs $P=\sum q_i(c_i+\frac{{q_i+1}}{{2}})$, KV tokens
 $K$ and sampled positions $S$, are priced by the shared cost model of section 00; a run of decode-only
@@ -958,7 +964,10 @@ how_computed(
         "also holding its windowed layers' window); the last page's slack (under 16 tokens a request) is "
         "ignored.",
         "A request whose prompt plus output cannot fit the KV cache at all is rejected (vLLM refuses it).",
-        "Prefill-first batches whole prompts up to 8,192 tokens a step; a longer prompt runs alone.",
+        f"Prefill-first batches whole prompts up to {MAX_BATCHED_TOKENS:,} tokens a step on every GPU "
+        "(vLLM V0 ran whole prompts up to its max_num_batched_tokens, by default the model's whole "
+        "context; this page's one budget keeps the policies comparable across cards); a longer prompt "
+        "runs alone.",
         "Decode-first is request-level batching (FasterTransformer-style): the batch runs to completion.",
         f"The curves and capacities use {SEARCH_REQUESTS} requests a run; the headline run uses the number "
         "chosen above. Above saturation the queue grows with the run's length, so capacities are for runs "
