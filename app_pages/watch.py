@@ -183,7 +183,7 @@ def _goodput_delta(m, offered_rps: float) -> str | None:
     a second (none where the scenario did not run)."""
     if math.isnan(m.goodput_tok_s):
         return None
-    return f"of {offered_rps:g} req/s offered · {fmt.rate(m.goodput_tok_s, 'tok/s')}"
+    return f"{offered_rps:g}/s offered · {fmt.rate(m.goodput_tok_s, 'tok/s')}"
 
 
 with headline, metric_row():
