@@ -275,7 +275,7 @@ st.dataframe(scenario_table(rows, row_links(rows, runs, setup_params)), hide_ind
                             "Useful share": st.column_config.TextColumn(help=define("Useful share")),
                             LINK_COLUMN: st.column_config.LinkColumn(display_text="open ↗", width="small")})
 st.caption(("A row marked “does not fit” did not run: its scenario does not fit on this card. One "
-            f"marked “too long for the model” did not run either: its requests are longer than the "
+            f"marked “too long” did not run either: its requests are longer than the "
             f"{setup.model.max_positions:,} positions {setup.model.name} reads (its config.json). "
             if not all(r.metrics.ran for r in rows) else "")
            + "– : the run does not model it (a steady state has no queue and no whole requests, so no "

@@ -374,7 +374,7 @@ def test_rows_refused_for_the_models_positions_say_so_not_that_they_do_not_fit()
     at = open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "GPT-J-6B"})
     _ok(at)
     names = at.dataframe[0].value["Scenario"].tolist()
-    assert "02 · Paged KV cache (too long for the model)" in names
+    assert "02 · Paged KV cache (too long)" in names
     assert not any(n.endswith("(does not fit)") for n in names)
     box = next(i.value for i in at.info if "Compared like for like" in i.value)
     assert "asked for more than the 2,048 positions GPT-J-6B reads" in box and "did not fit" not in box

@@ -63,11 +63,12 @@ def _label(row: Scenario) -> str:
 
 
 def not_run_words(row: Scenario) -> str:
-    """Why a scenario did not run, short: 'too long for the model' (its requests or context pass the
-    model's positions) or 'does not fit' (the card's memory); '' where it ran."""
+    """Why a scenario did not run, short enough for the table's pinned column: 'too long' (its
+    requests or context pass the model's positions) or 'does not fit' (the card's memory); '' where it
+    ran. The caption under the table says what each means."""
     if row.metrics.ran:
         return ""
-    return "too long for the model" if row.blocked == "positions" else "does not fit"
+    return "too long" if row.blocked == "positions" else "does not fit"
 
 
 def row_settings(runs: ScenarioRuns) -> dict[str, tuple[str, dict[str, str]]]:
@@ -169,7 +170,7 @@ def scenario_figure(rows: list[Scenario], offline: list | None = None) -> go.Fig
              # A row that did not run says so beside its empty bar (Plotly draws no text on a NaN bar,
              # so the output panel could not carry it), in the caption's words and short: "does not fit
              # on this card" ran past a phone's chart (gpt-oss-120b on one H100).
-             text=[("too long" if r.blocked == "positions" else "does not fit") if mi else f"{u:.0f}%"
+             text=[not_run_words(r) if mi else f"{u:.0f}%"
                    for u, mi, r in zip(util, missing, rows, strict=True)],
              textposition=["outside" if mi else "inside" for mi in missing], cliponaxis=False,
              insidetextanchor="end",
