@@ -79,7 +79,7 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     with st.popover("Upload a file", icon=":material/upload_file:"):
         upload = st.file_uploader("A benchmark's output (text, JSON, JSONL, CSV), up to 1 MB",
                                   key="yours_file", type=["txt", "log", "json", "jsonl", "csv"])
-    st.button("Load an example (two measured H100 runs)", key="yours_example", on_click=_example,
+    st.button("Load an example (four measured runs, three engines)", key="yours_example", on_click=_example,
               icon=":material/science:", type="tertiary")
 source, origin = text, "the text box"
 too_long = st.session_state.get(_TOO_LONG)

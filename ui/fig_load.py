@@ -175,7 +175,7 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s:
         shapes.append(dict(type="rect", x0=t_first - t0, x1=resume - t0, y0=0, y1=1, yref="paper",
                            fillcolor=COLORS["prefill"], opacity=0.06, line=dict(width=0)))
         notes.append(dict(x=t_first - t0, y=0.01, yref="paper", xanchor="left", yanchor="bottom",
-                          showarrow=False, text=" queued prompts' prefill",
+                          xshift=6, showarrow=False, text=" queued prompts' prefill",  # clear of the diamond
                           font=dict(size=11, color=COLORS["prefill"])))
     return _fig(
         traces,
