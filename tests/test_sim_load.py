@@ -626,7 +626,7 @@ def test_the_token_timeline_shades_the_queued_prompts_prefill():
         long_rid, users = timeline_users(run)
         layout = timeline_figure(run, long_rid, users, 0.1)._layout
         texts = [a["text"] for a in layout["annotations"]]
-        assert (" queued prompts' prefill" in texts) == shaded, policy
+        assert ("queued prefills " in texts) == shaded, policy
         assert len(layout["shapes"]) == (2 if shaded else 1), policy
         if shaded:
             band = layout["shapes"][1]

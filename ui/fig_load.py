@@ -174,8 +174,10 @@ def timeline_figure(run: LoadRun, long_rid: int, users: list[int], tbt_target_s:
     if resume - t_first > 0.1 * span:
         shapes.append(dict(type="rect", x0=t_first - t0, x1=resume - t0, y0=0, y1=1, yref="paper",
                            fillcolor=COLORS["prefill"], opacity=0.06, line=dict(width=0)))
-        notes.append(dict(x=t_first - t0, y=0.01, yref="paper", xanchor="left", yanchor="bottom",
-                          xshift=6, showarrow=False, text=" queued prompts' prefill",  # clear of the diamond
+        # At the band's right end, inside it: from its left end (the diamond) it ran past a phone's
+        # chart where the users resume near the axis's end (DeepSeek-V3 on 8 x B200).
+        notes.append(dict(x=resume - t0, y=0.01, yref="paper", xanchor="right", yanchor="bottom",
+                          xshift=-2, showarrow=False, text="queued prefills ",
                           font=dict(size=11, color=COLORS["prefill"])))
     return _fig(
         traces,
