@@ -352,8 +352,8 @@ with headline:  # where the result would be, under the main control (on a phone 
                  levers=("Pick the fixed-length workload (Lengths) on this page" if workload == "sharegpt"
                          else None))
     if workload == "sharegpt" and setup.model.max_positions is not None:
-        unbounded = int((lambda s: (s.prompt_tokens + s.output_tokens).max())(
-            load.make_stream(n_requests, 1.0, lengths="sharegpt")))
+        free = load.make_stream(n_requests, 1.0, lengths="sharegpt")  # the same draw, no limit
+        unbounded = int((free.prompt_tokens + free.output_tokens).max())
         if unbounded > setup.model.max_positions:
             st.caption(f"Chat-like lengths drawn within the {setup.model.max_positions:,} positions "
                        f"{setup.model.name} reads: a longer request is drawn again, as vLLM's benchmark "

@@ -281,8 +281,9 @@ def gib(n_bytes: float) -> float:
 _WEIGHT_STEPS = (("8-bit weights (FP8 or INT8)", "fp8"), ("4-bit weights", "int4"))
 
 
-def _listed(options: list[str]) -> str:
-    return options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+def _listed(options: list[str], word: str = "or") -> str:
+    """'a', 'a or b', 'a, b or c' (``word`` 'and' for a list that is all of them)."""
+    return options[0] if len(options) == 1 else ", ".join(options[:-1]) + f" {word} " + options[-1]
 
 
 def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, drafter=None,
@@ -331,7 +332,7 @@ def fit_levers(gpu: GPU, model: Model, batch: int, context_tokens: int, *, draft
         names = [g.name for g in bigger[:3]]
         options.append("a GPU with more memory (the " + (_listed(names) if len(bigger) <= 3 else
                                                          ", ".join(names) + " or larger")
-                       + (f"; the {_listed([g.name for g in short])} "
+                       + (f"; the {_listed([g.name for g in short], 'and')} "
                           f"{'holds' if len(short) == 1 else 'hold'} the weights but not this batch's "
                           "KV cache" if short else "") + ")")
     more = smallest_gpu_count(gpu, model, batch, context_tokens,

@@ -388,3 +388,8 @@ def test_a_bigger_card_that_holds_the_weights_but_not_the_slots_is_named():
     notice = at.error[0].value
     assert ("a GPU with more memory (the MI300X; the B200 holds the weights but not this batch's KV "
             "cache)") in notice
+    from sim.memory import _listed
+
+    # Several such cards are all of them, not a choice: "the B200 and MI300X hold ..."
+    assert _listed(["B200", "MI300X"], "and") == "B200 and MI300X"
+    assert _listed(["B200", "MI300X"]) == "B200 or MI300X"
