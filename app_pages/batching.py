@@ -291,7 +291,7 @@ gain = k.output_tokens_per_s / s.output_tokens_per_s
 LOWER_READING_PP, CAUSE_MIN_PP, DELIVERS_MORE = 0.03, 0.02, 1.05
 
 
-def _lower_reading(s, k, host_s: float, gain: float) -> str:
+def _lower_reading(s, k, host_s: float, seq_host_s: float, gain: float) -> str:
     """Why the gauge reads lower for continuous batching, where it does (3 points or more), by what
     its extra idle time is: the host's time between its shorter steps, or waiting for arrivals after
     finishing its requests sooner."""
@@ -303,7 +303,8 @@ def _lower_reading(s, k, host_s: float, gain: float) -> str:
         return (f"It even reads **lower** for continuous batching{better}: its steps are short "
                 f"({fmt.seconds(k.mean_step_s)} on average against static's {fmt.seconds(s.mean_step_s)}, "
                 "whose finished requests keep their slots and their ever-longer KV caches), so the host's "
-                f"{fmt.seconds(host_s)} between steps, when the GPU waits, is a larger share of its time "
+                f"time between steps ({fmt.seconds(host_s)} a step and {fmt.seconds(seq_host_s)} a "
+                "sequence), when the GPU waits, is a larger share of its time "
                 f"({fmt.percent(k.host_share)} against {fmt.percent(s.host_share)}). ")
     if more_wait >= max(more_host, CAUSE_MIN_PP):
         return (f"It even reads **lower** for continuous batching{better}: it gets each request done "
@@ -322,7 +323,7 @@ st.info(
        else
        ": the GPU sits idle part of the time in both modes (between arrivals, or for the host's share of "
        "short steps), which utilization counts, and still it cannot tell padding from work. ")
-    + _lower_reading(s, k, setup.assumptions.host_overhead_s, gain)
+    + _lower_reading(s, k, setup.assumptions.host_overhead_s, setup.assumptions.sequence_host_s, gain)
     + f"Useful work is **{fmt.percent(s.useful_work)}** against **{fmt.percent(k.useful_work)}**, "
     + (f"and the tokens delivered per second differ **{gain:.1f}×**. " if gain >= 1.1 else
        f"and continuous batching delivers **{gain:.2f}×** the tokens per second of static here"

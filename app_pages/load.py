@@ -792,6 +792,9 @@ def _split_section() -> load.Disaggregation:
             verdict = f"the best split serves about the same a GPU ({gain:.2f}×)"
         elif gain > 1:
             verdict = f"the best split serves **{at_most}{gain:.2f}×** as much a GPU"
+        elif at_most and gain >= 0.995:  # a ceiling level with colocated: no more, not less
+            verdict = (f"the best split serves **no more a GPU** (at most {gain:.2f}×): here "
+                       "disaggregation buys nothing")
         else:
             verdict = (f"the best split serves **less a GPU** ({at_most}{gain:.2f}×): here disaggregation "
                        "buys nothing")

@@ -40,6 +40,9 @@ PARAMS: tuple[tuple[str, float, float, float], ...] = (
     ("kernel_launch_s", 2e-6, 20e-6, 1e-5),  # CUDA launch (~4 us) to eager PyTorch dispatch (~20 us)
     ("graph_kernel_s", 0.5e-6, 3e-6, 1e-5),  # a graph-replayed kernel's fixed cost
     ("allreduce_latency_s", 2e-6, 60e-6, 1e-5),  # one-shot kernels (~5 us) to NCCL's floor (25-45 us)
+    # Host time per sampling sequence a step: none (C++ runtimes overlapping it) to 50 us (Python
+    # engines' per-request bookkeeping, as vLLM V0's).
+    ("sequence_host_s", 0.0, 50e-6, 1e-5),
 )
 PARAM_NAMES = tuple(p[0] for p in PARAMS)
 MICROBENCHMARKS = ("gemm_tflops", "hbm_tbps")

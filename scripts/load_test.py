@@ -69,6 +69,7 @@ SIDEBAR_CHANGES: list[Change] = [
     ("compute_eff", [0.4, 0.6, 0.8]),
     ("memory_eff", [0.6, 0.8, 0.95]),
     ("overhead_us", [0.0, 300.0, 1000.0]),
+    ("seq_host_us", [0.0, 10.0, 40.0]),
 ]
 
 # Per page (url path): the page's own widgets and values a reader would pick. Add a row per page.

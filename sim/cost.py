@@ -76,6 +76,9 @@ class Assumptions:
         memory_eff: a memory-bound kernel's bytes/s as a share of the GPU's STREAM-like bandwidth
             (``GPU.hbm_ceiling``: 77-89 % of the spec figure, az-04..07).
         host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
+        sequence_host_s: CPU seconds per step for each sequence that samples in it: the per-request
+            share of that work (building the batch's inputs, processing each sampled token,
+            detokenising it), which grows with the batch. A verify pass pays it once a sequence.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
         allreduce_latency_s: the fixed time of one tensor-parallel all-reduce, seconds. NCCL's small
@@ -92,8 +95,8 @@ class Assumptions:
             the spec peaks, as the pure roofline floor prices them).
     """
 
-    compute_eff: float = 0.655
-    memory_eff: float = 0.885
+    compute_eff: float = 0.645
+    memory_eff: float = 0.880
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
     graph_kernel_s: float = 3.0e-6
@@ -102,13 +105,15 @@ class Assumptions:
     measured_ceilings: bool = True
     overlap_host: bool = False
     allreduce_latency_s: float = 17e-6
+    sequence_host_s: float = 4.2e-6
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s"):
+        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s",
+                     "sequence_host_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
                 raise ValueError(f"{name} must be in [0, 1) seconds, got {value!r}")
@@ -120,7 +125,7 @@ class Assumptions:
 DEFAULT_ASSUMPTIONS = Assumptions()
 #: A pure roofline: spec peaks, no launch or host time (the floor the estimate stands on).
 ROOFLINE_FLOOR = Assumptions(compute_eff=1.0, memory_eff=1.0, host_overhead_s=0.0, kernel_launch_s=0.0,
-                             graph_kernel_s=0.0, measured_ceilings=False)
+                             graph_kernel_s=0.0, sequence_host_s=0.0, measured_ceilings=False)
 
 #: The measured point the sidebar quotes (REFERENCE.md section 5, measured.csv eag-01):
 #: Llama-3.1-8B (BF16), batch 1, short context, H100 SXM, SGLang v0.4.4: 158.34 tokens/s.
@@ -445,7 +450,8 @@ class StepTimeCoefficients:
     (ramp-up, tail, the gap to the next): roof_j + n_j * t_graph. A step launched kernel by kernel
     takes at least n_j * t_launch, the CPU's time to launch them: max(roof_j + n_j * t_graph,
     n_j * t_launch), the limit only when the kernels are shorter than their launches. Then
-    t_step = sum_j t_j + host_s, or max(sum_j t_j, host_s) where the host overlaps the kernels.
+    t_step = sum_j t_j + host, or max(sum_j t_j, host) where the host overlaps the kernels, with
+    host = host_s + sequence_host_s * S (S: the step's sequences that sample).
     """
 
     compute: np.ndarray  # (ops, 4) seconds per unit of X, runs folded in
@@ -465,6 +471,7 @@ class StepTimeCoefficients:
     comm: np.ndarray  # (ops,) bool: a collective over the interconnect (its "memory" is the link's)
     moe: tuple = ()  # (op index, E, k, seconds per expert read, bytes per expert, GPUs the experts
     #                  are spread over whole: 1 under tensor parallelism, routing skew), runs folded in
+    sequence_host_s: float = 0.0  # host seconds per sampling sequence a step
 
     def __post_init__(self) -> None:
         # Python lists for the scalar path (a scheduler's clock calls it once a step).
@@ -502,10 +509,12 @@ class StepTimeCoefficients:
         # the lazily built scalar pricer (a closure) stay behind (a worker process: ui.workers).
         return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
-    def _host(self, gpu):
+    def _host(self, gpu, sequences):
+        host = self.host_s + self.sequence_host_s * sequences
         if self.overlap_host:
-            return np.maximum(gpu, self.host_s) if isinstance(gpu, np.ndarray) else max(gpu, self.host_s)
-        return gpu + self.host_s
+            return np.maximum(gpu, host) if isinstance(gpu, np.ndarray) or isinstance(host, np.ndarray) \
+                else max(gpu, host)
+        return gpu + host
 
     def step_time_s(self, new_tokens, attn_pairs, kv_tokens, sampled_tokens):
         """t_step for steps that run (new_tokens > 0); broadcasts like numpy, fast for scalars."""
@@ -529,8 +538,9 @@ class StepTimeCoefficients:
                 if not graph and n * lk > gap:
                     gap = n * lk
                 total += gap
-            return self._host(total)
-        return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0))
+            return self._host(total, x3)
+        return self._host(self.parts(new_tokens, attn_pairs, kv_tokens, sampled_tokens)[2].sum(axis=0),
+                          np.asarray(sampled_tokens, dtype=float))
 
     def scalar_pricer(self):
         """A function t_step(T, P, K, S) of plain floats for one step (a scheduler's clock prices its
@@ -545,8 +555,9 @@ class StepTimeCoefficients:
             pricer = self.step_time_s
         else:
             rows = self._flat
-            g_k, l_k, gmax, host, overlap = (self.graph_kernel_s, self.kernel_launch_s,
-                                             self.graph_max_tokens, self.host_s, self.overlap_host)
+            g_k, l_k, gmax, host0, per_seq, overlap = (
+                self.graph_kernel_s, self.kernel_launch_s, self.graph_max_tokens, self.host_s,
+                self.sequence_host_s, self.overlap_host)
 
             def pricer(t, p, k, s):
                 total = 0.0
@@ -558,6 +569,7 @@ class StepTimeCoefficients:
                     mem = w + m0 * t + m1 * p + m2 * k + m3 * s
                     gap = (comp if comp > mem else mem) + n * g_k
                     total += gap if graph or gap > n * l_k else n * l_k
+                host = host0 + per_seq * s
                 return (total if total > host else host) if overlap else total + host
 
         object.__setattr__(self, "_scalar_pricer", pricer)
@@ -613,7 +625,8 @@ class StepTimeCoefficients:
                   w + extra.get(j, 0.0) + m[0] * n_seq + m[3] * n_seq, m[1] + m[2])
                  for j, (c, m, w, _, _) in enumerate(self._rows)]
         kernels = sum(n for *_, n in self._rows)
-        fixed = kernels * self.graph_kernel_s + (0.0 if self.overlap_host else self.host_s)
+        fixed = kernels * self.graph_kernel_s + (
+            0.0 if self.overlap_host else self.host_s + self.sequence_host_s * n_seq)
         if len(cache) < 4096:
             cache[n_seq] = (terms, fixed)
         return terms, fixed
@@ -649,7 +662,7 @@ class StepTimeCoefficients:
                              self.kernels[:, None] * self.kernel_launch_s).sum(axis=0)
         else:
             gpu = roof.sum(axis=0) + self.kernels.sum() * self.graph_kernel_s
-        return self._host(gpu)
+        return self._host(gpu, n_seq)
 
 
 @lru_cache(maxsize=512)
@@ -684,6 +697,7 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
         kernel_launch_s=assumptions.kernel_launch_s,
         graph_max_tokens=float(assumptions.cuda_graph_max_tokens) if assumptions.cuda_graphs else -1.0,
         host_s=assumptions.host_overhead_s,
+        sequence_host_s=assumptions.sequence_host_s,
         overlap_host=assumptions.overlap_host,
         flop_matrix=runs * (flops + bf16),
         byte_matrix=runs * np.array([op.bytes for op in ops], dtype=float),
@@ -700,6 +714,7 @@ def step_cost(
     kv_tokens,
     assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
     sampled_tokens=None,
+    sequences=None,
 ) -> StepCost:
     """Price engine steps from their per-step sums (arrays broadcast together).
 
@@ -711,6 +726,8 @@ def step_cost(
             as in ``attention_sums``).
         sampled_tokens: S, positions whose logits the step computes. None: every new token samples
             (right for decode and verification; pass the count for prefill).
+        sequences: sequences that sample in the step, each paying ``sequence_host_s`` of host time.
+            None: S (one sampled position a sequence; a verify pass passes its batch).
     """
     t, p, k = np.broadcast_arrays(
         np.asarray(new_tokens, dtype=float), np.asarray(attn_pairs, dtype=float),
@@ -761,7 +778,8 @@ def step_cost(
         gpu_time += time
     if not all_run:
         gpu_time, roof_sum, comm_time = gpu_time * runs, roof_sum * runs, comm_time * runs
-    host_cpu = coef.host_s * (np.ones(t.shape) if all_run else runs)
+    seqs = s if sequences is None else np.broadcast_to(np.asarray(sequences, dtype=float), t.shape)
+    host_cpu = (coef.host_s + coef.sequence_host_s * seqs) * (np.ones(t.shape) if all_run else runs)
     host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
     moe_bytes = moe_bytes if all_run else moe_bytes * runs
     weight_time, kv_bytes = (total("wbytes") + moe_bytes) / bandwidth, total("kvb")
@@ -828,7 +846,8 @@ def uniform_step_cost(
     if np.any(b < 0) or np.any(q < 0) or np.any(c < 0) or np.any(s < 0):
         raise ValueError("batch, new_tokens_per_seq, cached_tokens and sampled_per_seq must be >= 0")
     pairs, kv = attention_sums(model, q, c)
-    return step_cost(gpu, model, b * q, b * pairs, b * kv, assumptions, sampled_tokens=b * s)
+    return step_cost(gpu, model, b * q, b * pairs, b * kv, assumptions, sampled_tokens=b * s,
+                     sequences=b * (s > 0))
 
 
 def decode_step_cost(gpu, model, batch, context_tokens, assumptions=DEFAULT_ASSUMPTIONS) -> StepCost:

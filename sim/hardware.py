@@ -151,6 +151,10 @@ def _check_positive(name: str, value: float, unit: str) -> None:
         raise ValueError(f"{name} must be a finite number > 0 ({unit}), got {value!r}")
 
 
+#: All-reduce bus bandwidth over PCIe Gen4 x16 with no NVLink (L40S, L4), bytes/s: derived from
+#: TensorRT-LLM v0.17's measured L40S runs at TP4 and TP8 (see the L40S preset), not nccl-tests.
+L40S_ALLREDUCE_BUSBW = 15 * GB
+
 GPUS: dict[str, GPU] = {
     gpu.name: gpu
     for gpu in (
@@ -241,9 +245,13 @@ GPUS: dict[str, GPU] = {
             hbm_bytes=46068 * MiB,
             source="NVIDIA L40S datasheet table (mullet.se copy); ml-engineering TFLOPS table; "
                    "memory as nvidia-smi reports a 48 GB L40S (46,068 MiB)",
-            # No NVLink: all-reduce over PCIe Gen4 x16, ~31.5 GB/s per direction; 80 % of it is
-            # derived, not measured (MEASURED.md 3.1 has no L40S nccl-tests run).
-            allreduce_busbw=((2, 0.8 * 31.5 * GB),),
+            # No NVLink: all-reduce over PCIe Gen4 x16 (~31.5 GB/s per direction). MEASURED.md 3.1
+            # has no L40S nccl-tests run; 15 GB/s is what TensorRT-LLM v0.17's measured L40S runs at
+            # TP4 and TP8 give (its perf-overview table, 36 cells: median -2 % and 0 % at 15 GB/s,
+            # +24 % and +43 % at the 25 GB/s, 80 % of the link, taken before;
+            # tests/test_sim_trtllm_perf_overview.py): about half the link, as a ring through the
+            # host's PCIe root complexes runs.
+            allreduce_busbw=((2, L40S_ALLREDUCE_BUSBW),),
             interconnect="PCIe Gen4 x16 only (no NVLink)",
         ),
         GPU(
@@ -254,7 +262,7 @@ GPUS: dict[str, GPU] = {
             hbm_bytes=23034 * MiB,
             source="NVIDIA L4 datasheet (dense = sparse / 2); 6251 MHz x 192-bit = 300 GB/s; "
                    "memory as nvidia-smi reports a 24 GB L4 (23,034 MiB)",
-            allreduce_busbw=((2, 0.8 * 31.5 * GB),),  # PCIe Gen4 x16, derived as for the L40S
+            allreduce_busbw=((2, L40S_ALLREDUCE_BUSBW),),  # the same PCIe Gen4 x16 link as the L40S's
             interconnect="PCIe Gen4 x16 only (no NVLink)",
         ),
     )

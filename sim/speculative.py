@@ -288,7 +288,7 @@ METHODS: dict[str, Method] = {
                    "on Llama 3's 128k.",
         ),
         Method(
-            "EAGLE", "head", alpha=0.28, k=3, alpha_fitted=True,
+            "EAGLE", "head", alpha=0.27, k=3, alpha_fitted=True,
             source="SGLang's EAGLE as EAGLE-3 Table 3 ran it: a chain of 3 drafts on "
                    "LLaMA-3.1-8B, one H100. α fitted (least squares on log speedup, the same cost "
                    "model) to that table's 9 measured gains, batch 2-64. The draft head is one "
@@ -436,7 +436,7 @@ def round_cost(gpu: GPU, target: Model, method: Method, batch, k, context_tokens
         drafter = (draft_model_for(target) if method.drafter == "model"
                    else draft_head_for(target, method.head_vocab))
         w = method.tree_width
-        in_round = dataclasses.replace(assumptions, host_overhead_s=0.0)
+        in_round = dataclasses.replace(assumptions, host_overhead_s=0.0, sequence_host_s=0.0)
         draft = uniform_step_cost(gpu, drafter, b, w, context_tokens, in_round, sampled_per_seq=w)
     return RoundCost(decode=decode, verify=verify, draft=draft, k=kk)
 

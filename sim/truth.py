@@ -426,13 +426,24 @@ def offline_tokens_per_s(gpu, model, prompt: int, output: int, requests: int,
     if isinstance(batch, str):
         return batch
     decode = _decode_step_s(gpu, model, float(batch), prompt + output / 2, assumptions)
-    # Prefill of the batch's prompts in full chunks, each chunk attending over half its prompt.
-    chunk = float(MAX_BATCHED_TOKENS)
-    per_token = float(attention_sums(model, prompt, 0)[0]) / prompt  # (prompt + 1) / 2 with no window
-    pre = step_cost(gpu, model, chunk, chunk * per_token, chunk * (per_token - 0.5) + chunk,
-                    assumptions, sampled_tokens=max(1.0, chunk / prompt))
-    prefill_s = batch * prompt / chunk * float(pre.time_s)
+    prefill_s = batch * _prefill_per_prompt_s(gpu, model, prompt, assumptions)
     return batch * output / (output * decode + prefill_s)
+
+
+def _prefill_per_prompt_s(gpu, model, prompt: int, assumptions: Assumptions) -> float:
+    """One prompt's share of an offline run's prefill steps, in seconds. Every step is full:
+    MAX_BATCHED_TOKENS tokens, several prompts' whole prefills when they are shorter than that, or
+    one chunk of a longer prompt, attending to its chunks before it. A step is priced on the sums
+    of the sequences it holds (``step_cost``'s P and K): one prompt's chunks' pairs and KV tokens
+    (c + q, each chunk's cached tokens read once and its own written), scaled to a full step."""
+    chunk = MAX_BATCHED_TOKENS
+    starts = np.arange(0, prompt, chunk, dtype=float)
+    q = np.minimum(float(chunk), prompt - starts)
+    pairs, kv = attention_sums(model, q, starts)
+    per_step = chunk / prompt  # prompts' worth of tokens in a full step (under 1: a long prompt's chunk)
+    step = step_cost(gpu, model, prompt * per_step, float(pairs.sum()) * per_step,
+                     float(kv.sum()) * per_step, assumptions, sampled_tokens=per_step)
+    return float(step.time_s) / per_step
 
 
 def predict(row: Row, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,

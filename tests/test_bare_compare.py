@@ -102,7 +102,7 @@ def test_sidebar_page_draws_the_apps_own_sidebar(tmp_path):
     keys = {w.key for kind in ("selectbox", "radio", "slider", "number_input", "button")
             for w in at.sidebar.get(kind)}
     assert {"gpu", "model", "weights", "kv", "gpus", "price", "compute_eff", "memory_eff",
-            "overhead_us", "graph_us", "launch_us", "setup_reset"} <= keys
+            "overhead_us", "seq_host_us", "graph_us", "launch_us", "setup_reset"} <= keys
     before = json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]["y"]
     at.selectbox(key="gpu").set_value("A100 80GB SXM").run()
     assert not at.exception

@@ -14,7 +14,7 @@ from ui.yours import MAX_PASTE_CHARS
 PAGE = "app_pages/yours.py"
 TWO_PHASES = "app_pages/two_phases.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
-SLIDERS = ("compute_eff", "memory_eff", "overhead_us", "graph_us", "launch_us")
+SLIDERS = ("compute_eff", "memory_eff", "overhead_us", "seq_host_us", "graph_us", "launch_us")
 
 
 def test_empty_page_says_what_to_paste():
@@ -36,8 +36,8 @@ def test_example_is_read_priced_fitted_and_applied_to_every_page():
     assert any(c.proto.id and "yours_errors" in c.proto.id for c in at.get("plotly_chart"))
     d = DEFAULT_ASSUMPTIONS
     assert [at.session_state[k] for k in SLIDERS] == pytest.approx(  # the defaults
-        [d.compute_eff, d.memory_eff, d.host_overhead_s * 1e6, d.graph_kernel_s * 1e6,
-         d.kernel_launch_s * 1e6])
+        [d.compute_eff, d.memory_eff, d.host_overhead_s * 1e6, d.sequence_host_s * 1e6,
+         d.graph_kernel_s * 1e6, d.kernel_launch_s * 1e6])
     at.switch_page(TWO_PHASES).run()
     decode_before = ms(metric(at, "Decode step"))
     at.switch_page(PAGE).run()
@@ -147,13 +147,13 @@ def test_apply_twice_does_not_drift():
 
 
 def test_a_fitted_value_on_a_bound_is_named_and_the_table_is_rounded():
-    """Runs faster than the model allows (TensorRT-LLM's FP8 offline runs on an H100): the fit puts
-    both efficiencies at 1, this GPU's measured ceilings. The table says so per row and a caption says
-    what it means; the fitted numbers are rounded (it showed 379.2419)."""
+    """Runs faster than the model allows (TensorRT-LLM's FP8 offline runs on an H100, SGLang's batch-1
+    decode): the fit puts the bandwidth efficiency at 1, this GPU's measured ceiling. The table says so
+    per row and a caption says what it means; the fitted numbers are rounded (it showed 379.2419)."""
     from sim.measured import shipped_csv
 
     at = open_app(PAGE)
-    at.text_area(key="yours_text").set_value(shipped_csv(("eag-01", "t014-01", "tpo-01", "t017-01"))).run()
+    at.text_area(key="yours_text").set_value(shipped_csv(("eag-01", "tpo-01", "t017-01"))).run()
     table = at.dataframe[0].value.set_index("assumption")
     assert table.loc["Bandwidth efficiency", "note"] == "at its upper bound"
     assert all(len(f"{v:g}".replace(".", "").lstrip("0")) <= 4 for v in table["fitted"])

@@ -47,7 +47,8 @@ SETUPS = [
     {"gpu": "H100 SXM", "model": "Llama-3.1-70B", "gpus": "4", "kv": "fp8", "price": "3.5"},
     {"gpu": "A100 80GB SXM", "model": "Llama-3.1-8B", "gpus": "8"},  # more GPUs than its heads allow
     {"gpu": CUSTOM, "custom_tflops": "500", "custom_tbps": "2.5", "custom_gb": "48"},
-    {"compute_eff": "0.5", "memory_eff": "0.6", "overhead_us": "100", "graph_us": "3", "launch_us": "8"},
+    {"compute_eff": "0.5", "memory_eff": "0.6", "overhead_us": "100", "seq_host_us": "20", "graph_us": "3",
+     "launch_us": "8"},
 ]
 
 

@@ -70,8 +70,8 @@ def test_utilization_barely_moves_while_goodput_moves_tens_of_points(gpu, model)
 def test_defaults_h100_llama8_numbers():
     """Pin the default view (H100, Llama-3.1-8B, Anyscale, 1000 requests, 64 slots, burst)."""
     c = compare(H100, LLAMA8, slots=64, n_requests=1000)
-    assert c.static.utilization_gpu == pytest.approx(0.951, abs=0.005)
-    assert c.continuous.utilization_gpu == pytest.approx(0.963, abs=0.005)
+    assert c.static.utilization_gpu == pytest.approx(0.934, abs=0.005)
+    assert c.continuous.utilization_gpu == pytest.approx(0.948, abs=0.005)
     assert c.static.requested_share == pytest.approx(0.214, abs=0.01)  # ~1/H_64 = 0.210 (V17)
     assert c.continuous.requested_share == pytest.approx(0.838, abs=0.01)
 

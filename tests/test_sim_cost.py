@@ -294,3 +294,46 @@ def test_the_h200_is_never_slower_than_the_h100_it_extends(n):
             assert float(decode_step_cost(h200, m, batch, 1024).time_s) <= float(
                 decode_step_cost(h100, m, batch, 1024).time_s)
         assert float(prefill_cost(h200, m, 8192).time_s) <= float(prefill_cost(h100, m, 8192).time_s)
+
+
+def test_host_time_is_per_step_plus_per_sampling_sequence():
+    """t_host = host_overhead_s + sequence_host_s x S: a decode step of 256 sequences pays the
+    per-sequence share 256 times; a verify pass of 8 drafted positions a sequence pays it once a
+    sequence, not once a position; a prefill chunk that samples no token pays none of it."""
+    from sim.cost import uniform_step_cost
+
+    a = DEFAULT_ASSUMPTIONS
+    assert a.sequence_host_s > 0
+    for batch in (1, 256):
+        step = decode_step_cost(H100, LLAMA8, batch, 1024)
+        assert float(step.host_time_s) == pytest.approx(a.host_overhead_s + batch * a.sequence_host_s)
+    verify = uniform_step_cost(H100, LLAMA8, 4, 8, 1024, sampled_per_seq=8)
+    assert float(verify.host_time_s) == pytest.approx(a.host_overhead_s + 4 * a.sequence_host_s)
+    chunk = step_cost(H100, LLAMA8, 512, 512 * 256.5, 512, sampled_tokens=0)
+    assert float(chunk.host_time_s) == pytest.approx(a.host_overhead_s)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_every_pricing_path_charges_the_per_sequence_host_time(overlap):
+    """The schedulers' fast paths (scalar pricer, decode runs, decode terms) price a step as
+    ``step_cost`` does, per-sequence host time included, with and without an overlapped host."""
+    import dataclasses
+
+    a = dataclasses.replace(DEFAULT_ASSUMPTIONS, sequence_host_s=40e-6, overlap_host=overlap)
+    coef = cost.step_time_coefficients(H100, LLAMA8, a)
+    for n in (1.0, 64.0, 300.0):
+        kv = n * 1500.0
+        full = float(step_cost(H100, LLAMA8, n, kv, kv, a).time_s)
+        assert coef.scalar_pricer()(n, kv, kv, n) == pytest.approx(full, rel=1e-9)
+        assert float(coef.step_time_s(n, kv, kv, n)) == pytest.approx(full, rel=1e-9)
+        assert float(coef.decode_steps_s(n, np.array([kv]))[0]) == pytest.approx(full, rel=1e-9)
+        if not overlap and n <= coef.graph_max_tokens:
+            terms, fixed = coef.decode_terms(n)
+            assert sum(max(p + q * kv, g + d * kv) for p, q, g, d in terms) + fixed == pytest.approx(full)
+    # 300 sequences at 40 us: 12 ms of host time, more than the kernels of this step: an overlapped host
+    # sets the step's time, a serial one adds to it.
+    step = step_cost(H100, LLAMA8, 300.0, 300 * 1500.0, 300 * 1500.0, a)
+    if overlap:
+        assert float(step.time_s) == pytest.approx(max(float(step.gpu_time_s), 0.5e-3 + 300 * 40e-6))
+    else:
+        assert float(step.time_s) == pytest.approx(float(step.gpu_time_s) + 0.5e-3 + 300 * 40e-6)

@@ -309,7 +309,7 @@ def test_v20_with_the_defaults_the_gpu_is_faster_than_distserves_in_every_role()
     assert d.best[:2] == (2, 1)  # prefill is the scarce role, as in DistServe's example
     assert 5.0 < d.prefill_per_gpu < 12.0  # DistServe: 5.6 rps
     assert d.decode_per_gpu > 2 * d.prefill_per_gpu
-    assert 1.1 < d.gain < 1.65  # DistServe: 2.08x (2 prefill + 1 decode vs colocated); here 1.59x
+    assert 1.1 < d.gain < 1.65  # DistServe: 2.08x (2 prefill + 1 decode vs colocated); here 1.60x
     assert d.transfer_s_mean < 0.01  # 512 tokens of KV over NVLink: milliseconds
 
 
@@ -485,7 +485,7 @@ def test_prefix_caching_frees_unused_prefixes_before_it_preempts():
 ])
 def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, tp):
     """A decode-only GPU with room for every request made no one wait for a slot, so a 600-request run
-    at 2.5-4x what it can finish met its targets (117 req/s against a bound of 46 on an H100 with
+    at 2.5-4x what it can finish met its targets (117 req/s against a bound of 44 on an H100 with
     Llama-3.1-8B chat; 724 against 181 on a B200 with gpt-oss-120b). Each role now stops at its bound
     and says so."""
     g, m = GPUS[gpu], MODELS[model].with_precision(weights, "bf16").with_tp(tp)
@@ -500,7 +500,7 @@ def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, 
     scale = load.saturation_rate(g, m, stream, mode="prefill")
     assert load.throughput_bound(g, m, stream, "prefill") >= scale
     if (gpu, model) == ("H100 SXM", "Llama-3.1-8B"):
-        assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(46.1, rel=0.01)
+        assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(43.7, rel=0.01)
 
 
 @pytest.mark.parametrize(("gpu", "model"), [("H100 SXM", "Llama-3.1-8B"), ("L4", "Llama-3.2-1B"),
@@ -567,12 +567,14 @@ def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
 
 
 def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
-    """Llama-3.1-70B on one MI300X, chat lengths, relaxed targets: the 2,000-request run's longest
-    prompts (16k tokens) miss the 2 s p99 TTFT with chunked prefill even on a nearly idle server, so no
-    rate is confirmed and the capacity is 0 ("none" on page 05), not the last rate tried. Prefill-first
-    meets it just below its fine steps, at a coarse one (0.01 req/s), narrowed by bisection against
-    the lowest fine step that missed (0.0201): that confirmed rate is the capacity."""
-    gpu, model, targets = GPUS["MI300X"], MODELS["Llama-3.1-70B"], load.TARGET_PRESETS["relaxed"]
+    """Llama-3.1-70B on one MI300X, chat lengths, a p99 TTFT target of 2.025 s: the 2,000-request
+    run's longest prompts (16k tokens) take 2.04 s with chunked prefill even on a nearly idle server,
+    so no rate is confirmed and the capacity is 0 ("none" on page 05), not the last rate tried.
+    Prefill-first (2.01 s there) meets it just below its fine steps, at a coarse one (0.01 req/s),
+    narrowed by bisection against the lowest fine step that missed (0.0201): that confirmed rate is
+    the capacity. (The relaxed preset's 2 s is missed by both since the 2026-12-05 refit.)"""
+    gpu, model = GPUS["MI300X"], MODELS["Llama-3.1-70B"]
+    targets = dataclasses.replace(load.TARGET_PRESETS["relaxed"], ttft_s=2.025)
     long_ = load.make_stream(2000, 1.0, lengths="sharegpt")
     short_cap = load.Capacity(0.0288, (0.01, 3.0), (), False)
     none = load.sustained_capacity(gpu, model, short_cap, long_, "chunked", targets)

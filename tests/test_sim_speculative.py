@@ -199,7 +199,7 @@ def test_monte_carlo_histogram_is_the_capped_geometric_law():
 def test_round_is_priced_by_the_shared_cost_model():
     r = spec.speculate(H100, LLAMA8, DRAFT, 0.8, 4, 1, 1024)
     # A draft step pays its kernels and their fixed costs; the host's work is once a round.
-    in_round = dataclasses.replace(DEFAULT_ASSUMPTIONS, host_overhead_s=0.0)
+    in_round = dataclasses.replace(DEFAULT_ASSUMPTIONS, host_overhead_s=0.0, sequence_host_s=0.0)
     draft = decode_step_cost(H100, spec.draft_model_for(LLAMA8), 1, 1024, in_round)
     decode = decode_step_cost(H100, LLAMA8, 1, 1024)
     assert r.draft_step_s == pytest.approx(float(draft.time_s))
@@ -294,8 +294,10 @@ def test_v06_where_a_dense_targets_gain_rises_with_the_batch_its_drafter_falls_b
     5 % above batch 1's (V06 says it falls), the reason page 03 gives holds: a draft step is a smaller
     share of a target step at the peak than at batch 1 (the target's KV reads grow with the batch,
     the drafter's far less: MagicDec), and the target's KV reads at the peak batch are at least a
-    fifth of its weight reads (``kv_outweighs_weights_batch``). Such rises exist (Llama-2-7B and
-    GPT-J-6B, whose every head keeps its own keys and values; 4-bit weights) and stay bounded."""
+    fifth of its weight reads (``kv_outweighs_weights_batch``), or else the host's per-sequence time,
+    which plain decode pays every token and a round once, is a larger share of a decode step at the
+    peak than at batch 1 (a small model's short steps). Such rises exist (Llama-2-7B and GPT-J-6B,
+    whose every head keeps its own keys and values; 4-bit weights) and stay bounded."""
     rises = 0
     for base in (m for m in ALL_MODELS.values() if not m.n_experts):
         for weights in ("bf16", "fp8", "int4"):
@@ -310,7 +312,10 @@ def test_v06_where_a_dense_targets_gain_rises_with_the_batch_its_drafter_falls_b
                     assert sweep.rise_before_peak < 0.5, where
                     c = sweep.cost_ratio
                     assert c[sweep.peak_index] < c[0], where
-                    assert sweep.peak[1] >= spec.kv_outweighs_weights_batch(model, context) / 5, where
+                    if sweep.peak[1] < spec.kv_outweighs_weights_batch(model, context) / 5:
+                        steps = decode_step_cost(GPUS[gpu], model, np.array([1.0, sweep.peak[1]]), context)
+                        share = steps.host_time_s / steps.time_s
+                        assert share[1] > share[0] + 0.02, where
     if gpu in ("H100 SXM", "L4"):
         assert rises > 0  # the case is exercised, not vacuous
 

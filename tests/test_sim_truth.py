@@ -22,16 +22,12 @@ TOLERANCE = 0.35
 #: Rows the model misses by more than that, and what it leaves out. Each is a known gap, not a pass:
 #: the test fails the day the model reaches them (strict xfail).
 KNOWN_GAPS = {
-    "lmd-02": "lmdeploy 0.1's profile_generation.py runs 32 threads of 6 requests each (--test-round 6), "
-              "a thread's next request starting when its last ends, and divides the tokens by the whole "
-              "time: 15 ms a token on average against its own p50 of 11 ms (the model's step: 11.0 ms), "
-              "the slow steps where the rounds restart (first token up to 0.725 s after its request).",
     "trt05-01": "TensorRT-LLM v0.5's FP8 ran at about BF16 speed in this release's rows; the model "
                 "prices FP8 weights as FP8.",
     "trtha-01": "the same TensorRT-LLM v0.5 FP8 effect: 5.4 ms a token is the BF16 weight-read time.",
     "ora-03": "vLLM on ROCm (2024) at batch 256, Llama-3.1-405B FP8 on 8 x MI300X: the row's own "
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
-              "model allows there (0.655 of MI300X's best measured FP8 GEMM, itself 47 % of peak): "
+              "model allows there (compute_eff of MI300X's best measured FP8 GEMM, itself 47 % of peak): "
               "their latencies give about the BF16 rate, and priced as FP8 weights with BF16 math "
               "the row is within 10 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math). AMD's own "
               "2025 vLLM table on the card shows the same decode gap at batch 32 and up with short "
@@ -89,14 +85,14 @@ def test_targets_per_kind():
 
 def test_targets_per_kind_with_every_row():
     """With every row in (the README's table): time to first token, time per output token and the
-    offline runs meet both targets and every kind meets the median; the static batches' p90 (37 %,
-    three rows past 35 %) does not."""
+    offline runs meet both targets and every kind meets the median; the static batches' p90 (35.03 %:
+    two rows past 35 %, lmd-02 at 34 %) does not, by 0.03 points."""
     by_kind = {s.kind: s for s in truth.summarize(truth.predict_all(ROWS))}
     for kind in ENGINE_KINDS:
         assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
     for kind in ("ttft_ms", "tpot_ms", "offline_tok_s"):
         assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
-    assert by_kind["static_batch_tok_s"].p90_abs_error < 0.40
+    assert by_kind["static_batch_tok_s"].p90_abs_error < 0.355
 
 
 def _tp_or_moe(row) -> bool:
@@ -178,7 +174,7 @@ def test_gpt_fast_int4_rows_are_priced_with_its_group_of_32():
     _, model = truth.row_setup(rows["gf-03"])
     assert model.int4_group == 32 and model.weight_bytes_per_element * 8 == pytest.approx(5.0)
     assert truth.int4_group_for("vLLM v0.10.2") == 128
-    assert truth.predict(rows["gf-03"]).error == pytest.approx(0.187, abs=0.01)
+    assert truth.predict(rows["gf-03"]).error == pytest.approx(0.181, abs=0.01)
 
 
 def test_an_offline_run_decodes_at_most_its_engines_cap():
@@ -224,3 +220,19 @@ def test_the_readmes_table_is_what_sim_truth_prints():
     between = readme.split("<!-- truth:start -->", 1)[1].split("<!-- truth:end -->", 1)[0]
     assert between.strip() == table.strip()
     assert "e+" not in table
+
+
+@pytest.mark.parametrize("prompt", [512, 2048, 8192, 20000, 60000])
+def test_an_offline_runs_prefill_is_priced_by_its_prompts_chunks(prompt):
+    """An offline run's full prefill steps are priced on their sequences' sums: each chunk reads its
+    cached tokens once (K = c + q), as one prompt's TTFT does. A prompt of a step or more costs what
+    its chunks cost alone (``prefill_time_s``: the same chunks on an H100); shorter prompts share a
+    step's fixed costs. The offline prefill had read every prompt token's whole cached context, as a
+    decode token does: a 20,000-token prompt came to 5.3 s instead of 0.52."""
+    gpu, model = truth.GPUS["H100 SXM"], truth.ALL_MODELS["Llama-3.1-8B"].with_precision("fp8", "fp8")
+    share = truth._prefill_per_prompt_s(gpu, model, prompt, DEFAULT_ASSUMPTIONS)
+    alone = truth.prefill_time_s(gpu, model, prompt)
+    if prompt >= truth.MAX_BATCHED_TOKENS:
+        assert share == pytest.approx(alone, rel=0.01)
+    else:
+        assert 0.75 * alone < share <= alone

@@ -26,6 +26,10 @@ $$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\
 \frac{\text{bytes}_\text{op}}{B\,\eta_m}\Big) + n_\text{kernels}\,t_\text{kernel}
 \qquad t_\text{step} = \sum_\text{op} t_\text{op} + t_\text{host}$$
 
+with $t_\text{host} = t_\text{step host} + n_\text{seq}\,t_\text{seq host}$: the host's fixed work a
+step and its work for each of the $n_\text{seq}$ sequences that sample in it (a verify pass counts a
+sequence once), with no kernel running.
+
 | operator | FLOP | bytes |
 |---|---|---|
 | embedding (once) | 0 | $T$ rows of the table |
@@ -103,8 +107,8 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         f"Each kernel costs {a.graph_kernel_s * 1e6:.1f} µs on top of its roofline; a step that is not "
         f"a CUDA graph (over {a.cuda_graph_max_tokens} tokens) needs {a.kernel_launch_s * 1e6:.0f} µs "
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",
-        f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step with no "
-        "kernel running.",
+        f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step, plus "
+        f"{a.sequence_host_s * 1e6:.1f} µs for each sequence in it, with no kernel running.",
         "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
         "engine (README, *The model against measurements*).",
         "Activations move through HBM between operators; the embedding table is gathered, not read; "

@@ -130,7 +130,7 @@ def spread(rows: list[Scenario], field: str) -> tuple[float, float]:
 
 def percent_range(lo: float, hi: float) -> str:
     """'87–99%' (one percent sign, so a metric stays short); '98%' where both ends read the same;
-    '0.22%–42%' where the low end needs decimals ('0.22–42%' read as one garbled number)."""
+    '0.22%–41%' where the low end needs decimals ('0.22–41%' read as one garbled number)."""
     low, high = percent(lo, 0), percent(hi, 0)
     if low == high:
         return high

@@ -18,7 +18,7 @@ GLOSSARY: dict[str, str] = {
                    "(BF16, or FP8 with FP8 weights): on the spec sheet's roofline, steps with less "
                    "arithmetic per byte are memory-bound, steps with more are compute-bound. At the rates "
                    "kernels achieve (the assumptions) the switch sits at the knee, achievable FLOP/s over "
-                   "achievable bytes/s, lower on every preset at the default assumptions (198 against 295 "
+                   "achievable bytes/s, lower on every preset at the default assumptions (196 against 295 "
                    "FLOP/B on an H100): the "
                    "pages call a step compute- or memory-bound by the knee.",
     "GPU utilization (utilization.gpu)": "What nvidia-smi and most dashboards show: the share of time in "

@@ -287,7 +287,8 @@ def _setup_controls(draw) -> Setup:
             f"{published.engine}, {' and '.join(published.models)} at batch {published.batches[0]} to "
             f"{published.batches[1]}. At its fitted defaults the model is within "
             f"{published.small_max_abs_error:.0%} of each up to batch {SMALL_BATCH}, and "
-            + (f"{lo:.0%} to {hi:.0%} above them" if lo >= 0 else f"{lo:+.0%} to {hi:+.0%} off them")
+            + (f"{max(lo, 0.0):.0%} to {hi:.0%} above them" if lo > -0.005  # never "-0%"
+               else f"{lo:+.0%} to {hi:+.0%} off them")
             + f" at larger batches, the most for {w.model} at batch {w.batch} with "
             f"{w.prompt_tokens:,}-token prompts (README, *The model*: ora-03).")
 
@@ -317,6 +318,13 @@ def _setup_controls(draw) -> Setup:
         overhead_us = draw.slider("Host overhead per step, µs", 0.0, 2000.0, d.host_overhead_s * 1e6,
                                   10.0, format="%.0f", key="overhead_us", bind="query-params",
                                   help="Scheduling and bookkeeping per step in which no kernel runs.")
+        seq_host_us = draw.slider("Host time per sequence per step, µs", 0.0, 100.0,
+                                  d.sequence_host_s * 1e6, 0.1, format="%.1f", key="seq_host_us",
+                                  bind="query-params",
+                                  help="The host's work for each sequence in a step (its inputs, its "
+                                       "sampled token), with no kernel running: a step of 256 "
+                                       "sequences adds 256 times this. A speculative round pays it "
+                                       "once for all the tokens it makes.")
         graph_us = draw.slider("Kernel cost in a CUDA graph, µs", 0.0, 20.0, d.graph_kernel_s * 1e6,
                                0.1, format="%.1f", key="graph_us", bind="query-params",
                                help="Fixed cost of each kernel of a decode-sized step "
@@ -329,7 +337,7 @@ def _setup_controls(draw) -> Setup:
                                                     "defaults.")
     assumptions = dataclasses.replace(
         d, compute_eff=compute_eff, memory_eff=memory_eff, host_overhead_s=overhead_us * 1e-6,
-        graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
+        sequence_host_s=seq_host_us * 1e-6, graph_kernel_s=graph_us * 1e-6, kernel_launch_s=launch_us * 1e-6)
     return Setup(gpu, model, assumptions, price)
 
 

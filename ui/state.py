@@ -26,8 +26,8 @@ _SETTABLE = (bool, int, float, str)
 _NOT_SETTINGS = ("_csv_", "_reset")
 #: The global setup in the sidebar (ui.setup): kept by the sidebar itself, reset by its own button.
 SETUP_KEYS = ("gpu", "custom_tflops", "custom_tbps", "custom_gb", "model", "weights", "kv", "gpus", "experts",
-              "skew", "compute_eff", "memory_eff", "overhead_us", "graph_us", "launch_us", "cfg",
-              "custom_cfg_text", "price")
+              "skew", "compute_eff", "memory_eff", "overhead_us", "seq_host_us", "graph_us", "launch_us",
+              "cfg", "custom_cfg_text", "price")
 
 
 def _is_setting(key: str, prefix: str) -> bool:

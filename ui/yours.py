@@ -23,6 +23,7 @@ SLIDERS = {
     "compute_eff": ("compute_eff", 1.0, (0.1, 1.0), 0.005, "Compute efficiency"),
     "memory_eff": ("memory_eff", 1.0, (0.3, 1.0), 0.005, "Bandwidth efficiency"),
     "overhead_us": ("host_overhead_s", 1e6, (0.0, 2000.0), 10.0, "Host overhead per step, µs"),
+    "seq_host_us": ("sequence_host_s", 1e6, (0.0, 100.0), 0.1, "Host time per sequence per step, µs"),
     "graph_us": ("graph_kernel_s", 1e6, (0.0, 20.0), 0.1, "Kernel cost in a CUDA graph, µs"),
     "launch_us": ("kernel_launch_s", 1e6, (0.0, 100.0), 0.5, "Kernel cost without a graph, µs"),
 }
