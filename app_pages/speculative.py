@@ -314,13 +314,14 @@ def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
     head = ("**Here the gain rises with the batch"
             + (" up to the largest that fits**" if to_the_end else " before it falls**")
             + f", from {float(sweep.speedup[0]):.2f}× at batch 1 to {peak:.2f}× at batch {peak_batch:,}. ")
-    if crossover / 5 > peak_batch:  # the KV reads are too small to be the reason: the host's share is
-        a = setup.assumptions
-        steps = decode_step_cost(setup.gpu, m, np.array([1.0, float(peak_batch)]), context, a)
-        share = steps.host_time_s / steps.time_s
+    a = setup.assumptions
+    steps = decode_step_cost(setup.gpu, m, np.array([1.0, float(peak_batch)]), context, a)
+    share = steps.host_time_s / steps.time_s
+    if crossover / 5 > peak_batch and share[1] > share[0]:  # not the KV reads: the host's share is
         return (head + f"The engine's host work for each sequence ({a.sequence_host_s * 1e6:.1f} µs a "
-                "step: its inputs, its sampled token) grows with the batch; plain decode pays it for "
-                "every token, a speculative round once for all the tokens it makes. The host's time is "
+                "step, the model's fitted figure) grows with the batch; the model has plain decode pay "
+                "it for every token and a speculative round once for all the tokens it makes (a "
+                "scheduler's per-request work is per step). The host's time is "
                 f"{float(share[0]):.0%} of a decode step at batch 1 and {float(share[1]):.0%} at batch "
                 f"{peak_batch:,}, so a draft step falls from {c0:.2f} to {c_peak:.2f} of a target step. "
                 f"{m.name}'s steps are short enough for that to show; the measured gains that fall with "

@@ -235,7 +235,7 @@ with its engine's KV-cache sizing, a TTFT as one prefill on an idle server.
 
 The fit is `calib.fit`, the one `scripts/calibrate.py` made the defaults with: least squares on
 $\log(t_\text{model} / t_\text{measured})$, soft-L1 loss with a 20 % scale, bounded by the sliders'
-ranges; plus, because a few runs cannot decide five assumptions, a weak pull (weight 0.1 in each
+ranges; plus, because a few runs cannot decide six assumptions, a weak pull (weight 0.1 in each
 assumption's scale) towards the sidebar's value. By default it frees the bandwidth efficiency and the
 host time, and the compute efficiency first when a run is math-heavy (a TTFT, an offline run, a static
 batch of 64 or more), but fewer than there are runs (at least one: as many as the runs fit them

@@ -77,8 +77,10 @@ class Assumptions:
             (``GPU.hbm_ceiling``: 77-89 % of the spec figure, az-04..07).
         host_overhead_s: CPU seconds per step: the engine's scheduling, sampling and bookkeeping.
         sequence_host_s: CPU seconds per step for each sequence that samples in it: the per-request
-            share of that work (building the batch's inputs, processing each sampled token,
-            detokenising it), which grows with the batch. A verify pass pays it once a sequence.
+            share of that work (building each sequence's inputs, its sampling bookkeeping), which
+            grows with the batch. Fitted as a cost that grows with the batch; that it is the host's,
+            and that a verify pass pays it once a sequence (a scheduler's per-request work is per
+            step), are assumptions.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
         allreduce_latency_s: the fixed time of one tensor-parallel all-reduce, seconds. NCCL's small
@@ -779,6 +781,8 @@ def step_cost(
     if not all_run:
         gpu_time, roof_sum, comm_time = gpu_time * runs, roof_sum * runs, comm_time * runs
     seqs = s if sequences is None else np.broadcast_to(np.asarray(sequences, dtype=float), t.shape)
+    if np.any(seqs < 0):
+        raise ValueError("sequences must be >= 0")
     host_cpu = (coef.host_s + coef.sequence_host_s * seqs) * (np.ones(t.shape) if all_run else runs)
     host = np.maximum(host_cpu - gpu_time, 0.0) * runs if coef.overlap_host else host_cpu  # GPU waits
     moe_bytes = moe_bytes if all_run else moe_bytes * runs
@@ -826,6 +830,7 @@ def batch_step_cost(gpu, model, new_tokens, cached_tokens, assumptions=DEFAULT_A
         kv_tokens=np.where(active, kv, 0.0).sum(axis=-1),
         assumptions=assumptions,
         sampled_tokens=s.sum(axis=-1),
+        sequences=(s > 0).sum(axis=-1),  # a sequence sampling several positions pays its host time once
     )
 
 

@@ -249,8 +249,8 @@ GPUS: dict[str, GPU] = {
             # has no L40S nccl-tests run; 15 GB/s is what TensorRT-LLM v0.17's measured L40S runs at
             # TP4 and TP8 give (its perf-overview table, 36 cells: median -2 % and 0 % at 15 GB/s,
             # +24 % and +43 % at the 25 GB/s, 80 % of the link, taken before;
-            # tests/test_sim_trtllm_perf_overview.py): about half the link, as a ring through the
-            # host's PCIe root complexes runs.
+            # tests/test_sim_trtllm_perf_overview.py): about half the link. An effective figure,
+            # fitted to those cells: it may also carry tensor parallelism's other costs on this card.
             allreduce_busbw=((2, L40S_ALLREDUCE_BUSBW),),
             interconnect="PCIe Gen4 x16 only (no NVLink)",
         ),

@@ -311,6 +311,11 @@ def test_host_time_is_per_step_plus_per_sampling_sequence():
     assert float(verify.host_time_s) == pytest.approx(a.host_overhead_s + 4 * a.sequence_host_s)
     chunk = step_cost(H100, LLAMA8, 512, 512 * 256.5, 512, sampled_tokens=0)
     assert float(chunk.host_time_s) == pytest.approx(a.host_overhead_s)
+    # Per-slot steps: two sequences verifying 4 and 3 positions pay it twice, a third not sampling not.
+    slots = cost.batch_step_cost(H100, LLAMA8, [[4, 3, 5]], [[900, 900, 0]], sampled=[[4, 3, 0]])
+    assert float(slots.host_time_s[0]) == pytest.approx(a.host_overhead_s + 2 * a.sequence_host_s)
+    with pytest.raises(ValueError, match="sequences"):
+        step_cost(H100, LLAMA8, 8, 8, 8, sequences=-1)
 
 
 @pytest.mark.parametrize("overlap", [False, True])

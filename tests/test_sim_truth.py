@@ -154,7 +154,8 @@ def test_the_defaults_are_the_calibration_fit():
     d = DEFAULT_ASSUMPTIONS
     assert fitted.compute_eff == pytest.approx(d.compute_eff, abs=0.01)
     assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)
-    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s"):
+    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s",
+                 "sequence_host_s"):
         assert math.isclose(getattr(fitted, name), getattr(d, name), rel_tol=0.05, abs_tol=1e-7), name
 
 

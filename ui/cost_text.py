@@ -108,7 +108,7 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         f"a CUDA graph (over {a.cuda_graph_max_tokens} tokens) needs {a.kernel_launch_s * 1e6:.0f} µs "
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",
         f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step, plus "
-        f"{a.sequence_host_s * 1e6:.1f} µs for each sequence in it, with no kernel running.",
+        f"{a.sequence_host_s * 1e6:.1f} µs for each sequence that samples in it, with no kernel running.",
         "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
         "engine (README, *The model against measurements*).",
         "Activations move through HBM between operators; the embedding table is gathered, not read; "

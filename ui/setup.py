@@ -321,10 +321,11 @@ def _setup_controls(draw) -> Setup:
         seq_host_us = draw.slider("Host time per sequence per step, µs", 0.0, 100.0,
                                   d.sequence_host_s * 1e6, 0.1, format="%.1f", key="seq_host_us",
                                   bind="query-params",
-                                  help="The host's work for each sequence in a step (its inputs, its "
-                                       "sampled token), with no kernel running: a step of 256 "
-                                       "sequences adds 256 times this. A speculative round pays it "
-                                       "once for all the tokens it makes.")
+                                  help="The host's work for each sequence that samples in a step "
+                                       "(its inputs, its sampling bookkeeping), with no kernel "
+                                       "running: a step of 256 sequences adds 256 times this. The "
+                                       "model has a speculative round pay it once for all the tokens "
+                                       "it makes.")
         graph_us = draw.slider("Kernel cost in a CUDA graph, µs", 0.0, 20.0, d.graph_kernel_s * 1e6,
                                0.1, format="%.1f", key="graph_us", bind="query-params",
                                help="Fixed cost of each kernel of a decode-sized step "

@@ -39,7 +39,7 @@ MAX_PASTE_CHARS = 200_000
 def default_fit_names(rows) -> list[str]:
     """What a fit moves unless the reader says otherwise: the bandwidth and the host time (what
     decode-bound runs decide), plus the compute efficiency where a run is math-heavy (a TTFT, an
-    offline run, a static batch of 64 or more). Few runs cannot decide five assumptions; freeing
+    offline run, a static batch of 64 or more). Few runs cannot decide six assumptions; freeing
     one the runs barely touch lets it absorb whatever the model misses (a compute efficiency of
     0.1 explaining a server's overhead). Fewer than there are runs, at least one: as many as the runs
     fit them exactly, and the fit's error says nothing."""
