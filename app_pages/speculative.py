@@ -1,10 +1,9 @@
 """03 · Speculative decoding: spend decode's idle tensor cores on verifying drafted tokens."""
 
-import numpy as np
 import streamlit as st
 
 from sim import speculative as spec
-from sim.cost import decode_step_cost, gemm_ridge_batch
+from sim.cost import gemm_ridge_batch
 from sim.memory import engine_max_seqs
 from sim.models import MODELS
 from ui import format as fmt
@@ -315,8 +314,7 @@ def _rise_caption(setup, method: spec.Method, sweep, context: int) -> str:
             + (" up to the largest that fits**" if to_the_end else " before it falls**")
             + f", from {float(sweep.speedup[0]):.2f}× at batch 1 to {peak:.2f}× at batch {peak_batch:,}. ")
     a = setup.assumptions
-    steps = decode_step_cost(setup.gpu, m, np.array([1.0, float(peak_batch)]), context, a)
-    share = steps.host_time_s / steps.time_s
+    share = spec.decode_host_share(setup.gpu, m, [1, peak_batch], context, a)
     if crossover / 5 > peak_batch and share[1] > share[0]:  # not the KV reads: the host's share is
         return (head + f"The engine's host work for each sequence ({a.sequence_host_s * 1e6:.1f} µs a "
                 "step, the model's fitted figure) grows with the batch; the model has plain decode pay "

@@ -112,7 +112,8 @@ def two_phases(
 def achievable_knee(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
     """FLOP/byte where ``roofline``'s effective line flattens: the achieved GEMM rate over the achieved
     bandwidth. Below the spec ridge wherever compute_eff x the GEMM ceiling < memory_eff x the STREAM
-    ceiling (H100 BF16: 198 against 295), so a step can be compute-bound left of the spec ridge."""
+    ceiling (H100 BF16: 196 against 295 at the defaults), so a step can be compute-bound left of the
+    spec ridge."""
     rates = achieved_rates(gpu, model, assumptions)
     return rates.gemm_flops / rates.bandwidth
 

@@ -674,6 +674,16 @@ class BatchSweep:
         return float(self.batches[idx[0]]) if idx.size else math.inf
 
 
+def decode_host_share(gpu: GPU, target: Model, batches, context_tokens: int,
+                      assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> np.ndarray:
+    """The host's share of a plain decode step at each batch (its per-step and per-sequence time over
+    the step's): what a round, which pays the host once for all its tokens, saves over plain decode
+    grows with it. Where it grows with the batch and the KV reads stay small, it is what makes a
+    small model's gain rise with the batch (page 03's rise caption)."""
+    steps = decode_step_cost(gpu, target, np.asarray(batches, dtype=float), context_tokens, assumptions)
+    return steps.host_time_s / steps.time_s
+
+
 def kv_outweighs_weights_batch(target: Model, context_tokens: int) -> float:
     """The batch, in sequences, from which a decode step reads more KV cache than weights on one GPU:
     the weight bytes one GPU holds over one sequence's KV bytes at ``context_tokens`` (windowed

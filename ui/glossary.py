@@ -3,6 +3,17 @@ show each quantity, so a word means the same on every page."""
 
 from __future__ import annotations
 
+from sim.hardware import GPUS
+from sim.models import MODELS
+from sim.phases import achievable_knee
+
+
+def _h100_knee() -> str:
+    """The default setup's knee against its spec ridge, as page 00 draws them (computed, not typed)."""
+    gpu, model = GPUS["H100 SXM"], MODELS["Llama-3.1-8B"]
+    return (f"{achievable_knee(gpu, model):.0f} against {gpu.ridge_point(model.compute_precision):.0f} "
+            "FLOP/B on an H100")
+
 #: term -> definition (plain text: it is also a metric's help tooltip).
 GLOSSARY: dict[str, str] = {
     "Prefill": "The pass over a request's whole prompt, all tokens at once; it yields the first output "
@@ -18,9 +29,8 @@ GLOSSARY: dict[str, str] = {
                    "(BF16, or FP8 with FP8 weights): on the spec sheet's roofline, steps with less "
                    "arithmetic per byte are memory-bound, steps with more are compute-bound. At the rates "
                    "kernels achieve (the assumptions) the switch sits at the knee, achievable FLOP/s over "
-                   "achievable bytes/s, lower on every preset at the default assumptions (196 against 295 "
-                   "FLOP/B on an H100): the "
-                   "pages call a step compute- or memory-bound by the knee.",
+                   f"achievable bytes/s, lower on every preset at the default assumptions ({_h100_knee()}): "
+                   "the pages call a step compute- or memory-bound by the knee.",
     "GPU utilization (utilization.gpu)": "What nvidia-smi and most dashboards show: the share of time in "
                                          "which at least one kernel was running, however little of the "
                                          "chip it used (NVML). On AMD GPUs (MI300X) amd-smi's GPU "
