@@ -790,11 +790,11 @@ def _split_section() -> load.Disaggregation:
         at_most = "at most " if ceiling or colocated_low[colocated_policy] else ""
         if not at_most and abs(gain - 1) < 0.02:
             verdict = f"the best split serves about the same a GPU ({gain:.2f}×)"
-        elif gain > 1:
-            verdict = f"the best split serves **{at_most}{gain:.2f}×** as much a GPU"
-        elif at_most and gain >= 0.995:  # a ceiling level with colocated: no more, not less
+        elif at_most and round(gain, 2) == 1:  # a ceiling level with colocated: no more, not less
             verdict = (f"the best split serves **no more a GPU** (at most {gain:.2f}×): here "
                        "disaggregation buys nothing")
+        elif gain > 1:
+            verdict = f"the best split serves **{at_most}{gain:.2f}×** as much a GPU"
         else:
             verdict = (f"the best split serves **less a GPU** ({at_most}{gain:.2f}×): here disaggregation "
                        "buys nothing")

@@ -3,7 +3,7 @@
 REFERENCE.md V20: in DistServe's Fig. 1 (OPT-13B on one A100 80GB, 512 prompt and 64 output tokens,
 P90 TTFT 0.4 s and P90 TPOT 40 ms) a prefill-only GPU holds 5.6 req/s, a decode-only GPU 10 req/s,
 and one GPU doing both 1.6 req/s, so 2 prefill + 1 decode GPUs give 2.08x the colocated goodput per
-GPU. With the app's default assumptions (fitted to 2024-26 engines) the model's own runs give 1.60x:
+GPU. With the app's default assumptions (fitted to 2024-26 engines) the model's own runs give 1.61x:
 its GPU is far faster than DistServe's in every role.
 
 This script fits two of the model's assumptions so that its prefill-only and decode-only GPUs hold

@@ -11,7 +11,8 @@ taken: the ``benchmark_latency.py`` of ROCm's vLLM forks of mid-2024 passed its 
 ``--enable-chunked-prefill`` flag, off unless given.
 
 **RCCL's all-reduce** (``library_allreduce_extra_s``). The model prices a tensor-parallel all-reduce as
-an engine's own one-shot kernel: a fitted latency plus the bytes at the large-message bus bandwidth.
+the textbook ring (``sim.cost.allreduce_s``): a fitted latency a hop, 2(n - 1) hops, plus the bytes at
+the large-message bus bandwidth, fitted to engines that mostly run their own all-reduce kernels.
 Upstream vLLM had no custom all-reduce on ROCm until March 2025 (vllm-project/vllm#14125), so it ran
 every one on RCCL, whose measured times at small and mid-size messages are far longer (MEASURED.md
 3.2, Azure rccl-tests on 8 x MI300X). This adds, to each step, the difference between RCCL's measured
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.cost import DEFAULT_ASSUMPTIONS
+from sim.cost import DEFAULT_ASSUMPTIONS, allreduce_s
 from sim.load import Stream, simulate
 from sim.truth import parse_rows, row_setup, static_batch_time_s
 
@@ -59,13 +60,13 @@ RCCL_MI300X_BUSBW = np.array([0.04, 0.59, 22.41, 171.46, 302.80, 316.82]) * 1e9
 
 def library_allreduce_extra_s(gpu, model, tokens, assumptions=DEFAULT_ASSUMPTIONS) -> np.ndarray:
     """Seconds a step of ``tokens`` new tokens would add with every all-reduce on RCCL's measured
-    curve instead of the model's one-shot kernel (2 all-reduces a layer of tokens x hidden BF16 values;
-    RCCL's time at a message is its size x 2(n - 1)/n / busbw)."""
+    curve instead of the model's (``sim.cost.allreduce_s``; 2 all-reduces a layer of tokens x hidden BF16
+    values; RCCL's time at a message is its size x 2(n - 1)/n / busbw)."""
     n = model.tp
     size = np.asarray(tokens, dtype=float) * model.hidden * 2.0
     measured_s = RCCL_SIZES_BYTES * 2 * (n - 1) / n / RCCL_MI300X_BUSBW
     rccl_s = np.exp(np.interp(np.log(size), np.log(RCCL_SIZES_BYTES), np.log(measured_s)))
-    model_s = assumptions.allreduce_latency_s + 2 * (n - 1) / n * size / gpu.allreduce_bandwidth(n)
+    model_s = allreduce_s(gpu, n, size, assumptions)
     return model.n_layers * 2 * (rccl_s - model_s)
 
 

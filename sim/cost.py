@@ -30,6 +30,8 @@ a = 2 bytes an activation, kv = KV bytes a token a layer):
     o_proj     (L layers)  2*T*H*hd*d FLOP;        H*hd*d*w + T*(H*hd+d)*a bytes
     mlp        (L layers)  2*T*m*d*ff FLOP;        m*d*ff*w + T*(2d+(m-1)*ff+ff)*a bytes (m matrices)
     lm_head    (once)      2*S*d*V FLOP;           V*d*2 (BF16 head, read if S > 0) + S*(d+2V)*a bytes
+    allreduce  (L layers)  two a layer on n > 1 GPUs, each 2(n-1)*alpha + 2(n-1)/n * T*d*a / busbw
+                           (the textbook ring's latency and bandwidth terms, MEASURED.md 3.3)
 
 GEMMs run at the tensor-core rate of the weights' precision (FP8 weights: FP8 math); attention and
 the BF16 LM head at the BF16 rate, as are the router, shared experts and dense layers of a mixture
@@ -62,6 +64,9 @@ import numpy as np
 from sim.hardware import GPU, GPUS
 from sim.models import ACTIVATION_BYTES, BYTES_PER_ELEMENT, MODELS, Model, expert_reads
 
+#: The fitted latency of one all-reduce hop (``Assumptions.allreduce_hop_s``), seconds.
+ALLREDUCE_HOP_DEFAULT_S = 1.6e-6
+
 
 @dataclass(frozen=True)
 class Assumptions:
@@ -83,8 +88,10 @@ class Assumptions:
             step), are assumptions.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
-        allreduce_latency_s: the fixed time of one tensor-parallel all-reduce, seconds. NCCL's small
-            messages take 25-45 us (MEASURED.md 3.2); engines' one-shot kernels less. Fitted.
+        allreduce_hop_s: the latency term alpha of a tensor-parallel all-reduce, seconds a hop: an
+            all-reduce over n GPUs takes 2(n-1) alpha besides its bandwidth term (the textbook
+            ring, MEASURED.md 3.3; NCCL's small messages on 8 GPUs take 25-45 us, 1.8-3.2 us a
+            hop, MEASURED.md 3.2; engines' one-shot kernels less). Fitted.
         kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
             a run of kernels takes at least that many launches' time (launch-bound when they are
             short, hidden under them when they are long).
@@ -97,8 +104,8 @@ class Assumptions:
             the spec peaks, as the pure roofline floor prices them).
     """
 
-    compute_eff: float = 0.645
-    memory_eff: float = 0.880
+    compute_eff: float = 0.639
+    memory_eff: float = 0.865
     host_overhead_s: float = 0.5e-3
     kernel_launch_s: float = 20e-6
     graph_kernel_s: float = 3.0e-6
@@ -106,15 +113,15 @@ class Assumptions:
     cuda_graph_max_tokens: int = 512
     measured_ceilings: bool = True
     overlap_host: bool = False
-    allreduce_latency_s: float = 17e-6
-    sequence_host_s: float = 4.2e-6
+    allreduce_hop_s: float = ALLREDUCE_HOP_DEFAULT_S
+    sequence_host_s: float = 4.3e-6
 
     def __post_init__(self) -> None:
         for name in ("compute_eff", "memory_eff"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s",
+        for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_hop_s",
                      "sequence_host_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
@@ -240,6 +247,19 @@ class Rates:
     gemm_flops: float  # FLOP/s of the GEMMs (weights' precision)
     bf16_flops: float  # FLOP/s of BF16 math (attention, the LM head, a partly quantised model's BF16 layers)
     bandwidth: float  # bytes/s
+
+
+def allreduce_s(gpu: GPU, n_gpus: int, message_bytes: float, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+                latency: bool = True) -> float:
+    """Seconds for one all-reduce of ``message_bytes`` over ``n_gpus`` GPUs: the textbook ring's
+    ``2(n-1) alpha + 2(n-1)/n S / busbw`` (MEASURED.md 3.3), alpha = ``allreduce_hop_s`` and busbw the
+    GPU's measured large-message bus bandwidth at that count; 0 on one GPU. ``latency=False``: the
+    bandwidth term alone."""
+    if n_gpus <= 1:
+        return 0.0
+    hops = 2 * (n_gpus - 1)
+    return ((hops * assumptions.allreduce_hop_s if latency else 0.0)
+            + hops / n_gpus * message_bytes / gpu.allreduce_bandwidth(n_gpus))
 
 
 def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Rates:
@@ -680,11 +700,11 @@ def step_time_coefficients(gpu: GPU, model: Model, assumptions: Assumptions = DE
     memory = runs * np.array([op.bytes for op in ops], dtype=float) / rates.bandwidth
     weight_s = runs[:, 0] * np.array([op.weight_bytes for op in ops]) / rates.bandwidth
     for j, op in enumerate(ops):
-        if op.comm:  # 2 all-reduces a layer of T x hidden BF16 values: latency + 2(n-1)/n x bytes / busbw
-            n = model.tp
-            per_token = 2 * (n - 1) / n * model.hidden * ACTIVATION_BYTES / gpu.allreduce_bandwidth(n)
+        if op.comm:  # 2 all-reduces a layer of T x hidden BF16 values (allreduce_s)
+            per_token = allreduce_s(gpu, model.tp, model.hidden * ACTIVATION_BYTES, assumptions,
+                                    latency=False)
             memory[j] = (op.runs * 2 * per_token, 0, 0, 0)
-            weight_s[j] = op.runs * 2 * assumptions.allreduce_latency_s
+            weight_s[j] = op.runs * 2 * allreduce_s(gpu, model.tp, 0.0, assumptions)
     return StepTimeCoefficients(
         compute=runs * (flops / rate + bf16 / rates.bf16_flops),
         memory=memory,

@@ -1410,9 +1410,9 @@ DISTSERVE_REQUESTS = 600
 #: efficiencies ``scripts/calibrate_distserve.py`` fits so that the model's prefill-only and
 #: decode-only GPUs hold the paper's 5.6 and 10 req/s (host time at the default). The colocated
 #: rate is then the model's own prediction.
-DISTSERVE_ENGINE = Assumptions(compute_eff=0.449, memory_eff=0.608)
+DISTSERVE_ENGINE = Assumptions(compute_eff=0.449, memory_eff=0.607)
 #: The same two rates matched with host time instead of slow decode kernels (the other reading).
-DISTSERVE_ENGINE_HOST = Assumptions(compute_eff=0.480, host_overhead_s=12.2e-3)
+DISTSERVE_ENGINE_HOST = Assumptions(compute_eff=0.478, host_overhead_s=11.8e-3)
 
 
 def distserve_stream() -> Stream:

@@ -14,7 +14,7 @@ from sim.truth import Row, predict
 
 #: Assumptions the synthetic rows are generated with (all inside the fit's bounds, none at a bound).
 TRUE = dataclasses.replace(DEFAULT_ASSUMPTIONS, compute_eff=0.62, memory_eff=0.78, host_overhead_s=0.21e-3,
-                           graph_kernel_s=1.7e-6, allreduce_latency_s=31e-6)
+                           graph_kernel_s=1.7e-6, allreduce_hop_s=2.3e-6)
 
 
 def _row(rid, kind, *, gpus=1, model="Llama-3.1-8B", batch=None, concurrency=None, prompt=None,
@@ -36,7 +36,7 @@ def _synthetic() -> list[Row]:
     return [dataclasses.replace(r, value=predict(r, TRUE).model_value) for r in shapes]
 
 
-NAMES = ("compute_eff", "memory_eff", "host_overhead_s", "graph_kernel_s", "allreduce_latency_s")
+NAMES = ("compute_eff", "memory_eff", "host_overhead_s", "graph_kernel_s", "allreduce_hop_s")
 
 
 def test_the_fit_recovers_known_assumptions_within_two_percent():
@@ -54,7 +54,7 @@ def test_a_prior_keeps_what_the_rows_cannot_decide():
     measured = dataclasses.replace(row, value=row.value * 0.8)  # a slower engine than TRUE
     result = cf.fit([measured], names=cf.PARAM_NAMES, prior_weight=0.05)
     a = result.assumptions
-    assert a.allreduce_latency_s == pytest.approx(DEFAULT_ASSUMPTIONS.allreduce_latency_s, rel=1e-3)
+    assert a.allreduce_hop_s == pytest.approx(DEFAULT_ASSUMPTIONS.allreduce_hop_s, rel=1e-3)
     assert a.compute_eff == pytest.approx(DEFAULT_ASSUMPTIONS.compute_eff, rel=0.05)
     assert abs(result.after[0].error) < abs(result.before[0].error)
 

@@ -351,7 +351,7 @@ def test_where_continuous_batching_reads_lower_the_box_says_why():
     util_continuous, _ = gauges(at)
     (box,) = [i.value for i in at.info if "thesis in one widget" in i.value]
     assert "reads **lower** for continuous batching" in box
-    assert "time between steps (500 µs a step and 4.2 µs a sequence)" in box
+    assert "time between steps (500 µs a step and 4.3 µs a sequence)" in box
     static = open_app(PAGE, {"gpu": "B200", "model": "Llama-3.2-1B", "batching_workload": "Chat-like",
                              "batching_slots": "256"})
     assert gauges(static)[0] - util_continuous > 10
@@ -397,7 +397,7 @@ def test_a_bigger_card_that_holds_the_weights_but_not_the_slots_is_named():
 
 
 def test_the_per_sequence_host_time_moves_the_gauge():
-    """The sidebar's host time per sequence (4.2 µs by default, fitted) is part of each step's idle
+    """The sidebar's host time per sequence (4.3 µs by default, fitted) is part of each step's idle
     host time: at 0 the utilization gauge reads higher, at 40 µs lower, and the URL carries it."""
     util = {}
     for value in ("0", "4.2", "40"):

@@ -317,11 +317,11 @@ def test_a_split_model_that_does_not_fit_is_said_per_gpu():
 
 
 def test_the_compute_bound_batch_is_compared_with_what_the_engine_runs():
-    """Mistral-7B with FP8 weights and KV on one H100: decode turns compute-bound at 1,380 sequences,
+    """Mistral-7B with FP8 weights and KV on one H100: decode turns compute-bound at 1,475 sequences,
     2,041 fit paged, but the engine decodes 1,024: the metric says the batch is past what runs, and the
     expander says the cap is applied (it said it was not)."""
     at = open_app(PAGE, {"model": "Mistral-7B", "weights": "fp8", "kv": "fp8"})
-    assert metric(at, "Compute-bound from batch") == "1,380"
+    assert metric(at, "Compute-bound from batch") == "1,475"
     m = next(x for x in at.metric if x.label == "Compute-bound from batch")
     assert m.delta == "past what runs, 1,024"
     text = " ".join(x.value for x in open_how(at).markdown)
@@ -361,11 +361,11 @@ def test_the_cap_is_blamed_only_where_raising_it_would_pay():
 
 
 def test_a_paged_batch_past_the_crossover_is_not_called_bound_by_the_weights():
-    """MI300X + Llama-3.1-70B: paging decodes 244, the step is compute-bound from 141."""
+    """MI300X + Llama-3.1-70B: paging decodes 244, the step is compute-bound from 143."""
     at = open_app(PAGE, {"gpu": "MI300X", "model": "Llama-3.1-70B"})
     caption = _card_caption(at)
     assert "bound by reading the weights once per step" not in caption
-    assert "only up to about 141 sequences" in caption
+    assert "only up to about 143 sequences" in caption
 
 
 def test_a_card_where_no_request_fits_reserved_says_so():
@@ -451,11 +451,11 @@ def test_the_card_charts_batch_axis_is_fixed_to_what_it_draws():
 
 
 def test_a_step_spent_on_kv_reads_is_blamed_on_them_not_on_the_gemms():
-    """A100 + Llama-2-7B (MHA, 512 KiB of KV a token): at the paged batch attention's KV reads are 41
-    of a 61.5 ms step, so 4.5x the requests buying 1.45x is the KV reads' doing, not compute-bound GEMMs
+    """A100 + Llama-2-7B (MHA, 512 KiB of KV a token): at the paged batch attention's KV reads are 42
+    of a 62.4 ms step, so 4.5x the requests buying 1.44x is the KV reads' doing, not compute-bound GEMMs
     (the caption had blamed the GEMMs, with a clause that read "..., never: the card above)")."""
     caption = _card_caption(open_app(PAGE, {"gpu": "A100 80GB SXM", "model": "Llama-2-7B"}))
-    assert "a decode step takes 61.5 ms, 41.2 ms (67%) of it attention reading each sequence's KV" in caption
+    assert "a decode step takes 62.4 ms, 42 ms (67%) of it attention reading each sequence's KV" in caption
     assert "never:" not in caption
     caption = _card_caption(open_app(PAGE, {"gpu": "H200 SXM"}))  # there the GEMMs do turn compute-bound
     assert "weight GEMMs turn compute-bound (the whole step, with attention's KV reads, only from" in caption

@@ -270,7 +270,7 @@ def test_the_thesis_box_names_the_cuda_graph_line_where_the_gain_returns():
     """Llama-3.2-1B on 4 H100s with EAGLE-3, no per-sequence host time: the gain loses from batch
     141, pays again at 529 and loses again. The box says why it returns past 512 (plain decode leaves
     its CUDA graph there; the 8-token verify pass left it at batch 65); the default setup, which never
-    returns, does not. (With the default 4.2 µs a sequence, which a round pays once for all its
+    returns, does not. (With the default 4.3 µs a sequence, which a round pays once for all its
     tokens, this small model's gain stays just above 1× to batch 512, then jumps the same way.)"""
     at = open_app(PAGE, {"model": "Llama-3.2-1B", "gpus": "4", "spec_method": "EAGLE-3", "seq_host_us": "0"})
     assert not at.exception
@@ -541,7 +541,7 @@ def test_a_rise_from_the_hosts_per_sequence_time_is_named_as_such():
     at = open_app(PAGE, params)
     assert not at.exception
     (cap,) = [c.value for c in at.caption if "Here the gain rises with the batch" in c.value]
-    assert "host work for each sequence (4.2 µs a step" in cap and "a speculative round once" in cap
+    assert "host work for each sequence (4.3 µs a step" in cap and "a speculative round once" in cap
     assert "MagicDec" not in cap and "KV cache" not in cap
     at = open_app(PAGE, {**params, "seq_host_us": "0"})
     assert not at.exception

@@ -248,7 +248,7 @@ def test_a_low_utilization_reading_is_not_called_near_100():
     params = {"gpu": "B200", "model": "Llama-3.2-1B", "weights": "nvfp4"}
     home = open_app(None, params)
     assert not home.exception
-    assert any(c.value.startswith("Here the dashboard reads only 55.2%") for c in home.caption)
+    assert any(c.value.startswith("Here the dashboard reads only 55.3%") for c in home.caption)
     watch = open_app("app_pages/watch.py", params)
     text = " ".join(m.value for m in watch.markdown)
     assert "reads close to 100% whether" not in text and "a visible share" in text
@@ -386,10 +386,10 @@ def test_rows_refused_for_the_models_positions_say_so_not_that_they_do_not_fit()
 
 
 def test_a_range_whose_low_end_needs_decimals_reads_as_two_numbers():
-    """Page 04's MFU spans 0.22 % to 41 %: '0.22–41%' read as one garbled number (and '0.22% to 42%'
+    """Page 04's MFU spans 0.21 % to 41 %: '0.21–41%' read as one garbled number (and '0.22% to 42%'
     wrapped on a phone and pushed the metric row onto two lines on a desktop)."""
     from ui.fig_watch import percent_range
 
     assert percent_range(0.93, 0.99) == "93–99%" and percent_range(0.5, 0.5) == "50%"
     assert percent_range(0.0022, 0.42) == "0.22%–42%"
-    assert metric(open_app(PAGE), "MFU") == "0.22%–41%"
+    assert metric(open_app(PAGE), "MFU") == "0.21%–41%"

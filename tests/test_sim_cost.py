@@ -137,7 +137,8 @@ def test_tensor_parallel_shards_weights_and_adds_two_allreduces_a_layer():
         coef = cost.step_time_coefficients(H100, tp)
         assert coef.kernels[list(c.operators).index("allreduce")] == 2 * llama70.n_layers
         per = 2 * (n - 1) / n * 8192 * 2 / H100.allreduce_bandwidth(n)
-        expected = 2 * llama70.n_layers * (DEFAULT_ASSUMPTIONS.allreduce_latency_s + 4 * per)
+        # the textbook ring: 2(n - 1) hops of latency + the bandwidth term, two a layer
+        expected = 2 * llama70.n_layers * (2 * (n - 1) * DEFAULT_ASSUMPTIONS.allreduce_hop_s + 4 * per)
         assert float(ar.time_s) == pytest.approx(expected)
         assert float(c.comm_time_s) == pytest.approx(float(ar.time_s + ar.launch_s))
     # Fewer KV heads than GPUs: each GPU keeps a whole one (replicated).

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import gap
-from sim.cost import Assumptions, decode_step_cost, prefill_cost
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, decode_step_cost, prefill_cost
 from sim.hardware import GPUS
 from sim.models import ALL_MODELS, MODELS
 
@@ -54,7 +54,8 @@ def test_tensor_parallel_communication_is_the_last_bar(n):
     g = gap.explain_decode(H100, model, 8, 1024)
     cost = decode_step_cost(H100, model, 8, 1024)
     assert g.steps_s["communication (TP)"] == pytest.approx(float(cost.comm_time_s), rel=1e-9)
-    assert g.steps_s["communication (TP)"] > 2 * 80 * 10e-6  # 2 a layer, at least ~10 us each
+    # 2 a layer, each at least its 2(n - 1) hops of latency
+    assert g.steps_s["communication (TP)"] > 2 * 80 * 2 * (n - 1) * DEFAULT_ASSUMPTIONS.allreduce_hop_s
     assert g.estimate_s == pytest.approx(float(cost.time_s), rel=1e-12)
     assert gap.explain_decode(H100, LLAMA8, 8, 1024).steps_s["communication (TP)"] == 0.0
 

@@ -330,13 +330,13 @@ def test_v20_depends_on_where_the_engines_time_goes():
     """The same two per-role rates matched with host time between steps instead of slow decode
     kernels: a decode step at the colocated GPU's small batch then costs more (the same at the decode
     GPU's batch), less of the 40 ms TPOT target is left for prefill stalls, and the colocated GPU
-    holds 0.99 req/s against 1.50 (gain 3.4x against 2.2x). The paper does not split its engine's
+    holds 1.02 req/s against 1.50 (gain 3.3x against 2.2x). The paper does not split its engine's
     time; its engine is C++, which points at the kernels (README, page 05)."""
     k, h = _distserve("kernels"), _distserve("host")
     assert h.prefill_per_gpu == pytest.approx(5.6, rel=0.03)
     assert h.decode_per_gpu == pytest.approx(10.0, rel=0.03)
     assert h.colocated_per_gpu < 0.7 * k.colocated_per_gpu
-    assert h.gain > 1.5 * k.gain
+    assert h.gain > 1.4 * k.gain
 
 
 def test_kv_transfer_is_priced_by_the_link():
@@ -485,7 +485,7 @@ def test_prefix_caching_frees_unused_prefixes_before_it_preempts():
 ])
 def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, tp):
     """A decode-only GPU with room for every request made no one wait for a slot, so a 600-request run
-    at 2.5-4x what it can finish met its targets (117 req/s against a bound of 44 on an H100 with
+    at 2.5-4x what it can finish met its targets (117 req/s against a bound of 43 on an H100 with
     Llama-3.1-8B chat; 724 against 181 on a B200 with gpt-oss-120b). Each role now stops at its bound
     and says so."""
     g, m = GPUS[gpu], MODELS[model].with_precision(weights, "bf16").with_tp(tp)
@@ -500,7 +500,7 @@ def test_a_role_never_holds_more_than_its_throughput_bound(gpu, model, weights, 
     scale = load.saturation_rate(g, m, stream, mode="prefill")
     assert load.throughput_bound(g, m, stream, "prefill") >= scale
     if (gpu, model) == ("H100 SXM", "Llama-3.1-8B"):
-        assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(43.7, rel=0.01)
+        assert roles.decode_at_bound and roles.decode_per_s == pytest.approx(43.1, rel=0.01)
 
 
 @pytest.mark.parametrize(("gpu", "model"), [("H100 SXM", "Llama-3.1-8B"), ("L4", "Llama-3.2-1B"),
@@ -567,14 +567,14 @@ def test_a_capacity_from_short_runs_is_confirmed_on_a_longer_one():
 
 
 def test_a_capacity_no_longer_run_confirms_is_none_not_the_last_rate_tried():
-    """Llama-3.1-70B on one MI300X, chat lengths, a p99 TTFT target of 2.025 s: the 2,000-request
-    run's longest prompts (16k tokens) take 2.04 s with chunked prefill even on a nearly idle server,
+    """Llama-3.1-70B on one MI300X, chat lengths, a p99 TTFT target of 2.045 s: the 2,000-request
+    run's longest prompts (16k tokens) take 2.06 s with chunked prefill even on a nearly idle server,
     so no rate is confirmed and the capacity is 0 ("none" on page 05), not the last rate tried.
-    Prefill-first (2.01 s there) meets it just below its fine steps, at a coarse one (0.01 req/s),
+    Prefill-first (2.03 s there) meets it just below its fine steps, at a coarse one (0.01 req/s),
     narrowed by bisection against the lowest fine step that missed (0.0201): that confirmed rate is
     the capacity. (The relaxed preset's 2 s is missed by both since the 2026-12-05 refit.)"""
     gpu, model = GPUS["MI300X"], MODELS["Llama-3.1-70B"]
-    targets = dataclasses.replace(load.TARGET_PRESETS["relaxed"], ttft_s=2.025)
+    targets = dataclasses.replace(load.TARGET_PRESETS["relaxed"], ttft_s=2.045)
     long_ = load.make_stream(2000, 1.0, lengths="sharegpt")
     short_cap = load.Capacity(0.0288, (0.01, 3.0), (), False)
     none = load.sustained_capacity(gpu, model, short_cap, long_, "chunked", targets)

@@ -6,9 +6,9 @@ Llama-3.1-70B and -405B (AMD's FP8-KV checkpoints) on 8 x MI300X with TP8, vLLM 
 as static-batch rows (batch x 2,048 / latency), and the sidebar summarises them on MI300X
 (``sim.measured.published_summary``); the latency command sets no ``--kv-cache-dtype``, so the KV cache is
 in the model's 16-bit dtype. The model is not fitted to them (they are not in measured.csv). They say
-where the model holds on this card and where it does not (README, the ora-03 bullet): within 15 % at
-batches up to 8, and for 405B with 2,048-token prompts at every batch; with 128-token prompts the
-engine's decode steps grow with the batch much faster than the model's, 30-80 % at batch 32-128.
+where the model holds on this card and where it does not (README, the ora-03 bullet): within 10 % at
+batches up to 16, and for 405B with 2,048-token prompts at every batch; with 128-token prompts the
+engine's decode steps grow with the batch much faster than the model's, 40-61 % at batch 64-128.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ PUBLISHED_S = {
 }
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 
-#: Where the model is more than 25 % above the engine: short prompts at batch 32 and up, and 70B's
-#: longest run. Strict: the test fails the day the model reaches them.
-GAP = {"rocm-405b-128-b32", "rocm-405b-128-b64", "rocm-405b-128-b128", "rocm-70b-128-b32",
-       "rocm-70b-128-b64", "rocm-70b-128-b128", "rocm-70b-2048-b128"}
+#: Where the model is more than 25 % above the engine: short prompts at batch 64 and up. Strict: the
+#: test fails the day the model reaches them. (Until 2026-12-06, with one all-reduce latency for every
+#: GPU count, batch 32 with short prompts and 70B's longest run were past 25 % too.)
+GAP = {"rocm-405b-128-b64", "rocm-405b-128-b128", "rocm-70b-128-b64", "rocm-70b-128-b128"}
 GAP_REASON = ("AMD's vLLM v0.10.0 on MI300X: at larger batches each decode step grows with the batch "
               "far faster than the model's (70B with 128-token prompts: about 8.4 ms at batch 1 to "
               "22.7 ms at 128, and about as much with 2,048-token prompts): about 0.1 ms a sequence, "
-              "where the model's host time is 4.2 us a sequence for every engine")
+              "where the model's host time is 4.3 us a sequence for every engine")
 
 
 def test_the_fixture_is_the_published_table():
@@ -53,9 +53,9 @@ def test_the_fixture_is_the_published_table():
             assert row.value == pytest.approx(batch * 2048 / s, abs=0.01)
 
 
-@pytest.mark.parametrize("rid", sorted(r.id for r in ROWS if r.batch <= 8))
-def test_batches_up_to_8_within_15_percent(rid):
-    assert abs(PREDICTED[rid].error) <= 0.15, PREDICTED[rid].error
+@pytest.mark.parametrize("rid", sorted(r.id for r in ROWS if r.batch <= 16))
+def test_batches_up_to_16_within_10_percent(rid):
+    assert abs(PREDICTED[rid].error) <= 0.10, PREDICTED[rid].error
 
 
 @pytest.mark.parametrize("rid", sorted(r.id for r in ROWS if r.model == "Llama-3.1-405B"
@@ -64,9 +64,16 @@ def test_405b_with_long_prompts_within_15_percent_at_every_batch(rid):
     assert abs(PREDICTED[rid].error) <= 0.15, PREDICTED[rid].error
 
 
-def test_the_model_is_never_below_this_engine():
-    """On this card the model is the optimistic side of every run (at most 5 % below one)."""
-    assert min(p.error for p in PREDICTED.values()) >= -0.05
+def test_where_the_model_is_below_this_engine_it_is_by_at_most_10_percent():
+    """The model is slowest against this engine where a step is mostly all-reduce latency (70B at batch
+    1: 160 all-reduces of 2(n - 1) = 14 hops, about 22 us each on 8 GPUs, 44 % of the step), and there
+    by 9 %: vLLM v0.10.0 ran its own all-reduce kernel on ROCm, quicker than the textbook ring's
+    latency the model fits for every engine. With short prompts from batch 32 the model is above the
+    engine (the decode gap). With one latency for every GPU count (before 2026-12-06) the model was
+    the optimistic side of every run, by up to 12 % at batch 1."""
+    worst = min(PREDICTED.values(), key=lambda p: p.error)
+    assert -0.10 <= worst.error < -0.05 and worst.row.id == "rocm-70b-128-b1"
+    assert all(p.error > 0.15 for p in PREDICTED.values() if p.row.batch >= 32 and p.row.prompt_tokens == 128)
 
 
 @pytest.mark.parametrize("rid", [pytest.param(r.id, marks=pytest.mark.xfail(strict=True, reason=GAP_REASON))

@@ -29,10 +29,10 @@ KNOWN_GAPS = {
               "batch 64/128/256 points (1184, 1585, 1846 tok/s) flatten well below the FP8 rate the "
               "model allows there (compute_eff of MI300X's best measured FP8 GEMM, itself 47 % of peak): "
               "their latencies give about the BF16 rate, and priced as FP8 weights with BF16 math "
-              "the row is within 10 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math). AMD's own "
-              "2025 vLLM table on the card shows the same decode gap at batch 32 and up with short "
-              "prompts (tests/test_sim_rocm_latency_table.py), and this 2024 engine is already 20 % "
-              "slower than the model at batch 1, where AMD's 2025 one is within 3 % "
+              "the row is within 12 % (test_ora_03s_gap_is_fp8_weights_at_bf16_math). AMD's own "
+              "2025 vLLM table on the card shows the same decode gap at batch 64 and up with short "
+              "prompts (tests/test_sim_rocm_latency_table.py), and this 2024 engine is already 12 % "
+              "slower than the model at batch 1, where AMD's 2025 one is within 5 % "
               "(tests/test_sim_oracle_mi300x_sweep.py).",
     "goss-01": "gpt-oss-120b on one H100 barely fits: after vLLM's padded MXFP4 experts (65.9 GiB) "
                "and its start-up reserve the model leaves 0.57 GiB of KV cache, and the queued run's "
@@ -84,15 +84,15 @@ def test_targets_per_kind():
 
 
 def test_targets_per_kind_with_every_row():
-    """With every row in (the README's table): time to first token, time per output token and the
-    offline runs meet both targets and every kind meets the median; the static batches' p90 (35.03 %:
-    two rows past 35 %, lmd-02 at 34 %) does not, by 0.03 points."""
+    """Issue 10's "done when": with every row in (the README's table), every kind meets both targets.
+    The static batches' p90 is 32.9 %: numpy's linear 90th percentile of 19 rows sits a fifth of the
+    way from the 17th error (lmd-02, +32 %) to the 18th (ora-03, +36 %). Until 2026-12-06, with one
+    all-reduce latency for every GPU count, it was 35.03 %."""
     by_kind = {s.kind: s for s in truth.summarize(truth.predict_all(ROWS))}
     for kind in ENGINE_KINDS:
+        assert by_kind[kind].expressed == by_kind[kind].rows, by_kind[kind]
         assert by_kind[kind].median_abs_error <= 0.15, by_kind[kind]
-    for kind in ("ttft_ms", "tpot_ms", "offline_tok_s"):
         assert by_kind[kind].p90_abs_error <= 0.35, by_kind[kind]
-    assert by_kind["static_batch_tok_s"].p90_abs_error < 0.355
 
 
 def _tp_or_moe(row) -> bool:
@@ -154,7 +154,7 @@ def test_the_defaults_are_the_calibration_fit():
     d = DEFAULT_ASSUMPTIONS
     assert fitted.compute_eff == pytest.approx(d.compute_eff, abs=0.01)
     assert fitted.memory_eff == pytest.approx(d.memory_eff, abs=0.01)
-    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_latency_s",
+    for name in ("host_overhead_s", "kernel_launch_s", "graph_kernel_s", "allreduce_hop_s",
                  "sequence_host_s"):
         assert math.isclose(getattr(fitted, name), getattr(d, name), rel_tol=0.05, abs_tol=1e-7), name
 
@@ -175,7 +175,7 @@ def test_gpt_fast_int4_rows_are_priced_with_its_group_of_32():
     _, model = truth.row_setup(rows["gf-03"])
     assert model.int4_group == 32 and model.weight_bytes_per_element * 8 == pytest.approx(5.0)
     assert truth.int4_group_for("vLLM v0.10.2") == 128
-    assert truth.predict(rows["gf-03"]).error == pytest.approx(0.181, abs=0.01)
+    assert truth.predict(rows["gf-03"]).error == pytest.approx(0.168, abs=0.01)
 
 
 def test_an_offline_run_decodes_at_most_its_engines_cap():
@@ -191,9 +191,9 @@ def test_an_offline_run_decodes_at_most_its_engines_cap():
 
 
 def test_ora_03s_gap_is_fp8_weights_at_bf16_math():
-    """The README's explanation of ora-03 (+42 %): its own batch 64 -> 256 latencies give about
+    """The README's explanation of ora-03 (+36 %): its own batch 64 -> 256 latencies give about
     450-480 TFLOP/s a GPU of math, the model's BF16 rate on an MI300X. Priced as FP8 storage with BF16
-    math (INT8 weight-only: the same bytes a weight) it lands within 10 %, and the bandwidth-bound
+    math (INT8 weight-only: the same bytes a weight) it lands within 12 % (-11 %), and the bandwidth-bound
     batch-1 row from the same source does not move; TensorRT-LLM's FP8 rows need FP8 math."""
     import dataclasses
 
@@ -206,7 +206,7 @@ def test_ora_03s_gap_is_fp8_weights_at_bf16_math():
         row = rows[rid] if weights is None else dataclasses.replace(rows[rid], weights=weights)
         return predict(row).error
 
-    assert err("ora-03") > 0.35 and abs(err("ora-03", "int8")) < 0.10
+    assert err("ora-03") > 0.35 and abs(err("ora-03", "int8")) < 0.12
     assert abs(err("ora-01", "int8") - err("ora-01")) < 0.01
     for rid in ("t017-02", "t017-07", "tpo-01"):
         assert err(rid, "int8") < err(rid) - 0.15, rid

@@ -75,8 +75,10 @@ def step_model_md(model) -> str:
         rows.append(r"| MLP, two matrices (per layer) | $2T\cdot 2\,d\,d_{ff}$ | its weights + activations |")
     if model.tp > 1:
         n = model.tp
-        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | $t_{{ar}} + 2\tfrac{{{n - 1}}}{{{n}}}\,T\,d\,"
-                    r"\text{bytes} / \text{busbw}$ over the link; every other row is one GPU's share |")
+        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | ${2 * (n - 1)}\,\alpha + "
+                    rf"2\tfrac{{{n - 1}}}{{{n}}}\,T\,d\,"
+                    r"\text{bytes} / \text{busbw}$ over the link ($2(n-1)$ hops of latency $\alpha$, the "
+                    r"textbook ring); every other row is one GPU's share |")
     if not rows:
         return STEP_MODEL_MD
     table_end = "| LM head (once, if $S>0$) | $2S\\,d\\,V$ | the BF16 head + $S$ rows of logits |\n"
@@ -109,6 +111,12 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",
         f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step, plus "
         f"{a.sequence_host_s * 1e6:.1f} µs for each sequence that samples in it, with no kernel running.",
+        f"On n GPUs an all-reduce takes 2(n−1) hops of {a.allreduce_hop_s * 1e6:.1f} µs"
+        + ("" if a.allreduce_hop_s == d.allreduce_hop_s
+           else f" (fitted default {d.allreduce_hop_s * 1e6:.1f} µs)")
+        + " (the textbook ring's latency: "
+        f"{14 * a.allreduce_hop_s * 1e6:.0f} µs on 8 GPUs, {2 * a.allreduce_hop_s * 1e6:.1f} on 2; NCCL's "
+        "small messages take 25-45 µs on 8) besides its bytes at the GPU's measured bus bandwidth.",
         "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
         "engine (README, *The model against measurements*).",
         "Activations move through HBM between operators; the embedding table is gathered, not read; "

@@ -84,6 +84,18 @@ class Setup:
 DEFAULT_SETUP = Setup(GPUS[DEFAULT_GPU], MODELS[DEFAULT_MODEL], DEFAULT_ASSUMPTIONS)
 
 
+def published_note(published) -> str:
+    """The sidebar's sentence on a GPU's published runs (``sim.measured.published_summary``)."""
+    w, (lo, hi) = published.worst, published.large_error_range
+    return (f"Published runs on this card, not fitted to: {fmt.counted(published.runs, 'run')} of "
+            f"{published.engine}, {' and '.join(published.models)} at batch {published.batches[0]} to "
+            f"{published.batches[1]}. At its fitted defaults the model is within "
+            f"{published.small_max_abs_error:.0%} of each up to batch {SMALL_BATCH}, and "
+            + (f"{max(lo, 0.0):.0%} to {hi:.0%} above them" if lo > -0.005  # never "-0%"
+               else f"{lo:+.0%} to {hi:+.0%} off them")
+            + f" at larger batches, the most for {w.model} at batch {w.batch} with "
+            f"{w.prompt_tokens:,}-token prompts (README, *The model*: ora-03).")
+
 def render_setup_controls() -> Setup:
     """Draw the setup controls (call inside ``st.sidebar``) and remember the result for the page."""
     setup = _setup_controls(st)
@@ -281,16 +293,7 @@ def _setup_controls(draw) -> Setup:
 
     published = published_summary(gpu.name)
     if published is not None:
-        w, (lo, hi) = published.worst, published.large_error_range
-        draw.caption(
-            f"Published runs on this card, not fitted to: {fmt.counted(published.runs, 'run')} of "
-            f"{published.engine}, {' and '.join(published.models)} at batch {published.batches[0]} to "
-            f"{published.batches[1]}. At its fitted defaults the model is within "
-            f"{published.small_max_abs_error:.0%} of each up to batch {SMALL_BATCH}, and "
-            + (f"{max(lo, 0.0):.0%} to {hi:.0%} above them" if lo > -0.005  # never "-0%"
-               else f"{lo:+.0%} to {hi:+.0%} off them")
-            + f" at larger batches, the most for {w.model} at batch {w.batch} with "
-            f"{w.prompt_tokens:,}-token prompts (README, *The model*: ora-03).")
+        draw.caption(published_note(published))
 
     price = render_price(gpu.name, model.tp, draw)
 
