@@ -360,7 +360,7 @@ how_computed(
 **Schedule, in steps.** A request with a $p$-token prompt and $L$ output tokens takes one prefill
 step ($q=p$ new tokens, nothing cached; it emits the first token), then $L-1$ decode steps ($q=1$ on
 $c=p+j-1$ cached tokens at its $j$-th). *Static*: first-come batches of up to $B$; a batch prefills
-padded to its longest prompt $P_\max$ and decodes until its longest output is done, so it runs
+padded to its longest prompt $P_{\max}$ and decodes until its longest output is done, so it runs
 $\max L$ steps and a member with $L_i<\max L$ pads for $\max L-L_i$ of them (such slots are
 often said to "sit idle"; in a static batch they stay in every step's matmuls, their tokens
 computed and thrown away, which is why utilization stays high: this page calls them padding).
@@ -375,12 +375,14 @@ the running sum of step times plus idle gaps (nothing to run, waiting for the ne
 
 **The gauges.** Every step can advance each of the $B$ slots by one token: over $S$ steps the
 token capacity is $B\,S$ slot-steps. With $u_s$ the slots at step $s$ advancing a request's own
-tokens (a padded prefill counts $p_i/P_\max$ of its slot), $e_s$ its empty slots and $w_s$ the
+tokens (a padded prefill counts $p_i/P_{\max}$ of its slot), $e_s$ its empty slots and $w_s$ the
 requests that have arrived but not got in, $\min(e_s, w_s)$ empty slots are *wasted* (a request
 could have used them) and the other $n_s = e_s-\min(e_s,w_s)$ are *unused* (nobody asked):
 
-$$\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
-\text{useful work}=\frac{\sum_s u_s}{B\,S-\sum_s n_s}$$
+$$
+\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
+\text{useful work}=\frac{\sum_s u_s}{B\,S-\sum_s n_s}
+$$
 
 The rest of the capacity in demand is waste: padding (computed, unwanted) and empty slots while
 requests wait. Unused capacity is spare, not waste: a lightly loaded server shows a lot of it and

@@ -466,8 +466,10 @@ $p = 1-(1-\alpha)^{v/k}$ and $E = E(p, k)$; a chain has $p=\alpha$.
 
 **Price of a round**, from the same operator-level step model as every page (batch $B$, context $c$):
 
-$$t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
-\qquad \text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}$$
+$$
+t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
+\qquad \text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}
+$$
 
 where $t_\text{verify}(B, v, c)$ is one target step over the $v$ drafted positions of each sequence
 ($v = k+1$ for a chain, the tree's nodes for a tree), every one of them sampled, and

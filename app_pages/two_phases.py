@@ -171,8 +171,11 @@ weight read for more tokens and slides the decode point right, until the KV cach
 with metric_row():
     chunk = engine_max_batched_tokens(setup.gpu)
     chunked = prompt > chunk
+    in_chunks = _ttft(setup, setup_key, prompt)[1] if chunked else None
+    extra = ("" if not chunked or fmt.seconds(in_chunks) != fmt.seconds(r.prefill_time_s)
+             else f" (+{fmt.seconds(in_chunks - r.prefill_time_s)})")  # the same when rounded: by how much
     st.metric("Prefill time", fmt.seconds(r.prefill_time_s), border=True,
-              delta=f"in {chunk:,}-token chunks: {fmt.seconds(_ttft(setup, setup_key, prompt)[1])}"
+              delta=f"in {chunk:,}-token chunks: {fmt.seconds(in_chunks)}{extra}"
               if chunked else None, delta_color="off", delta_arrow="off",
               help=f"One pass over the {prompt:,}-token prompt, as the roofline's prefill point prices it; "
                    f"bound by {'memory' if r.prefill.memory_bound[0] else 'compute'}."

@@ -34,7 +34,7 @@ from ui.yours import (
 #: Four real rows of measured.csv as a reader would type them, four engines and three kinds: the
 #: EAGLE-3 paper's SGLang baseline (batch-1 decode, BF16), gpt-fast's batch-1 decode on an A100,
 #: TensorRT-LLM's offline throughput (FP8, 3,000 requests) and lmdeploy's time to first token. At its
-#: defaults the model is 7-15 % slower than each: a fit has something to find.
+#: defaults the model is 8-16 % slower than each: a fit has something to find.
 EXAMPLE = shipped_csv(("eag-01", "gf-01", "t017-01", "lmd-06"))
 
 header("", "Your numbers", """

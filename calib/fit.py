@@ -39,8 +39,9 @@ PARAMS: tuple[tuple[str, float, float, float], ...] = (
     ("host_overhead_s", 0.0, 0.5e-3, 1e-3),
     ("kernel_launch_s", 2e-6, 20e-6, 1e-5),  # CUDA launch (~4 us) to eager PyTorch dispatch (~20 us)
     ("graph_kernel_s", 0.5e-6, 3e-6, 1e-5),  # a graph-replayed kernel's fixed cost
-    # An all-reduce hop (2(n-1) a ring all-reduce): below NCCL's (1.8-3.2 us: its 25-45 us on 8 GPUs)
-    # for engines' one-shot kernels, up to 5 us.
+    # An all-reduce hop (2(n-1) an all-reduce, besides the kernel's fixed cost): from a fraction of a
+    # microsecond (NCCL's tuning model: 0.47 us a ring hop on NVLink) to 5 us (70 us on 8 GPUs, above
+    # nccl-tests' 25-45 us there).
     ("allreduce_hop_s", 0.1e-6, 5e-6, 1e-6),
     # Host time per sampling sequence a step: none (C++ runtimes overlapping it) to 50 us (Python
     # engines' per-request bookkeeping, as vLLM V0's).

@@ -88,10 +88,12 @@ class Assumptions:
             step), are assumptions.
         overlap_host: the host work of a step runs while the GPU runs the previous one (SGLang's
             overlap scheduler, vLLM V1's asynchronous scheduling); False: it runs between steps.
-        allreduce_hop_s: the latency term alpha of a tensor-parallel all-reduce, seconds a hop: an
-            all-reduce over n GPUs takes 2(n-1) alpha besides its bandwidth term (the textbook
-            ring, MEASURED.md 3.3; NCCL's small messages on 8 GPUs take 25-45 us, 1.8-3.2 us a
-            hop, MEASURED.md 3.2; engines' one-shot kernels less). Fitted.
+        allreduce_hop_s: the latency alpha of one hop of a tensor-parallel all-reduce, seconds: an
+            all-reduce over n GPUs takes 2(n-1) alpha besides its bandwidth term and the fixed
+            ``graph_kernel_s`` every kernel pays (the textbook ring, MEASURED.md 3.3; NCCL's own
+            tuning model has the same form, a base plus a latency a hop). A fitted dependence on n:
+            engines' one-shot kernels have no ring, but their latency grows with the peers they
+            wait on. nccl-tests' small messages on 8 GPUs take 25-45 us in all (MEASURED.md 3.2).
         kernel_launch_s: CPU seconds to launch one kernel when a step runs without a CUDA graph;
             a run of kernels takes at least that many launches' time (launch-bound when they are
             short, hidden under them when they are long).
@@ -249,17 +251,22 @@ class Rates:
     bandwidth: float  # bytes/s
 
 
-def allreduce_s(gpu: GPU, n_gpus: int, message_bytes: float, assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
-                latency: bool = True) -> float:
-    """Seconds for one all-reduce of ``message_bytes`` over ``n_gpus`` GPUs: the textbook ring's
-    ``2(n-1) alpha + 2(n-1)/n S / busbw`` (MEASURED.md 3.3), alpha = ``allreduce_hop_s`` and busbw the
-    GPU's measured large-message bus bandwidth at that count; 0 on one GPU. ``latency=False``: the
-    bandwidth term alone."""
-    if n_gpus <= 1:
-        return 0.0
+def allreduce_s(gpu: GPU, n_gpus: int, message_bytes: float | np.ndarray,
+                assumptions: Assumptions = DEFAULT_ASSUMPTIONS, latency: bool = True) -> float | np.ndarray:
+    """Seconds for one all-reduce of ``message_bytes`` (a number or an array of them) over ``n_gpus``
+    GPUs: the textbook ring's ``2(n-1) alpha + 2(n-1)/n S / busbw`` (MEASURED.md 3.3), alpha =
+    ``allreduce_hop_s`` and busbw the GPU's measured large-message bus bandwidth at that count; 0 on
+    one GPU. ``latency=False``: the bandwidth term alone. The step model adds the kernel's fixed
+    ``graph_kernel_s`` (``step_time_coefficients``), as it does to every kernel."""
+    size = np.asarray(message_bytes, dtype=float)
+    if not (isinstance(n_gpus, (int, np.integer)) and n_gpus >= 1):
+        raise ValueError(f"n_gpus must be an integer >= 1, got {n_gpus!r}")
+    if n_gpus == 1:
+        return 0.0 * size if size.ndim else 0.0
     hops = 2 * (n_gpus - 1)
-    return ((hops * assumptions.allreduce_hop_s if latency else 0.0)
-            + hops / n_gpus * message_bytes / gpu.allreduce_bandwidth(n_gpus))
+    out = ((hops * assumptions.allreduce_hop_s if latency else 0.0)
+           + hops / n_gpus * size / gpu.allreduce_bandwidth(n_gpus))
+    return out if size.ndim else float(out)
 
 
 def achieved_rates(gpu: GPU, model: Model, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> Rates:

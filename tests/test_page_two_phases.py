@@ -554,10 +554,11 @@ def test_how_computed_names_the_math_this_gpu_runs_and_marks_each_changed_assump
     assert f"η_m = 0.5 (fitted default {DEFAULT_ASSUMPTIONS.memory_eff:.3g})" in line
     assert "(the fitted defaults)" in assumption_lines()[0]
     (hops,) = [x for x in assumption_lines() if "hops" in x]
-    assert "2(n−1) hops of 1.6 µs (the textbook ring's latency: 22 µs on 8 GPUs, 3.2 on 2" in hops
-    (hops,) = [x for x in assumption_lines(dataclasses.replace(DEFAULT_ASSUMPTIONS, allreduce_hop_s=3e-6))
+    assert ("2(n−1) hops of 1.6 µs plus the 3.0 µs every kernel pays, 25 µs on 8 GPUs and 6.2 on 2"
+            in hops)
+    (hops,) = [x for x in assumption_lines(dataclasses.replace(DEFAULT_ASSUMPTIONS, allreduce_hop_s=1.59e-6))
                if "hops" in x]
-    assert "hops of 3.0 µs (fitted default 1.6 µs)" in hops
+    assert "hops of 1.59 µs (fitted default 1.6 µs)" in hops and "25 µs on 8 GPUs" in hops
 
 
 def test_a_custom_gpu_at_its_limits_reads_sensibly():
@@ -596,9 +597,14 @@ def test_a_prompt_longer_than_a_step_gives_its_chunked_prefill_beside_the_one_pa
     assert not at.exception
     (m,) = [m for m in at.metric if m.label == "Prefill time"]
     ttft = ttft_curve(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"], [32768]).ttft_at(32768)
-    assert m.delta == f"in 8,192-token chunks: {fmt.seconds(ttft)}"
     one_pass = two_phases(GPUS["H100 SXM"], MODELS["Llama-3.1-8B"], 32768, 1, 512).prefill_time_s
-    assert m.value == fmt.seconds(one_pass) and ttft > one_pass  # both may round to the same 1.46 s
+    assert m.value == fmt.seconds(one_pass) and ttft > one_pass
+    # Both round to 1.46 s here: the delta says by how much the chunks are slower, not the same number.
+    assert m.value == fmt.seconds(ttft) == "1.46 s"
+    assert m.delta == f"in 8,192-token chunks: 1.46 s (+{fmt.seconds(ttft - one_pass)})"
+    (m,) = [m for m in open_app(PAGE, {"phases_prompt": "32768", "gpu": "A100 80GB SXM"}).metric
+            if m.label == "Prefill time"]
+    assert "(+" not in m.delta and ms(m.delta.split(": ")[1]) > ms(m.value)  # apart when rounded
     (m,) = [m for m in open_app(PAGE).metric if m.label == "Prefill time"]
     assert not m.delta
 

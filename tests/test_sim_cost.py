@@ -343,3 +343,23 @@ def test_every_pricing_path_charges_the_per_sequence_host_time(overlap):
         assert float(step.time_s) == pytest.approx(max(float(step.gpu_time_s), 0.5e-3 + 300 * 40e-6))
     else:
         assert float(step.time_s) == pytest.approx(float(step.gpu_time_s) + 0.5e-3 + 300 * 40e-6)
+
+
+def test_an_all_reduce_is_the_textbook_rings_latency_and_bandwidth():
+    """``allreduce_s``: 2(n - 1) hops of ``allreduce_hop_s`` + 2(n - 1)/n of the message over the bus
+    bandwidth; nothing on one GPU (for a number or an array of them); a GPU count below 1 is refused."""
+    import numpy as np
+
+    a = DEFAULT_ASSUMPTIONS
+    for n in (2, 4, 8):
+        bw = H100.allreduce_bandwidth(n)
+        assert cost.allreduce_s(H100, n, 0.0) == pytest.approx(2 * (n - 1) * a.allreduce_hop_s)
+        assert cost.allreduce_s(H100, n, 1e6, latency=False) == pytest.approx(2 * (n - 1) / n * 1e6 / bw)
+    assert cost.allreduce_s(H100, 8, 0.0) > 6 * cost.allreduce_s(H100, 2, 0.0)  # 14 hops against 2
+    assert cost.allreduce_s(H100, 1, 1e6) == 0.0
+    sizes = np.array([1e3, 1e6, 1e9])
+    assert cost.allreduce_s(H100, 1, sizes).shape == (3,) and not cost.allreduce_s(H100, 1, sizes).any()
+    assert np.all(np.diff(cost.allreduce_s(H100, 8, sizes)) > 0)
+    for bad in (0, -2, 2.5):
+        with pytest.raises(ValueError):
+            cost.allreduce_s(H100, bad, 1e6)

@@ -91,7 +91,7 @@ def test_the_l40s_link_figure_fits_both_gpu_counts():
 
 def test_mistral_at_20000_tokens_ran_at_full_attention():
     """The model holds Mistral-7B's 4,096-token window (as vLLM runs it): with 20,000-token prompts it
-    decodes far larger batches than TensorRT-LLM v0.17 did, +93 % to +190 %. Priced at full attention,
+    decodes far larger batches than TensorRT-LLM v0.17 did, +91 % to +187 %. Priced at full attention,
     the four cells land with the rest of Mistral's (within 20 %): that engine release ran the model
     without its window (trtllm-bench sets no attention window; the cache holds every token)."""
     for rid in FULL_ATTENTION:

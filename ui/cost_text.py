@@ -22,9 +22,11 @@ attention pairs, $K=\sum(c_i+q_i)$ tokens of KV cache read or written, and $S$ p
 
 Each operator runs as its own kernels, one after another; **within** one, math and memory overlap:
 
-$$t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\eta_c},\;
+$$
+t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\eta_c},\;
 \frac{\text{bytes}_\text{op}}{B\,\eta_m}\Big) + n_\text{kernels}\,t_\text{kernel}
-\qquad t_\text{step} = \sum_\text{op} t_\text{op} + t_\text{host}$$
+\qquad t_\text{step} = \sum_\text{op} t_\text{op} + t_\text{host}
+$$
 
 with $t_\text{host} = t_\text{step host} + n_\text{seq}\,t_\text{seq host}$: the host's fixed work a
 step and its work for each of the $n_\text{seq}$ sequences that sample in it (a verify pass counts a
@@ -111,12 +113,14 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         "of CPU launch per kernel, which only shows when kernels are shorter than that.",
         f"The host's scheduling and sampling take {a.host_overhead_s * 1e6:.0f} µs a step, plus "
         f"{a.sequence_host_s * 1e6:.1f} µs for each sequence that samples in it, with no kernel running.",
-        f"On n GPUs an all-reduce takes 2(n−1) hops of {a.allreduce_hop_s * 1e6:.1f} µs"
+        f"On n GPUs an all-reduce takes 2(n−1) hops of {a.allreduce_hop_s * 1e6:.3g} µs"
         + ("" if a.allreduce_hop_s == d.allreduce_hop_s
-           else f" (fitted default {d.allreduce_hop_s * 1e6:.1f} µs)")
-        + " (the textbook ring's latency: "
-        f"{14 * a.allreduce_hop_s * 1e6:.0f} µs on 8 GPUs, {2 * a.allreduce_hop_s * 1e6:.1f} on 2; NCCL's "
-        "small messages take 25-45 µs on 8) besides its bytes at the GPU's measured bus bandwidth.",
+           else f" (fitted default {d.allreduce_hop_s * 1e6:.3g} µs)")
+        + f" plus the {a.graph_kernel_s * 1e6:.1f} µs every kernel pays, "
+        f"{(14 * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.0f} µs on 8 GPUs and "
+        f"{(2 * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.1f} on 2 (the textbook ring's form; "
+        "nccl-tests' small messages take 25-45 µs on 8), besides its bytes at the GPU's measured bus "
+        "bandwidth.",
         "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
         "engine (README, *The model against measurements*).",
         "Activations move through HBM between operators; the embedding table is gathered, not read; "
