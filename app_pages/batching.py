@@ -380,8 +380,10 @@ requests that have arrived but not got in, $\min(e_s, w_s)$ empty slots are *was
 could have used them) and the other $n_s = e_s-\min(e_s,w_s)$ are *unused* (nobody asked):
 
 $$
-\text{utilization.gpu}=\frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\qquad
-\text{useful work}=\frac{\sum_s u_s}{B\,S-\sum_s n_s}
+\begin{aligned}
+\text{utilization.gpu} &= \frac{\sum_s t_{\text{gpu},s}}{T_\text{wall}}\\
+\text{useful work} &= \frac{\sum_s u_s}{B\,S-\sum_s n_s}
+\end{aligned}
 $$
 
 The rest of the capacity in demand is waste: padding (computed, unwanted) and empty slots while

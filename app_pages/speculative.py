@@ -455,10 +455,12 @@ how_computed(
 the first rejection, and the target's pass always adds one token of its own (the correction, or a
 bonus after $k$ accepts). Tokens per target pass (Leviathan et al., Eq. 1):
 
-$$E(\alpha,k) = \dfrac{1-\alpha^{k+1}}{1-\alpha}\qquad(E = k+1 \text{ at } \alpha = 1)$$
+$$
+E(\alpha,k) = \dfrac{1-\alpha^{k+1}}{1-\alpha}
+$$
 
-The Monte Carlo draws a seeded $(\text{rounds}\times k)$ array of uniforms, marks draws below
-$\alpha$ as accepted, and counts each row's accepted prefix.
+($k+1$ at $\alpha = 1$). The Monte Carlo draws a seeded $(\text{rounds}\times k)$ array of uniforms,
+marks draws below $\alpha$ as accepted, and counts each row's accepted prefix.
 
 **A tree** (EAGLE-3's preset: SGLang's default of 5 draft steps, 4 candidates a step, 8 tokens
 verified) offers about $v/k$ candidates per depth, so a depth survives with
@@ -467,8 +469,11 @@ $p = 1-(1-\alpha)^{v/k}$ and $E = E(p, k)$; a chain has $p=\alpha$.
 **Price of a round**, from the same operator-level step model as every page (batch $B$, context $c$):
 
 $$
-t_\text{round} = k\,t_\text{draft}(B,w,c) + t_\text{verify}(B,\,v,\,c)
-\qquad \text{speedup} = \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}
+\begin{aligned}
+t_\text{round} &= k\,t_\text{draft}(B,w,c)\\
+&\quad + t_\text{verify}(B,\,v,\,c)\\
+\text{speedup} &= \dfrac{E\;t_\text{decode}(B,c)}{t_\text{round}}
+\end{aligned}
 $$
 
 where $t_\text{verify}(B, v, c)$ is one target step over the $v$ drafted positions of each sequence

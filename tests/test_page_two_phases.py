@@ -454,7 +454,7 @@ def test_the_operator_table_shows_the_rows_this_model_uses():
 
     text = how({"model": "Mixtral-8x7B", "gpus": "2"})
     assert "MLP of a mixture" in text and "all-reduce (2 a layer, 2 GPUs)" in text and "MLA" not in text
-    assert r"$2\,\alpha + 2\tfrac{1}{2}" in text  # 2(n - 1) hops of latency on 2 GPUs
+    assert r"$2\,\alpha$ + $2\tfrac{1}{2}\,T\,d$ × 2 bytes / busbw" in text  # 2(n - 1) hops on 2 GPUs
     text = how({"model": "DeepSeek-V3", "weights": "fp8", "gpus": "8", "gpu": "H200 SXM"})
     assert "attention, MLA" in text and "shared experts" in text
     text = how({})

@@ -23,9 +23,12 @@ attention pairs, $K=\sum(c_i+q_i)$ tokens of KV cache read or written, and $S$ p
 Each operator runs as its own kernels, one after another; **within** one, math and memory overlap:
 
 $$
-t_\text{op} = n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\eta_c},\;
-\frac{\text{bytes}_\text{op}}{B\,\eta_m}\Big) + n_\text{kernels}\,t_\text{kernel}
-\qquad t_\text{step} = \sum_\text{op} t_\text{op} + t_\text{host}
+\begin{aligned}
+t_\text{op} &= n_\text{layers}\cdot\max\!\Big(\frac{\text{FLOP}_\text{op}}{F\,\eta_c},\;
+\frac{\text{bytes}_\text{op}}{B\,\eta_m}\Big)\\
+&\quad + n_\text{kernels}\,t_\text{kernel}\\
+t_\text{step} &= \textstyle\sum_\text{op} t_\text{op} + t_\text{host}
+\end{aligned}
 $$
 
 with $t_\text{host} = t_\text{step host} + n_\text{seq}\,t_\text{seq host}$: the host's fixed work a
@@ -77,10 +80,9 @@ def step_model_md(model) -> str:
         rows.append(r"| MLP, two matrices (per layer) | $2T\cdot 2\,d\,d_{ff}$ | its weights + activations |")
     if model.tp > 1:
         n = model.tp
-        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | ${2 * (n - 1)}\,\alpha + "
-                    rf"2\tfrac{{{n - 1}}}{{{n}}}\,T\,d\,"
-                    r"\text{bytes} / \text{busbw}$ over the link ($2(n-1)$ hops of latency $\alpha$, the "
-                    r"textbook ring); every other row is one GPU's share |")
+        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | ${2 * (n - 1)}\,\alpha$ + "
+                    rf"$2\tfrac{{{n - 1}}}{{{n}}}\,T\,d$ × 2 bytes / busbw over the link ($2(n-1)$ hops "
+                    r"of latency $\alpha$, the textbook ring); every other row is one GPU's share |")
     if not rows:
         return STEP_MODEL_MD
     table_end = "| LM head (once, if $S>0$) | $2S\\,d\\,V$ | the BF16 head + $S$ rows of logits |\n"

@@ -54,6 +54,10 @@ PAGE_CSS = """<style>
   [data-testid="stTable"] td *, [data-testid="stTable"] th * {
     overflow-wrap: anywhere !important; word-break: normal !important; white-space: normal !important; }
   [data-testid="stTable"] th, [data-testid="stTable"] th * { word-break: normal !important; }
+  /* markdown tables ("How this is computed"'s operators): inside the column, cells wrapping */
+  [data-testid="stMarkdown"] table { table-layout: fixed; width: 100%; }
+  [data-testid="stMarkdown"] td, [data-testid="stMarkdown"] th { overflow-wrap: anywhere;
+                                                                  font-size: 0.8rem; padding: 0.3rem; }
 }
 @media (min-width: 641px) {
   /* metric rows on a laptop: one line where their contents fit, shared equally (a fifth metric had
