@@ -64,9 +64,6 @@ import numpy as np
 from sim.hardware import GPU, GPUS
 from sim.models import ACTIVATION_BYTES, BYTES_PER_ELEMENT, MODELS, Model, expert_reads
 
-#: The fitted latency of one all-reduce hop (``Assumptions.allreduce_hop_s``), seconds.
-ALLREDUCE_HOP_DEFAULT_S = 1.6e-6
-
 
 @dataclass(frozen=True)
 class Assumptions:
@@ -115,7 +112,7 @@ class Assumptions:
     cuda_graph_max_tokens: int = 512
     measured_ceilings: bool = True
     overlap_host: bool = False
-    allreduce_hop_s: float = ALLREDUCE_HOP_DEFAULT_S
+    allreduce_hop_s: float = 1.6e-6
     sequence_host_s: float = 4.3e-6
 
     def __post_init__(self) -> None:

@@ -96,6 +96,7 @@ def published_note(published) -> str:
             + f" at larger batches, the most for {w.model} at batch {w.batch} with "
             f"{w.prompt_tokens:,}-token prompts (README, *The model*: ora-03).")
 
+
 def render_setup_controls() -> Setup:
     """Draw the setup controls (call inside ``st.sidebar``) and remember the result for the page."""
     setup = _setup_controls(st)
