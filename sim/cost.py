@@ -248,6 +248,11 @@ class Rates:
     bandwidth: float  # bytes/s
 
 
+def allreduce_hops(n_gpus: int) -> int:
+    """The latency hops of one all-reduce over ``n_gpus`` GPUs: 2(n - 1), the textbook ring's."""
+    return 2 * (n_gpus - 1)
+
+
 def allreduce_s(gpu: GPU, n_gpus: int, message_bytes: float | np.ndarray,
                 assumptions: Assumptions = DEFAULT_ASSUMPTIONS, latency: bool = True) -> float | np.ndarray:
     """Seconds for one all-reduce of ``message_bytes`` (a number or an array of them) over ``n_gpus``
@@ -260,7 +265,7 @@ def allreduce_s(gpu: GPU, n_gpus: int, message_bytes: float | np.ndarray,
         raise ValueError(f"n_gpus must be an integer >= 1, got {n_gpus!r}")
     if n_gpus == 1:
         return 0.0 * size if size.ndim else 0.0
-    hops = 2 * (n_gpus - 1)
+    hops = allreduce_hops(n_gpus)
     out = ((hops * assumptions.allreduce_hop_s if latency else 0.0)
            + hops / n_gpus * size / gpu.allreduce_bandwidth(n_gpus))
     return out if size.ndim else float(out)

@@ -351,10 +351,12 @@ def test_an_all_reduce_is_the_textbook_rings_latency_and_bandwidth():
     import numpy as np
 
     a = DEFAULT_ASSUMPTIONS
-    for n in (2, 4, 8):
-        bw = H100.allreduce_bandwidth(n)
-        assert cost.allreduce_s(H100, n, 0.0) == pytest.approx(2 * (n - 1) * a.allreduce_hop_s)
-        assert cost.allreduce_s(H100, n, 1e6, latency=False) == pytest.approx(2 * (n - 1) / n * 1e6 / bw)
+    for gpu in GPUS.values():  # every preset card: the same latency, its own bus bandwidth
+        for n in (2, 4, 8):
+            bw = gpu.allreduce_bandwidth(n)
+            assert cost.allreduce_hops(n) == 2 * (n - 1)
+            assert cost.allreduce_s(gpu, n, 0.0) == pytest.approx(2 * (n - 1) * a.allreduce_hop_s)
+            assert cost.allreduce_s(gpu, n, 1e6, latency=False) == pytest.approx(2 * (n - 1) / n * 1e6 / bw)
     assert cost.allreduce_s(H100, 8, 0.0) > 6 * cost.allreduce_s(H100, 2, 0.0)  # 14 hops against 2
     assert cost.allreduce_s(H100, 1, 1e6) == 0.0
     sizes = np.array([1e3, 1e6, 1e9])

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions
+from sim.cost import DEFAULT_ASSUMPTIONS, Assumptions, allreduce_hops
 from sim.hardware import GPUS, TYPICAL_GEMM_CEILINGS, TYPICAL_HBM_CEILING
 
 #: The measured microbenchmark shares of the spec peaks, over every preset GPU.
@@ -80,7 +80,7 @@ def step_model_md(model) -> str:
         rows.append(r"| MLP, two matrices (per layer) | $2T\cdot 2\,d\,d_{ff}$ | its weights + activations |")
     if model.tp > 1:
         n = model.tp
-        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | ${2 * (n - 1)}\,\alpha$ + "
+        rows.append(rf"| all-reduce (2 a layer, {n} GPUs) | 0 | ${allreduce_hops(n)}\,\alpha$ + "
                     rf"$2\tfrac{{{n - 1}}}{{{n}}}\,T\,d$ × 2 bytes / busbw over the link ($2(n-1)$ hops "
                     r"of latency $\alpha$, the textbook ring); every other row is one GPU's share |")
     if not rows:
@@ -119,10 +119,10 @@ def assumption_lines(a: Assumptions = DEFAULT_ASSUMPTIONS) -> list[str]:
         + ("" if a.allreduce_hop_s == d.allreduce_hop_s
            else f" (fitted default {d.allreduce_hop_s * 1e6:.3g} µs)")
         + f" plus the {a.graph_kernel_s * 1e6:.1f} µs every kernel pays, "
-        f"{(14 * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.0f} µs on 8 GPUs and "
-        f"{(2 * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.1f} on 2 (the textbook ring's form; "
-        "nccl-tests' small messages take 25-45 µs on 8), besides its bytes at the GPU's measured bus "
-        "bandwidth.",
+        f"{(allreduce_hops(8) * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.0f} µs on 8 GPUs and "
+        f"{(allreduce_hops(2) * a.allreduce_hop_s + a.graph_kernel_s) * 1e6:.1f} on 2 (the textbook "
+        "ring's form; nccl-tests' small messages take 25-45 µs on 8), besides its bytes at the GPU's "
+        "measured bus bandwidth.",
         "Fitted once to the measured rows of measured.csv with the same values for every GPU and "
         "engine (README, *The model against measurements*).",
         "Activations move through HBM between operators; the embedding table is gathered, not read; "
